@@ -96,7 +96,10 @@ mod tests {
     #[test]
     fn figure_lines_have_the_house_format() {
         assert_eq!(figure_line("x_us", 1.5, "us"), "FIGURE x_us 1.500 us");
-        assert_eq!(figure_line("y", 1234.56, "games/core"), "FIGURE y 1234.6 games/core");
+        assert_eq!(
+            figure_line("y", 1234.56, "games/core"),
+            "FIGURE y 1234.6 games/core"
+        );
     }
 
     #[test]

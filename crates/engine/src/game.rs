@@ -1,0 +1,191 @@
+//! The [`Game`] trait a game mode implements, and the [`TickContext`] it is
+//! handed every tick.
+
+use hightick_proto::InputCommand;
+use hightick_telemetry::{Frame, Scope, Subsystem};
+
+use crate::PlayerId;
+use crate::events::{EventQueue, ReliableEvent};
+use crate::input::InputSource;
+use crate::interest::InterestSet;
+use crate::replication::ReplicationSource;
+use crate::tick::Tick;
+use crate::world::ReplicationWorld;
+
+/// Why a game refused a player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinRefused(pub &'static str);
+
+/// A game mode run by a [`Match`](crate::Match): the rules, the state, and
+/// the hooks replication needs.
+///
+/// Each tick the match calls [`input`](Self::input) once per connected player
+/// (with the player's input for this tick, or the last one repeated), then
+/// [`tick`](Self::tick), then per client [`relevance`](Self::relevance) and
+/// the [`ReplicationSource`] hooks as it builds snapshots. Replicated state is
+/// changed through the setters of `ctx.world`, which stamp what changed.
+pub trait Game: ReplicationSource + Sized {
+    /// One-off happenings sent on the reliable ordered channel.
+    type Event: ReliableEvent;
+    /// The record of a finished match (winner, scores, ...).
+    type MatchResult;
+
+    /// A player takes slot `player`: spawn its entities. Refusing leaves the
+    /// slot free.
+    fn join(
+        &mut self,
+        ctx: &mut TickContext<'_, Self>,
+        player: PlayerId,
+    ) -> Result<(), JoinRefused>;
+
+    /// The player in slot `player` left: despawn or hand over its entities.
+    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId);
+
+    /// The input of `player` for this tick. The runtime has decoded it and
+    /// checked its tick; checking that the move is possible is the game's job.
+    fn input(
+        &mut self,
+        ctx: &mut TickContext<'_, Self>,
+        player: PlayerId,
+        command: &InputCommand,
+        source: InputSource,
+    );
+
+    /// Advances the simulation by one tick of `ctx.dt()` seconds.
+    fn tick(&mut self, ctx: &mut TickContext<'_, Self>);
+
+    /// Fills `relevant` (cleared by the caller) with the entities `viewer`
+    /// may know this tick: fog of war and distance rules are the game's.
+    fn relevance(
+        &mut self,
+        viewer: PlayerId,
+        world: &ReplicationWorld<Self::Archetype>,
+        relevant: &mut InterestSet,
+    );
+
+    /// The result once the match is over.
+    fn result(&self) -> Option<Self::MatchResult>;
+}
+
+/// Whether slot `player` is marked connected.
+pub(crate) fn slot_connected(connected: &[bool], player: PlayerId) -> bool {
+    connected
+        .get(usize::from(player.0))
+        .copied()
+        .unwrap_or(false)
+}
+
+/// The slots marked connected, in order.
+pub(crate) fn connected_players(connected: &[bool]) -> impl Iterator<Item = PlayerId> + '_ {
+    connected
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c)
+        .map(|(i, _)| PlayerId(i as u16))
+}
+
+/// Opens telemetry scopes on the frame being recorded (object-safe, so the
+/// context does not carry the recorder's lifetime).
+pub(crate) trait FrameScopes {
+    fn open(&self, subsystem: Subsystem, name: &'static str) -> Scope<'_>;
+}
+
+impl FrameScopes for Frame<'_> {
+    fn open(&self, subsystem: Subsystem, name: &'static str) -> Scope<'_> {
+        self.scope(subsystem, name)
+    }
+}
+
+/// What a game sees during one tick: the tick number and step, the
+/// replicated world, per-client event queues and telemetry scopes.
+pub struct TickContext<'a, G: Game> {
+    tick: Tick,
+    tick_rate_hz: u32,
+    /// The replicated entity table: spawn, despawn, and the setters that
+    /// stamp changed field groups.
+    pub world: &'a mut ReplicationWorld<G::Archetype>,
+    events: &'a mut [EventQueue<G::Event>],
+    connected: &'a [bool],
+    frame: Option<&'a dyn FrameScopes>,
+}
+
+impl<G: Game> std::fmt::Debug for TickContext<'_, G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickContext")
+            .field("tick", &self.tick)
+            .field("tick_rate_hz", &self.tick_rate_hz)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, G: Game> TickContext<'a, G> {
+    pub(crate) fn new(
+        tick: Tick,
+        tick_rate_hz: u32,
+        world: &'a mut ReplicationWorld<G::Archetype>,
+        events: &'a mut [EventQueue<G::Event>],
+        connected: &'a [bool],
+        frame: Option<&'a dyn FrameScopes>,
+    ) -> Self {
+        Self {
+            tick,
+            tick_rate_hz,
+            world,
+            events,
+            connected,
+            frame,
+        }
+    }
+
+    /// The tick being simulated.
+    pub fn tick(&self) -> Tick {
+        self.tick
+    }
+
+    /// Seconds per tick.
+    pub fn dt(&self) -> f32 {
+        1.0 / self.tick_rate_hz.max(1) as f32
+    }
+
+    /// Ticks per second.
+    pub fn tick_rate_hz(&self) -> u32 {
+        self.tick_rate_hz
+    }
+
+    /// Whether a player is connected in `player`'s slot.
+    pub fn is_connected(&self, player: PlayerId) -> bool {
+        slot_connected(self.connected, player)
+    }
+
+    /// The connected players, in slot order.
+    pub fn players(&self) -> impl Iterator<Item = PlayerId> + '_ {
+        connected_players(self.connected)
+    }
+
+    /// Queues `event` for `player`'s reliable channel. `false` if the player
+    /// is not connected or its queue is full (counted).
+    pub fn send_event(&mut self, player: PlayerId, event: G::Event) -> bool {
+        self.is_connected(player) && self.events[usize::from(player.0)].push(event)
+    }
+
+    /// Queues `event` for every connected player.
+    pub fn broadcast_event(&mut self, event: G::Event) {
+        self.send_event_where(event, |_| true);
+    }
+
+    /// Queues `event` for every connected player `to` accepts (a team, the
+    /// players near something...).
+    pub fn send_event_where(&mut self, event: G::Event, mut to: impl FnMut(PlayerId) -> bool) {
+        for (i, queue) in self.events.iter_mut().enumerate() {
+            if self.connected[i] && to(PlayerId(i as u16)) {
+                queue.push(event);
+            }
+        }
+    }
+
+    /// Opens a telemetry scope charged to `subsystem` and sub-scope `name`
+    /// when the tick is being recorded; keep it in a `let _s` binding.
+    pub fn scope(&self, subsystem: Subsystem, name: &'static str) -> Option<Scope<'a>> {
+        self.frame.map(|f| f.open(subsystem, name))
+    }
+}

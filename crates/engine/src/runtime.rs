@@ -1,0 +1,468 @@
+//! [`Match`]: the tick runtime of one match.
+
+use hightick_proto::message::ResyncRequest;
+use hightick_proto::{BitReader, InputBatch, InputCommand, MessageKind, ProtoError};
+use hightick_telemetry::{Frame, Subsystem};
+
+use crate::PlayerId;
+use crate::config::MatchConfig;
+use crate::error::EngineError;
+use crate::events::EventQueue;
+use crate::game::{FrameScopes, Game, TickContext, connected_players, slot_connected};
+use crate::input::{InputArrival, InputBuffer, InputStats};
+use crate::interest::InterestSet;
+use crate::replication::{
+    ChangeDetection, ChangedTicks, PacketFate, ReplicationStats, ReplicationWriter,
+};
+use crate::tick::Tick;
+use crate::world::ReplicationWorld;
+
+/// What the inputs of one batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InputReceipt {
+    /// Stored for their ticks.
+    pub accepted: u32,
+    /// Redundant copies of inputs already held.
+    pub duplicates: u32,
+    /// For ticks already simulated.
+    pub late: u32,
+    /// Too far ahead.
+    pub too_early: u32,
+}
+
+impl InputReceipt {
+    fn count(&mut self, arrival: InputArrival) {
+        match arrival {
+            InputArrival::Accepted => self.accepted += 1,
+            InputArrival::Duplicate => self.duplicates += 1,
+            InputArrival::Late => self.late += 1,
+            InputArrival::TooEarly => self.too_early += 1,
+        }
+    }
+}
+
+/// What a client message was, once handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientMessage {
+    /// An input batch, stored.
+    Inputs(InputReceipt),
+    /// A resync request: the next snapshots are full.
+    Resync(ResyncRequest),
+}
+
+/// What one tick produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TickReport {
+    /// The tick simulated.
+    pub tick: Tick,
+    /// Snapshots built (one per connected client).
+    pub snapshots: u32,
+    /// Their bytes in all.
+    pub snapshot_bytes: usize,
+    /// Entity records in them.
+    pub records: u32,
+    /// Records that wait for a later tick (budget).
+    pub deferred: u32,
+    /// Snapshots that could not be built (see [`MatchStats::snapshot_errors`]).
+    pub snapshot_errors: u32,
+}
+
+/// Counters of a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MatchStats {
+    /// Ticks simulated.
+    pub ticks: u64,
+    /// Client messages that failed to decode or were of a kind a server does
+    /// not take.
+    pub malformed_messages: u64,
+    /// Snapshots that could not be built.
+    pub snapshot_errors: u64,
+}
+
+/// One match: a [`Game`], its replicated world, and per player the input
+/// buffer, relevance set, event queue and snapshot payload. Everything is
+/// allocated by [`Match::new`]; a steady-state [`tick`](Self::tick) allocates
+/// nothing.
+///
+/// The runtime never reads a clock: the host calls `tick` when the deadline
+/// comes (see [`FixedStep`](crate::tick::FixedStep)), then for each player
+/// sends [`snapshot`](Self::snapshot) unreliably and the queued
+/// [events](Self::pop_event) reliably in one packet, reports the packet with
+/// [`packet_sent`](Self::packet_sent), and later its fate with
+/// [`on_delivery`](Self::on_delivery).
+#[derive(Debug)]
+pub struct Match<G: Game, D: ChangeDetection = ChangedTicks> {
+    config: MatchConfig,
+    game: G,
+    world: ReplicationWorld<G::Archetype>,
+    writer: ReplicationWriter<D>,
+    connected: Box<[bool]>,
+    inputs: Box<[InputBuffer<InputCommand>]>,
+    events: Box<[EventQueue<G::Event>]>,
+    relevance: Box<[InterestSet]>,
+    payloads: Box<[u8]>,
+    payload_lens: Box<[usize]>,
+    tick: Tick,
+    stats: MatchStats,
+}
+
+impl<G: Game> Match<G> {
+    /// A match of `game` sized by `config`, with push replication.
+    pub fn new(config: MatchConfig, game: G) -> Result<Self, EngineError> {
+        Self::with_detection(config, game, ChangedTicks)
+    }
+}
+
+impl<G: Game, D: ChangeDetection> Match<G, D> {
+    /// A match whose writer finds changes with `detection` (the benchmarks
+    /// use [`ValueComparison`](crate::replication::ValueComparison) to compare
+    /// against polling).
+    pub fn with_detection(config: MatchConfig, game: G, detection: D) -> Result<Self, EngineError> {
+        config.validate()?;
+        let players = usize::from(config.max_players);
+        let entities = usize::from(config.max_entities);
+        let budget = usize::from(config.snapshot_budget_bytes);
+        Ok(Self {
+            world: ReplicationWorld::new(entities, config.entity_reuse_delay_ticks),
+            writer: ReplicationWriter::new(&config.writer(), detection),
+            connected: vec![false; players].into_boxed_slice(),
+            inputs: (0..players)
+                .map(|_| InputBuffer::new(usize::from(config.input_window_ticks)))
+                .collect(),
+            events: (0..players)
+                .map(|_| EventQueue::new(usize::from(config.max_events_per_player)))
+                .collect(),
+            relevance: (0..players)
+                .map(|_| InterestSet::with_capacity(entities))
+                .collect(),
+            payloads: vec![0; players * budget].into_boxed_slice(),
+            payload_lens: vec![0; players].into_boxed_slice(),
+            tick: 0,
+            stats: MatchStats::default(),
+            config,
+            game,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MatchConfig {
+        &self.config
+    }
+
+    /// The game.
+    pub fn game(&self) -> &G {
+        &self.game
+    }
+
+    /// The game, mutably (set-up between ticks; replicated changes belong in
+    /// [`Game::tick`] so they are stamped).
+    pub fn game_mut(&mut self) -> &mut G {
+        &mut self.game
+    }
+
+    /// The replicated world.
+    pub fn world(&self) -> &ReplicationWorld<G::Archetype> {
+        &self.world
+    }
+
+    /// The replication writer (read-only: stats, what a client may know).
+    pub fn writer(&self) -> &ReplicationWriter<D> {
+        &self.writer
+    }
+
+    /// The last tick simulated (0 before the first).
+    pub fn tick_number(&self) -> Tick {
+        self.tick
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> MatchStats {
+        self.stats
+    }
+
+    /// The game's result, once the match is over.
+    pub fn result(&self) -> Option<G::MatchResult> {
+        self.game.result()
+    }
+
+    /// Whether a player is connected in this slot.
+    pub fn is_connected(&self, player: PlayerId) -> bool {
+        slot_connected(&self.connected, player)
+    }
+
+    /// The connected players, in slot order.
+    pub fn players(&self) -> impl Iterator<Item = PlayerId> + '_ {
+        connected_players(&self.connected)
+    }
+
+    fn slot(&self, player: PlayerId) -> Result<usize, EngineError> {
+        let i = usize::from(player.0);
+        if slot_connected(&self.connected, player) {
+            Ok(i)
+        } else {
+            Err(EngineError::UnknownPlayer(player.0))
+        }
+    }
+
+    fn context<'a>(
+        tick: Tick,
+        config: &MatchConfig,
+        world: &'a mut ReplicationWorld<G::Archetype>,
+        events: &'a mut [EventQueue<G::Event>],
+        connected: &'a [bool],
+        frame: Option<&'a dyn FrameScopes>,
+    ) -> TickContext<'a, G> {
+        TickContext::new(tick, config.tick_rate_hz, world, events, connected, frame)
+    }
+
+    /// Runs game code outside a tick (join, leave). Changes made between
+    /// ticks belong to the next tick: stamped with it, they go into its
+    /// snapshots.
+    fn between_ticks<R>(&mut self, f: impl FnOnce(&mut G, &mut TickContext<'_, G>) -> R) -> R {
+        let next = self.tick + 1;
+        self.world.begin_tick(next);
+        let mut ctx = Self::context(
+            next,
+            &self.config,
+            &mut self.world,
+            &mut self.events,
+            &self.connected,
+            None,
+        );
+        f(&mut self.game, &mut ctx)
+    }
+
+    /// A player joins: the lowest free slot, the game's [`Game::join`], and a
+    /// full resync for its first snapshots.
+    pub fn join(&mut self) -> Result<PlayerId, EngineError> {
+        let i = self
+            .connected
+            .iter()
+            .position(|c| !c)
+            .ok_or(EngineError::MatchFull {
+                capacity: self.connected.len(),
+            })?;
+        let player = PlayerId(i as u16);
+        // The slot counts as connected while the game sets it up, so it can
+        // already send the newcomer events.
+        self.connected[i] = true;
+        self.events[i].clear();
+        if let Err(refused) = self.between_ticks(|game, ctx| game.join(ctx, player)) {
+            self.connected[i] = false;
+            return Err(EngineError::JoinRefused(refused.0));
+        }
+        self.inputs[i].reset(self.tick + 1);
+        self.writer.connect(player)?;
+        self.payload_lens[i] = 0;
+        Ok(player)
+    }
+
+    /// A player leaves: the game's [`Game::leave`], then the slot is free.
+    pub fn leave(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        let i = self.slot(player)?;
+        self.between_ticks(|game, ctx| game.leave(ctx, player));
+        self.connected[i] = false;
+        self.events[i].clear();
+        self.writer.disconnect(player);
+        self.payload_lens[i] = 0;
+        Ok(())
+    }
+
+    /// The player's client reconnected (a new connection for the same slot):
+    /// its acknowledged state is forgotten and it gets a full resync.
+    pub fn reconnect(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        let i = self.slot(player)?;
+        self.inputs[i].reset(self.tick + 1);
+        self.writer.resync(player)
+    }
+
+    /// The player's client asked for a full resync.
+    pub fn resync(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        self.slot(player)?;
+        self.writer.resync(player)
+    }
+
+    /// Offers one input command.
+    pub fn receive_command(
+        &mut self,
+        player: PlayerId,
+        command: &InputCommand,
+    ) -> Result<InputArrival, EngineError> {
+        let i = self.slot(player)?;
+        Ok(self.inputs[i].insert(command.tick, command))
+    }
+
+    /// Offers every command of a batch (redundant copies are deduplicated).
+    pub fn receive_inputs(
+        &mut self,
+        player: PlayerId,
+        batch: &InputBatch,
+    ) -> Result<InputReceipt, EngineError> {
+        let i = self.slot(player)?;
+        let mut receipt = InputReceipt::default();
+        for command in batch.as_slice() {
+            receipt.count(self.inputs[i].insert(command.tick, command));
+        }
+        Ok(receipt)
+    }
+
+    /// Handles one message from a client (an input batch or a resync
+    /// request). Malformed messages are errors and counted, never panics.
+    pub fn handle_message(
+        &mut self,
+        player: PlayerId,
+        bytes: &[u8],
+    ) -> Result<ClientMessage, EngineError> {
+        self.slot(player)?;
+        let decoded = Self::decode_message(bytes);
+        match decoded {
+            Ok(Decoded::Inputs(batch)) => self
+                .receive_inputs(player, &batch)
+                .map(ClientMessage::Inputs),
+            Ok(Decoded::Resync(request)) => {
+                self.resync(player)?;
+                Ok(ClientMessage::Resync(request))
+            }
+            Err(e) => {
+                self.stats.malformed_messages += 1;
+                Err(e.into())
+            }
+        }
+    }
+
+    fn decode_message(bytes: &[u8]) -> Result<Decoded, ProtoError> {
+        let mut r = BitReader::new(bytes);
+        match MessageKind::decode(&mut r)? {
+            MessageKind::InputBatch => Ok(Decoded::Inputs(InputBatch::decode(&mut r)?)),
+            MessageKind::ResyncRequest => Ok(Decoded::Resync(ResyncRequest::decode(&mut r)?)),
+            MessageKind::Snapshot | MessageKind::Event => {
+                Err(ProtoError::invalid("message kind for a server"))
+            }
+        }
+    }
+
+    /// The counters of a player's input stream.
+    pub fn input_stats(&self, player: PlayerId) -> Option<InputStats> {
+        let i = self.slot(player).ok()?;
+        Some(self.inputs[i].stats())
+    }
+
+    /// The counters of a player's replication.
+    pub fn replication_stats(&self, player: PlayerId) -> Option<ReplicationStats> {
+        self.writer.stats(player)
+    }
+
+    /// Runs one tick: inputs, the game's tick, then a snapshot per client.
+    pub fn tick(&mut self) -> TickReport {
+        self.run_tick(None)
+    }
+
+    /// [`tick`](Self::tick), with the engine's and the game's scopes
+    /// recorded in `frame`.
+    pub fn tick_in(&mut self, frame: &Frame<'_>) -> TickReport {
+        self.run_tick(Some(frame))
+    }
+
+    fn run_tick(&mut self, frame: Option<&dyn FrameScopes>) -> TickReport {
+        self.tick += 1;
+        let tick = self.tick;
+        self.stats.ticks += 1;
+        self.world.begin_tick(tick);
+        {
+            let mut ctx = Self::context(
+                tick,
+                &self.config,
+                &mut self.world,
+                &mut self.events,
+                &self.connected,
+                frame,
+            );
+            for (i, inputs) in self.inputs.iter_mut().enumerate() {
+                if ctx.is_connected(PlayerId(i as u16)) {
+                    let (command, source) = inputs.take(tick);
+                    let command = *command;
+                    self.game
+                        .input(&mut ctx, PlayerId(i as u16), &command, source);
+                }
+            }
+            self.game.tick(&mut ctx);
+        }
+        let mut report = TickReport {
+            tick,
+            ..TickReport::default()
+        };
+        let budget = usize::from(self.config.snapshot_budget_bytes);
+        for i in 0..self.connected.len() {
+            self.payload_lens[i] = 0;
+            if !self.connected[i] {
+                continue;
+            }
+            let player = PlayerId(i as u16);
+            let relevant = &mut self.relevance[i];
+            {
+                let _fow = frame.map(|f| f.open(Subsystem::Fow, "relevance"));
+                relevant.clear();
+                self.game.relevance(player, &self.world, relevant);
+            }
+            let _replication = frame.map(|f| f.open(Subsystem::Replication, "snapshot"));
+            let out = &mut self.payloads[i * budget..(i + 1) * budget];
+            match self.writer.write_snapshot(
+                player,
+                &self.world,
+                &self.game,
+                relevant,
+                self.inputs[i].newest_received(),
+                out,
+            ) {
+                Ok(summary) => {
+                    self.payload_lens[i] = summary.bytes;
+                    report.snapshots += 1;
+                    report.snapshot_bytes += summary.bytes;
+                    report.records += summary.records;
+                    report.deferred += summary.deferred;
+                }
+                Err(_) => {
+                    report.snapshot_errors += 1;
+                    self.stats.snapshot_errors += 1;
+                }
+            }
+        }
+        report
+    }
+
+    /// This tick's snapshot payload for `player` (empty when none was built).
+    pub fn snapshot(&self, player: PlayerId) -> &[u8] {
+        let i = usize::from(player.0);
+        let budget = usize::from(self.config.snapshot_budget_bytes);
+        match self.payload_lens.get(i) {
+            Some(&len) => &self.payloads[i * budget..i * budget + len],
+            None => &[],
+        }
+    }
+
+    /// This tick's snapshot of `player` went out in packet `sequence`.
+    pub fn packet_sent(&mut self, player: PlayerId, sequence: u16) {
+        self.writer.packet_sent(player, sequence);
+    }
+
+    /// The fate of packet `sequence` of `player`.
+    pub fn on_delivery(&mut self, player: PlayerId, sequence: u16, fate: PacketFate) {
+        self.writer.on_delivery(player, sequence, fate);
+    }
+
+    /// The next reliable event queued for `player`.
+    pub fn pop_event(&mut self, player: PlayerId) -> Option<G::Event> {
+        self.events.get_mut(usize::from(player.0))?.pop()
+    }
+
+    /// The oldest reliable event queued for `player`, left queued (pop it once
+    /// the reliable channel took it).
+    pub fn peek_event(&self, player: PlayerId) -> Option<&G::Event> {
+        self.events.get(usize::from(player.0))?.front()
+    }
+}
+
+enum Decoded {
+    Inputs(InputBatch),
+    Resync(ResyncRequest),
+}

@@ -1,0 +1,264 @@
+//! Fragmentation of large reliable messages, and the bounded storage that
+//! reassembles them.
+//!
+//! A reliable message of at most `fragment_size` bytes travels whole, as one
+//! piece. A longer one (up to `max_message_size`, 64 KiB by default) is cut
+//! into `ceil(len / fragment_size)` fragments; every fragment but the last is
+//! exactly `fragment_size` bytes and the last is 1..=`fragment_size` bytes, so
+//! the fragment count and the last fragment's length determine the total.
+//! [`FragmentGeometry::check_fragment`] rejects everything else (absurd
+//! counts, out-of-range indices, wrong lengths, totals over the maximum)
+//! before any state is touched; the reliable receiver also rejects a fragment
+//! whose count disagrees with earlier fragments of the same message.
+//!
+//! Received pieces are stored in a [`ChunkPool`] of `fragment_size`-byte
+//! chunks, and a fragmented message in progress maps its fragment indices to
+//! chunks through one of a few [`ReassemblySlots`]. Both are sized at set-up,
+//! so a flood of fragments can at worst fill them; the packet layer then
+//! stops accepting (and acknowledging) packets until the application drains
+//! messages. Nothing here allocates after construction.
+
+use crate::packet::Malformed;
+
+/// How messages are cut into pieces.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FragmentGeometry {
+    /// Bytes per fragment and the largest message sent whole.
+    pub(crate) fragment_size: usize,
+    /// Largest reliable message.
+    pub(crate) max_message_size: usize,
+    /// Pieces of the largest message.
+    pub(crate) max_fragments: u16,
+}
+
+impl FragmentGeometry {
+    /// Geometry for validated sizes (`max_message_size / fragment_size` must
+    /// fit in `u16`, which config validation guarantees).
+    pub(crate) fn new(fragment_size: usize, max_message_size: usize) -> Self {
+        let max_fragments = max_message_size.div_ceil(fragment_size).max(1);
+        Self {
+            fragment_size,
+            max_message_size,
+            max_fragments: u16::try_from(max_fragments).unwrap_or(u16::MAX),
+        }
+    }
+
+    /// Number of pieces a message of `len` bytes travels in (1 when whole).
+    pub(crate) fn piece_count(&self, len: usize) -> u16 {
+        if len <= self.fragment_size {
+            1
+        } else {
+            len.div_ceil(self.fragment_size) as u16
+        }
+    }
+
+    /// Byte range of piece `index` within a message of `len` bytes.
+    pub(crate) fn piece_range(&self, len: usize, index: u16) -> (usize, usize) {
+        let start = usize::from(index) * self.fragment_size;
+        let end = (start + self.fragment_size).min(len);
+        (start.min(end), end)
+    }
+
+    /// Checks one fragment's header against the geometry.
+    pub(crate) fn check_fragment(
+        &self,
+        index: u16,
+        count: u16,
+        len: usize,
+    ) -> Result<(), Malformed> {
+        if count < 2 || count > self.max_fragments {
+            return Err(Malformed::FragmentCount);
+        }
+        if index >= count {
+            return Err(Malformed::FragmentIndex);
+        }
+        let last = index == count - 1;
+        if !last && len != self.fragment_size {
+            return Err(Malformed::FragmentLength);
+        }
+        if last {
+            let total = usize::from(count - 1) * self.fragment_size + len;
+            if len == 0 || len > self.fragment_size || total > self.max_message_size {
+                return Err(Malformed::FragmentLength);
+            }
+        }
+        Ok(())
+    }
+
+    /// Total length of a fragmented message of `count` pieces whose last
+    /// fragment is `last_len` bytes.
+    pub(crate) fn total_len(&self, count: u16, last_len: usize) -> usize {
+        usize::from(count - 1) * self.fragment_size + last_len
+    }
+}
+
+/// Marks "no chunk" in reassembly tables and message slots.
+pub(crate) const NO_CHUNK: u32 = u32::MAX;
+
+/// Fixed-size chunks of received message bytes with a free list.
+#[derive(Debug)]
+pub(crate) struct ChunkPool {
+    data: Box<[u8]>,
+    chunk_size: usize,
+    free: Box<[u32]>,
+    free_len: usize,
+}
+
+impl ChunkPool {
+    /// `chunks` chunks of `chunk_size` bytes each.
+    pub(crate) fn new(chunks: usize, chunk_size: usize) -> Self {
+        Self {
+            data: vec![0; chunks * chunk_size].into_boxed_slice(),
+            chunk_size,
+            free: (0..chunks as u32).rev().collect(),
+            free_len: chunks,
+        }
+    }
+
+    /// Chunks not in use.
+    pub(crate) fn available(&self) -> usize {
+        self.free_len
+    }
+
+    /// Takes a chunk and fills its start with `bytes` (at most a chunk).
+    pub(crate) fn store(&mut self, bytes: &[u8]) -> Option<u32> {
+        if self.free_len == 0 || bytes.len() > self.chunk_size {
+            return None;
+        }
+        self.free_len -= 1;
+        let chunk = self.free[self.free_len];
+        let at = chunk as usize * self.chunk_size;
+        self.data[at..at + bytes.len()].copy_from_slice(bytes);
+        Some(chunk)
+    }
+
+    /// The first `len` bytes of `chunk`.
+    pub(crate) fn bytes(&self, chunk: u32, len: usize) -> &[u8] {
+        let at = chunk as usize * self.chunk_size;
+        &self.data[at..at + len.min(self.chunk_size)]
+    }
+
+    /// Returns `chunk` to the pool (ignores [`NO_CHUNK`]).
+    pub(crate) fn release(&mut self, chunk: u32) {
+        if chunk != NO_CHUNK && self.free_len < self.free.len() {
+            self.free[self.free_len] = chunk;
+            self.free_len += 1;
+        }
+    }
+}
+
+/// A few fragment-index-to-chunk tables, one per fragmented message being
+/// reassembled or waiting to be delivered.
+#[derive(Debug)]
+pub(crate) struct ReassemblySlots {
+    tables: Box<[u32]>,
+    in_use: Box<[bool]>,
+    width: usize,
+}
+
+impl ReassemblySlots {
+    /// `slots` tables of `max_fragments` entries.
+    pub(crate) fn new(slots: usize, max_fragments: u16) -> Self {
+        let width = usize::from(max_fragments);
+        Self {
+            tables: vec![NO_CHUNK; slots * width].into_boxed_slice(),
+            in_use: vec![false; slots].into_boxed_slice(),
+            width,
+        }
+    }
+
+    /// Slots not in use.
+    pub(crate) fn available(&self) -> usize {
+        self.in_use.iter().filter(|used| !**used).count()
+    }
+
+    /// Takes a free slot with an empty table.
+    pub(crate) fn acquire(&mut self) -> Option<u32> {
+        let slot = self.in_use.iter().position(|used| !used)?;
+        self.in_use[slot] = true;
+        self.table_mut(slot as u32).fill(NO_CHUNK);
+        Some(slot as u32)
+    }
+
+    /// The table of `slot`.
+    pub(crate) fn table(&self, slot: u32) -> &[u32] {
+        let at = slot as usize * self.width;
+        &self.tables[at..at + self.width]
+    }
+
+    /// The table of `slot`, mutably.
+    pub(crate) fn table_mut(&mut self, slot: u32) -> &mut [u32] {
+        let at = slot as usize * self.width;
+        &mut self.tables[at..at + self.width]
+    }
+
+    /// Frees `slot`.
+    pub(crate) fn release(&mut self, slot: u32) {
+        if let Some(used) = self.in_use.get_mut(slot as usize) {
+            *used = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_cuts_and_checks() {
+        let g = FragmentGeometry::new(256, 65536);
+        assert_eq!(g.max_fragments, 256);
+        assert_eq!(g.piece_count(0), 1);
+        assert_eq!(g.piece_count(256), 1);
+        assert_eq!(g.piece_count(257), 2);
+        assert_eq!(g.piece_count(61440), 240);
+        assert_eq!(g.piece_range(600, 2), (512, 600));
+        assert_eq!(g.total_len(3, 88), 600);
+        assert_eq!(g.check_fragment(0, 3, 256), Ok(()));
+        assert_eq!(g.check_fragment(2, 3, 88), Ok(()));
+        assert_eq!(g.check_fragment(2, 256, 256), Ok(()));
+        assert_eq!(g.check_fragment(0, 1, 256), Err(Malformed::FragmentCount));
+        assert_eq!(g.check_fragment(0, 257, 256), Err(Malformed::FragmentCount));
+        assert_eq!(
+            g.check_fragment(0, 60000, 256),
+            Err(Malformed::FragmentCount)
+        );
+        assert_eq!(g.check_fragment(3, 3, 256), Err(Malformed::FragmentIndex));
+        assert_eq!(g.check_fragment(0, 3, 100), Err(Malformed::FragmentLength));
+        assert_eq!(g.check_fragment(2, 3, 0), Err(Malformed::FragmentLength));
+        assert_eq!(g.check_fragment(2, 3, 257), Err(Malformed::FragmentLength));
+        // 256 fragments whose last is full would be exactly 64 KiB: allowed.
+        assert_eq!(g.check_fragment(255, 256, 256), Ok(()));
+        let g = FragmentGeometry::new(256, 65000);
+        assert_eq!(g.max_fragments, 254);
+        assert_eq!(
+            g.check_fragment(253, 254, 256),
+            Err(Malformed::FragmentLength)
+        );
+        assert_eq!(g.check_fragment(253, 254, 232), Ok(()));
+    }
+
+    #[test]
+    fn pool_and_slots_are_bounded() {
+        let mut pool = ChunkPool::new(2, 4);
+        let a = pool.store(b"ab").unwrap();
+        let b = pool.store(b"wxyz").unwrap();
+        assert!(pool.store(b"c").is_none());
+        assert!(pool.store(b"toolong").is_none());
+        assert_eq!(pool.bytes(a, 2), b"ab");
+        assert_eq!(pool.bytes(b, 4), b"wxyz");
+        pool.release(a);
+        pool.release(NO_CHUNK);
+        assert_eq!(pool.available(), 1);
+
+        let mut slots = ReassemblySlots::new(1, 3);
+        let s = slots.acquire().unwrap();
+        assert!(slots.acquire().is_none());
+        slots.table_mut(s)[1] = 7;
+        assert_eq!(slots.table(s), &[NO_CHUNK, 7, NO_CHUNK]);
+        slots.release(s);
+        assert_eq!(slots.available(), 1);
+        let s = slots.acquire().unwrap();
+        assert_eq!(slots.table(s), &[NO_CHUNK; 3]);
+    }
+}

@@ -1,0 +1,1010 @@
+//! The server side of the secure layer: connection requests, challenges,
+//! client slots, keep-alives, timeouts and disconnects (netcode.io 1.02), with a
+//! [`PacketEndpoint`] per connected slot for messages, acks and RTT.
+//!
+//! Sans-IO: feed it datagrams with [`Server::handle_datagram`], pull datagrams
+//! to send with [`Server::poll_transmit`], wake it at [`Server::poll_timeout`]
+//! with [`Server::handle_timeout`], and read [`Server::poll_event`]. It never
+//! reads a clock or touches a socket.
+//!
+//! Rules it keeps:
+//! - only a valid connect token listing this server's address starts a
+//!   handshake; every other datagram is dropped and counted ([`DropCounters`]);
+//! - it never answers an unauthenticated datagram with more bytes than it
+//!   received: a connection request is 1078 bytes, its answer (challenge, at
+//!   most 333 bytes, or denied, 25 bytes) is smaller, and nothing else is
+//!   answered before the sender proved it holds the token's keys;
+//! - a token used from a second address, or again after its connection ended,
+//!   is refused;
+//! - lookups by address and client id are O(1) in maps sized at start; the
+//!   packet path allocates nothing (a slot's packet endpoint is allocated when
+//!   the client connects).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::counters::{DropCounters, DropKind};
+use crate::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
+use crate::error::NetError;
+use crate::link::{Link, earliest, timeout_from_seconds};
+use crate::packet::{PacketConfig, PacketEndpoint, ReceivedMessage};
+use crate::reliable::Delivery;
+use crate::token::{
+    CHALLENGE_TOKEN_BYTES, ConnectToken, USER_DATA_BYTES, open_challenge, seal_challenge,
+};
+use crate::token_history::{Reuse, TokenHistory};
+use crate::wire::{self, MAX_PACKET_BYTES, PacketKind, REQUEST_BYTES};
+use crate::{DisconnectReason, Transmit};
+
+/// Denied packets sent before a connection exists use sequences from here on,
+/// far above any connection's own sequences, so no nonce repeats under a key.
+const DENIED_SEQUENCE_BASE: u64 = 1 << 62;
+
+/// Longest keep-alive or handshake interval a config may ask for.
+pub(crate) const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Settings of a [`Server`].
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The game's protocol id; requests for other ids are dropped.
+    pub protocol_id: u64,
+    /// The private key shared with the gateway that seals connect tokens.
+    pub private_key: Key,
+    /// This server's address as listed in tokens.
+    pub public_address: SocketAddr,
+    /// Client slots (1 to 65535).
+    pub max_clients: usize,
+    /// Handshakes in progress at once (default `4 * max_clients`).
+    pub max_pending: usize,
+    /// Tokens remembered for reuse protection (default `8 * max_clients`).
+    pub token_history: usize,
+    /// Keep-alive period of an otherwise silent connection (default 100 ms).
+    pub keep_alive_interval: Duration,
+    /// Redundant disconnect packets sent when the server closes a slot (default 10).
+    pub disconnect_packets: u32,
+    /// The packet layer of every slot (clients must use the same).
+    pub packet: PacketConfig,
+}
+
+impl ServerConfig {
+    /// A config with defaults for everything but the essentials.
+    pub fn new(
+        protocol_id: u64,
+        private_key: Key,
+        public_address: SocketAddr,
+        max_clients: usize,
+    ) -> Self {
+        Self {
+            protocol_id,
+            private_key,
+            public_address,
+            max_clients,
+            max_pending: max_clients.saturating_mul(4),
+            token_history: max_clients.saturating_mul(8),
+            keep_alive_interval: Duration::from_millis(100),
+            disconnect_packets: 10,
+            packet: PacketConfig::default(),
+        }
+    }
+
+    /// Checks every field; the error names the first field at fault.
+    pub fn validate(&self) -> Result<(), NetError> {
+        let bad = |field, reason| Err(NetError::InvalidParameter { field, reason });
+        if !(1..=usize::from(u16::MAX)).contains(&self.max_clients) {
+            return bad("max_clients", "must be in 1..=65535");
+        }
+        if !(1..=1 << 20).contains(&self.max_pending) {
+            return bad("max_pending", "must be in 1..=1048576");
+        }
+        if !(1..=1 << 22).contains(&self.token_history) {
+            return bad("token_history", "must be in 1..=4194304");
+        }
+        if self.keep_alive_interval.is_zero() || self.keep_alive_interval > MAX_INTERVAL {
+            return bad(
+                "keep_alive_interval",
+                "must be positive and at most an hour",
+            );
+        }
+        if self.packet.max_packet_size > wire::MAX_PAYLOAD_BYTES {
+            return bad(
+                "packet.max_packet_size",
+                "must be at most 1200 (one payload packet)",
+            );
+        }
+        self.packet.validate()?;
+        Ok(())
+    }
+}
+
+/// What a [`Server`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // boxing the user data would allocate per connection
+pub enum ServerEvent {
+    /// A client completed the handshake and holds `slot`.
+    Connected {
+        /// The slot it holds, in `0..max_clients`.
+        slot: usize,
+        /// Its id from the connect token.
+        client_id: u64,
+        /// The user data from its connect token.
+        user_data: [u8; USER_DATA_BYTES],
+    },
+    /// The client in `slot` is gone. The slot is reused only after this event
+    /// has been polled.
+    Disconnected {
+        /// The slot it held.
+        slot: usize,
+        /// Its id.
+        client_id: u64,
+        /// Why it ended.
+        reason: DisconnectReason,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    Pending(usize),
+    Slot(usize),
+}
+
+#[derive(Debug)]
+struct Pending {
+    link: Link,
+    client_id: u64,
+    mac: [u8; MAC_BYTES],
+    user_data: [u8; USER_DATA_BYTES],
+    expire_at: Instant,
+}
+
+impl Pending {
+    fn deadline(&self) -> Instant {
+        self.link
+            .deadline()
+            .map_or(self.expire_at, |d| d.min(self.expire_at))
+    }
+}
+
+#[derive(Debug)]
+struct Connection {
+    link: Link,
+    client_id: u64,
+    mac: [u8; MAC_BYTES],
+    user_data: [u8; USER_DATA_BYTES],
+    /// The client has sent a keep-alive or payload since connecting.
+    confirmed: bool,
+    endpoint: PacketEndpoint,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    Free,
+    Connected,
+    /// Sending redundant disconnect packets before the slot frees.
+    Closing {
+        remaining: u32,
+    },
+}
+
+#[derive(Debug)]
+struct Slot {
+    state: SlotState,
+    connection: Option<Connection>,
+    /// A `Disconnected` event for this slot waits to be polled.
+    awaiting_event: bool,
+}
+
+impl Slot {
+    fn is_free(&self) -> bool {
+        self.state == SlotState::Free && !self.awaiting_event
+    }
+}
+
+#[derive(Debug)]
+enum Reply {
+    Challenge {
+        pending: usize,
+        address: SocketAddr,
+    },
+    KeepAlive {
+        slot: usize,
+        address: SocketAddr,
+    },
+    Denied {
+        address: SocketAddr,
+        cipher: PacketCipher,
+        sequence: u64,
+    },
+    DenyPending {
+        pending: usize,
+        address: SocketAddr,
+    },
+}
+
+/// Maps instants to unix seconds without reading a clock: a pair given at
+/// construction anchors the mapping.
+#[derive(Debug, Clone, Copy)]
+struct UnixAnchor {
+    instant: Instant,
+    unix: u64,
+}
+
+impl UnixAnchor {
+    fn unix_at(&self, now: Instant) -> u64 {
+        self.unix
+            .saturating_add(now.saturating_duration_since(self.instant).as_secs())
+    }
+
+    /// The instant of a unix time; times more than a year ahead count as a
+    /// year ahead (token lifetimes are seconds to minutes).
+    fn instant_of(&self, unix: u64) -> Instant {
+        let secs = unix.saturating_sub(self.unix).min(YEAR_SECS);
+        self.instant
+            .checked_add(Duration::from_secs(secs))
+            .unwrap_or(self.instant)
+    }
+}
+
+const YEAR_SECS: u64 = 365 * 24 * 3600;
+
+/// The server state machine. See the [module docs](self).
+#[derive(Debug)]
+pub struct Server {
+    config: ServerConfig,
+    anchor: UnixAnchor,
+    challenge: ChallengeCipher,
+    challenge_sequence: u64,
+    denied_sequence: u64,
+    slots: Vec<Slot>,
+    pending: Vec<Option<Pending>>,
+    peers: HashMap<SocketAddr, Peer>,
+    client_ids: HashMap<u64, usize>,
+    tokens: TokenHistory,
+    replies: VecDeque<Reply>,
+    reply_capacity: usize,
+    events: VecDeque<ServerEvent>,
+    counters: DropCounters,
+    cursor: usize,
+    connected: usize,
+    last_now: Instant,
+}
+
+impl Server {
+    /// A server with all its tables allocated. `now` and `unix_now` anchor its
+    /// notion of unix time (for token expiry); `rng` draws the challenge key.
+    pub fn new<R: rand::CryptoRng + ?Sized>(
+        config: ServerConfig,
+        now: Instant,
+        unix_now: u64,
+        rng: &mut R,
+    ) -> Result<Self, NetError> {
+        config.validate()?;
+        let max = config.max_clients;
+        let reply_capacity = config.max_pending + max;
+        Ok(Self {
+            anchor: UnixAnchor {
+                instant: now,
+                unix: unix_now,
+            },
+            challenge: ChallengeCipher::new(&Key::generate(rng)),
+            challenge_sequence: 0,
+            denied_sequence: DENIED_SEQUENCE_BASE,
+            slots: (0..max)
+                .map(|_| Slot {
+                    state: SlotState::Free,
+                    connection: None,
+                    awaiting_event: false,
+                })
+                .collect(),
+            pending: (0..config.max_pending).map(|_| None).collect(),
+            // Twice the most entries: the maps then rehash in place, never grow.
+            peers: HashMap::with_capacity(2 * (max + config.max_pending)),
+            client_ids: HashMap::with_capacity(2 * max),
+            tokens: TokenHistory::new(config.token_history),
+            replies: VecDeque::with_capacity(reply_capacity),
+            reply_capacity,
+            events: VecDeque::with_capacity(2 * max),
+            counters: DropCounters::default(),
+            cursor: 0,
+            connected: 0,
+            last_now: now,
+            config,
+        })
+    }
+
+    /// The config the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Re-anchors unix time (for example after the host clock was corrected).
+    pub fn set_unix_time(&mut self, now: Instant, unix_now: u64) {
+        self.anchor = UnixAnchor {
+            instant: now,
+            unix: unix_now,
+        };
+    }
+
+    /// Datagrams dropped so far, by kind.
+    pub fn counters(&self) -> &DropCounters {
+        &self.counters
+    }
+
+    /// Number of slots.
+    pub fn max_clients(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Clients connected now.
+    pub fn connected_clients(&self) -> usize {
+        self.connected
+    }
+
+    fn connection(&self, slot: usize) -> Option<&Connection> {
+        let s = self.slots.get(slot)?;
+        if s.state == SlotState::Connected {
+            s.connection.as_ref()
+        } else {
+            None
+        }
+    }
+
+    fn connection_mut(&mut self, slot: usize) -> Result<&mut Connection, NetError> {
+        match self.slots.get_mut(slot) {
+            Some(s) if s.state == SlotState::Connected => {
+                s.connection.as_mut().ok_or(NetError::NotConnected(slot))
+            }
+            _ => Err(NetError::NotConnected(slot)),
+        }
+    }
+
+    /// Whether `slot` holds a connected client.
+    pub fn is_connected(&self, slot: usize) -> bool {
+        self.connection(slot).is_some()
+    }
+
+    /// The client id in `slot`, if connected.
+    pub fn client_id(&self, slot: usize) -> Option<u64> {
+        self.connection(slot).map(|c| c.client_id)
+    }
+
+    /// The address of the client in `slot`, if connected.
+    pub fn client_address(&self, slot: usize) -> Option<SocketAddr> {
+        self.connection(slot).map(|c| c.link.address)
+    }
+
+    /// The user data of the client in `slot`, if connected.
+    pub fn user_data(&self, slot: usize) -> Option<&[u8; USER_DATA_BYTES]> {
+        self.connection(slot).map(|c| &c.user_data)
+    }
+
+    /// The packet layer of `slot` (RTT, loss, stats), if connected.
+    pub fn endpoint(&self, slot: usize) -> Option<&PacketEndpoint> {
+        self.connection(slot).map(|c| &c.endpoint)
+    }
+
+    /// Queues a message on the reliable ordered channel of `slot`.
+    pub fn send_reliable(&mut self, slot: usize, msg: &[u8]) -> Result<(), NetError> {
+        Ok(self.connection_mut(slot)?.endpoint.send_reliable(msg)?)
+    }
+
+    /// Queues a message on the unreliable channel of `slot` (next packet only).
+    pub fn send_unreliable(&mut self, slot: usize, msg: &[u8]) -> Result<(), NetError> {
+        Ok(self.connection_mut(slot)?.endpoint.send_unreliable(msg)?)
+    }
+
+    /// Copies the next message received from `slot` into `out`.
+    pub fn poll_message(&mut self, slot: usize, out: &mut [u8]) -> Option<ReceivedMessage> {
+        self.connection_mut(slot).ok()?.endpoint.poll_message(out)
+    }
+
+    /// The next delivery notification (acked / presumed lost) of a packet sent to `slot`.
+    pub fn poll_delivery(&mut self, slot: usize) -> Option<Delivery> {
+        self.connection_mut(slot).ok()?.endpoint.poll_delivery()
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<ServerEvent> {
+        let event = self.events.pop_front()?;
+        if let ServerEvent::Disconnected { slot, .. } = event
+            && let Some(s) = self.slots.get_mut(slot)
+        {
+            s.awaiting_event = false;
+        }
+        Some(event)
+    }
+
+    /// Closes the connection in `slot`: the client is told with a few redundant
+    /// disconnect packets (see [`ServerConfig::disconnect_packets`]) and a
+    /// `Disconnected` event follows.
+    pub fn disconnect(&mut self, slot: usize) -> Result<(), NetError> {
+        self.connection_mut(slot)?;
+        self.close_slot(slot, DisconnectReason::ClosedLocally);
+        Ok(())
+    }
+
+    fn close_slot(&mut self, slot: usize, reason: DisconnectReason) {
+        let farewells = self.config.disconnect_packets;
+        let Some(s) = self.slots.get_mut(slot) else {
+            return;
+        };
+        let Some(conn) = &s.connection else {
+            return;
+        };
+        let (client_id, address, mac) = (conn.client_id, conn.link.address, conn.mac);
+        let remaining = if reason == DisconnectReason::ClosedLocally {
+            farewells
+        } else {
+            0
+        };
+        if remaining > 0 {
+            s.state = SlotState::Closing { remaining };
+        } else {
+            s.state = SlotState::Free;
+            s.connection = None;
+        }
+        s.awaiting_event = true;
+        self.connected -= 1;
+        self.peers.remove(&address);
+        self.client_ids.remove(&client_id);
+        self.tokens.spend(&mac);
+        self.events.push_back(ServerEvent::Disconnected {
+            slot,
+            client_id,
+            reason,
+        });
+    }
+
+    fn queue_reply(&mut self, reply: Reply) {
+        if self.replies.len() < self.reply_capacity {
+            self.replies.push_back(reply);
+        }
+    }
+
+    /// Processes one received datagram, decrypting it in place.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &mut [u8]) {
+        self.last_now = self.last_now.max(now);
+        if let Err(kind) = self.process(now, from, datagram) {
+            self.counters.count(kind);
+        }
+    }
+
+    fn process(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        datagram: &mut [u8],
+    ) -> Result<(), DropKind> {
+        match datagram.first() {
+            None => return Err(DropKind::Truncated),
+            Some(0) => return self.process_request(now, from, datagram),
+            Some(_) => {}
+        }
+        let header = wire::read_header(datagram)?;
+        match header.kind {
+            PacketKind::Response
+            | PacketKind::KeepAlive
+            | PacketKind::Payload
+            | PacketKind::Disconnect => {}
+            _ => return Err(DropKind::UnexpectedPacket),
+        }
+        match self.peers.get(&from).copied() {
+            None => Err(DropKind::UnknownAddress),
+            Some(Peer::Pending(i)) if header.kind == PacketKind::Response => {
+                self.process_response(now, i, datagram, &header)
+            }
+            Some(Peer::Pending(_)) => Err(DropKind::UnexpectedPacket),
+            // A response retransmitted after the connection was made.
+            Some(Peer::Slot(_)) if header.kind == PacketKind::Response => {
+                Err(DropKind::UnexpectedPacket)
+            }
+            Some(Peer::Slot(slot)) => self.process_connected(now, slot, datagram, &header),
+        }
+    }
+
+    fn process_request(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        request: &[u8],
+    ) -> Result<(), DropKind> {
+        if request.len() < REQUEST_BYTES {
+            return Err(DropKind::Truncated);
+        }
+        if request.len() > REQUEST_BYTES {
+            return Err(DropKind::Oversized);
+        }
+        if matches!(self.peers.get(&from), Some(Peer::Slot(_))) {
+            return Err(DropKind::AlreadyConnected);
+        }
+        let opened = ConnectToken::open(
+            request,
+            &self.config.private_key,
+            self.config.protocol_id,
+            self.config.public_address,
+            self.anchor.unix_at(now),
+        )
+        .map_err(|e| token_drop_kind(&e))?;
+        let private = &opened.private;
+        if self.client_ids.contains_key(&private.client_id) {
+            return Err(DropKind::AlreadyConnected);
+        }
+        self.tokens
+            .admit(&opened.mac, from)
+            .map_err(|reuse| match reuse {
+                Reuse::OtherAddress | Reuse::Spent => DropKind::TokenReused,
+            })?;
+        let existing = match self.peers.get(&from) {
+            Some(&Peer::Pending(i)) => Some(i),
+            _ => None,
+        };
+        if !self.slots.iter().any(Slot::is_free) {
+            // Tell the client, sealed with its token's key: 25 bytes for 1078 received.
+            match existing {
+                Some(i)
+                    if self.pending[i]
+                        .as_ref()
+                        .is_some_and(|p| p.mac == opened.mac) =>
+                {
+                    self.deny_pending(i);
+                }
+                _ => {
+                    let sequence = self.denied_sequence;
+                    self.denied_sequence += 1;
+                    let cipher =
+                        PacketCipher::new(&private.server_to_client_key, self.config.protocol_id);
+                    self.queue_reply(Reply::Denied {
+                        address: from,
+                        cipher,
+                        sequence,
+                    });
+                }
+            }
+            return Err(DropKind::ServerFull);
+        }
+        let index = match existing {
+            // The client resends its request until a challenge arrives.
+            Some(i)
+                if self.pending[i]
+                    .as_ref()
+                    .is_some_and(|p| p.mac == opened.mac) =>
+            {
+                i
+            }
+            Some(i) => {
+                self.pending[i] = None;
+                i
+            }
+            None => self.free_pending(now).ok_or(DropKind::PendingFull)?,
+        };
+        if self.pending[index].is_none() {
+            let link = Link::new(
+                from,
+                &private.server_to_client_key,
+                &private.client_to_server_key,
+                self.config.protocol_id,
+                timeout_from_seconds(private.timeout_seconds),
+                now,
+            );
+            self.pending[index] = Some(Pending {
+                link,
+                client_id: private.client_id,
+                mac: opened.mac,
+                user_data: private.user_data,
+                expire_at: self.anchor.instant_of(opened.expire_unix),
+            });
+            self.peers.insert(from, Peer::Pending(index));
+        } else if let Some(p) = self.pending[index].as_mut() {
+            p.link.last_received = now;
+        }
+        self.queue_reply(Reply::Challenge {
+            pending: index,
+            address: from,
+        });
+        Ok(())
+    }
+
+    /// A free handshake entry, reclaiming one whose deadline passed.
+    fn free_pending(&mut self, now: Instant) -> Option<usize> {
+        if let Some(i) = self.pending.iter().position(Option::is_none) {
+            return Some(i);
+        }
+        let i = self
+            .pending
+            .iter()
+            .position(|p| p.as_ref().is_some_and(|p| now >= p.deadline()))?;
+        self.drop_pending(i);
+        Some(i)
+    }
+
+    fn drop_pending(&mut self, i: usize) {
+        if let Some(p) = self.pending[i].take()
+            && self.peers.get(&p.link.address) == Some(&Peer::Pending(i))
+        {
+            self.peers.remove(&p.link.address);
+        }
+    }
+
+    /// Queues a denied packet sealed on a handshake's own link; the handshake
+    /// ends once it is sent.
+    fn deny_pending(&mut self, i: usize) {
+        if let Some(p) = self.pending[i].as_ref() {
+            let address = p.link.address;
+            self.queue_reply(Reply::DenyPending {
+                pending: i,
+                address,
+            });
+        }
+    }
+
+    fn process_response(
+        &mut self,
+        now: Instant,
+        index: usize,
+        datagram: &mut [u8],
+        header: &wire::Header,
+    ) -> Result<(), DropKind> {
+        let pending = self.pending[index]
+            .as_mut()
+            .ok_or(DropKind::UnknownAddress)?;
+        let body = pending.link.open(now, datagram, header)?;
+        let (sequence, sealed) =
+            wire::read_challenge_body(&datagram[body]).ok_or(DropKind::InvalidChallenge)?;
+        let (client_id, user_data) = open_challenge(&self.challenge, sequence, sealed)
+            .map_err(|_| DropKind::InvalidChallenge)?;
+        if client_id != pending.client_id {
+            return Err(DropKind::InvalidChallenge);
+        }
+        if self.client_ids.contains_key(&client_id) {
+            return Err(DropKind::AlreadyConnected);
+        }
+        let Some(slot) = self.slots.iter().position(Slot::is_free) else {
+            self.deny_pending(index);
+            return Err(DropKind::ServerFull);
+        };
+        let Some(pending) = self.pending[index].take() else {
+            return Err(DropKind::UnknownAddress);
+        };
+        let address = pending.link.address;
+        self.slots[slot] = Slot {
+            state: SlotState::Connected,
+            connection: Some(Connection {
+                link: pending.link,
+                client_id,
+                mac: pending.mac,
+                user_data,
+                confirmed: false,
+                endpoint: PacketEndpoint::new(&self.config.packet, now),
+            }),
+            awaiting_event: false,
+        };
+        self.connected += 1;
+        self.peers.insert(address, Peer::Slot(slot));
+        self.client_ids.insert(client_id, slot);
+        self.events.push_back(ServerEvent::Connected {
+            slot,
+            client_id,
+            user_data,
+        });
+        self.queue_reply(Reply::KeepAlive { slot, address });
+        Ok(())
+    }
+
+    fn process_connected(
+        &mut self,
+        now: Instant,
+        slot: usize,
+        datagram: &mut [u8],
+        header: &wire::Header,
+    ) -> Result<(), DropKind> {
+        let conn = self
+            .connection_mut(slot)
+            .map_err(|_| DropKind::UnknownAddress)?;
+        let body = conn.link.open(now, datagram, header)?;
+        match header.kind {
+            PacketKind::KeepAlive => {
+                conn.confirmed = true;
+                Ok(())
+            }
+            PacketKind::Payload => {
+                conn.confirmed = true;
+                conn.endpoint
+                    .read_packet(now, &datagram[body])
+                    .map_err(|_| DropKind::PayloadRejected)
+            }
+            PacketKind::Disconnect => {
+                self.close_slot(slot, DisconnectReason::ClosedByPeer);
+                Ok(())
+            }
+            _ => Err(DropKind::UnexpectedPacket),
+        }
+    }
+
+    /// The next datagram to send, written into `buf`, or `None` when nothing
+    /// is due. Call it until it returns `None` after every
+    /// [`Self::handle_datagram`] batch, [`Self::handle_timeout`] and send.
+    /// `buf` must hold [`MAX_PACKET_BYTES`]; with a shorter one nothing is sent.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.last_now = self.last_now.max(now);
+        if buf.len() < MAX_PACKET_BYTES {
+            return None;
+        }
+        while let Some(reply) = self.replies.pop_front() {
+            if let Some(t) = self.write_reply(now, reply, buf) {
+                return Some(t);
+            }
+        }
+        let n = self.slots.len();
+        for step in 0..n {
+            let slot = (self.cursor + step) % n;
+            if let Some(t) = self.write_slot(now, slot, buf) {
+                self.cursor = slot;
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn write_reply(&mut self, now: Instant, reply: Reply, buf: &mut [u8]) -> Option<Transmit> {
+        match reply {
+            Reply::Challenge { pending, address } => {
+                let p = self.pending.get_mut(pending)?.as_mut()?;
+                if p.link.address != address {
+                    return None;
+                }
+                let challenge_sequence = self.challenge_sequence;
+                self.challenge_sequence += 1;
+                let mut token = [0u8; CHALLENGE_TOKEN_BYTES];
+                seal_challenge(
+                    &self.challenge,
+                    challenge_sequence,
+                    p.client_id,
+                    &p.user_data,
+                    &mut token,
+                );
+                let len = p.link.seal(now, PacketKind::Challenge, buf, |body| {
+                    wire::write_challenge_body(body, challenge_sequence, &token)
+                })?;
+                Some(Transmit {
+                    destination: address,
+                    len,
+                })
+            }
+            Reply::KeepAlive { slot, address } => {
+                let max_clients = self.slots.len() as u32;
+                let conn = self.connection_mut(slot).ok()?;
+                if conn.link.address != address {
+                    return None;
+                }
+                let len = conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
+                    wire::write_keep_alive_body(body, slot as u32, max_clients)
+                })?;
+                Some(Transmit {
+                    destination: address,
+                    len,
+                })
+            }
+            Reply::DenyPending { pending, address } => {
+                let p = self.pending.get_mut(pending)?.as_mut()?;
+                if p.link.address != address {
+                    return None;
+                }
+                let len = p.link.seal(now, PacketKind::Denied, buf, |_| Some(0));
+                self.drop_pending(pending);
+                Some(Transmit {
+                    destination: address,
+                    len: len?,
+                })
+            }
+            Reply::Denied {
+                address,
+                cipher,
+                sequence,
+            } => {
+                let len = wire::seal_packet(buf, PacketKind::Denied, sequence, 0, &cipher)?;
+                Some(Transmit {
+                    destination: address,
+                    len,
+                })
+            }
+        }
+    }
+
+    fn write_slot(&mut self, now: Instant, slot: usize, buf: &mut [u8]) -> Option<Transmit> {
+        let interval = self.config.keep_alive_interval;
+        let max_clients = self.slots.len() as u32;
+        let s = &mut self.slots[slot];
+        match s.state {
+            SlotState::Free => None,
+            SlotState::Closing { remaining } => {
+                let conn = s.connection.as_mut()?;
+                let len = conn
+                    .link
+                    .seal(now, PacketKind::Disconnect, buf, |_| Some(0));
+                let destination = conn.link.address;
+                if remaining <= 1 {
+                    s.state = SlotState::Free;
+                    s.connection = None;
+                } else {
+                    s.state = SlotState::Closing {
+                        remaining: remaining - 1,
+                    };
+                }
+                len.map(|len| Transmit { destination, len })
+            }
+            SlotState::Connected => {
+                let conn = s.connection.as_mut()?;
+                let destination = conn.link.address;
+                let endpoint = &mut conn.endpoint;
+                let len = conn
+                    .link
+                    .seal(now, PacketKind::Payload, buf, |body| {
+                        endpoint.write_packet(now, body).map(|(_, len)| len)
+                    })
+                    .or_else(|| {
+                        if now < conn.link.keep_alive_at(interval, now) {
+                            return None;
+                        }
+                        conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
+                            wire::write_keep_alive_body(body, slot as u32, max_clients)
+                        })
+                    })?;
+                Some(Transmit { destination, len })
+            }
+        }
+    }
+
+    /// The next instant [`Self::handle_timeout`] (and then
+    /// [`Self::poll_transmit`]) has work: a keep-alive, a resend, a loss or
+    /// connection timeout, a handshake expiring.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let now = self.last_now;
+        let interval = self.config.keep_alive_interval;
+        let replies = (!self.replies.is_empty()).then_some(now);
+        let slots = self
+            .slots
+            .iter()
+            .flat_map(|s| match (s.state, &s.connection) {
+                (SlotState::Connected, Some(c)) => c.link.wakeups(&c.endpoint, interval, now),
+                (SlotState::Closing { .. }, Some(_)) => [Some(now), None, None],
+                _ => [None; 3],
+            });
+        let pending = self.pending.iter().flatten().map(|p| Some(p.deadline()));
+        earliest(std::iter::once(replies).chain(slots).chain(pending))
+    }
+
+    /// Advances timers to `now`: connections silent for their timeout close,
+    /// handshakes past their deadline are forgotten, packet layers presume
+    /// lost what timed out.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.last_now = self.last_now.max(now);
+        for slot in 0..self.slots.len() {
+            let s = &mut self.slots[slot];
+            if s.state != SlotState::Connected {
+                continue;
+            }
+            let Some(conn) = s.connection.as_mut() else {
+                continue;
+            };
+            if conn.link.timed_out(now) {
+                self.close_slot(slot, DisconnectReason::TimedOut);
+            } else {
+                conn.endpoint.handle_timeout(now);
+            }
+        }
+        for i in 0..self.pending.len() {
+            if self.pending[i]
+                .as_ref()
+                .is_some_and(|p| now >= p.deadline())
+            {
+                self.drop_pending(i);
+            }
+        }
+    }
+}
+
+/// How a refused token is counted.
+fn token_drop_kind(e: &NetError) -> DropKind {
+    match e {
+        NetError::TokenExpired { .. } => DropKind::ExpiredToken,
+        NetError::TokenForged => DropKind::ForgedToken,
+        NetError::WrongProtocol { .. } => DropKind::WrongProtocol,
+        NetError::WrongVersion => DropKind::WrongVersion,
+        NetError::ServerAddressNotListed(_) => DropKind::AddressNotListed,
+        _ => DropKind::MalformedToken,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ServerConfig {
+        ServerConfig::new(
+            1,
+            Key::from_bytes([1; 32]),
+            "127.0.0.1:1".parse().unwrap(),
+            8,
+        )
+    }
+
+    #[test]
+    fn config_validation_names_the_field() {
+        assert!(config().validate().is_ok());
+        let field_of = |c: ServerConfig| match c.validate() {
+            Err(NetError::InvalidParameter { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            field_of(ServerConfig {
+                max_clients: 0,
+                ..config()
+            }),
+            "max_clients"
+        );
+        assert_eq!(
+            field_of(ServerConfig {
+                max_pending: 0,
+                ..config()
+            }),
+            "max_pending"
+        );
+        assert_eq!(
+            field_of(ServerConfig {
+                token_history: 0,
+                ..config()
+            }),
+            "token_history"
+        );
+        assert_eq!(
+            field_of(ServerConfig {
+                keep_alive_interval: Duration::ZERO,
+                ..config()
+            }),
+            "keep_alive_interval"
+        );
+        let mut big = config();
+        big.packet.max_packet_size = 1300;
+        assert_eq!(field_of(big), "packet.max_packet_size");
+    }
+
+    #[test]
+    fn unix_anchor_maps_both_ways() {
+        let t0 = Instant::now();
+        let a = UnixAnchor {
+            instant: t0,
+            unix: 1_000,
+        };
+        assert_eq!(a.unix_at(t0 + Duration::from_millis(2_500)), 1_002);
+        assert_eq!(a.unix_at(t0), 1_000);
+        assert_eq!(a.instant_of(1_010), t0 + Duration::from_secs(10));
+        assert_eq!(a.instant_of(500), t0, "the past maps to the anchor");
+        assert_eq!(a.instant_of(u64::MAX), t0 + Duration::from_secs(YEAR_SECS));
+    }
+
+    #[test]
+    fn token_errors_map_to_drop_kinds() {
+        assert_eq!(
+            token_drop_kind(&NetError::TokenForged),
+            DropKind::ForgedToken
+        );
+        assert_eq!(
+            token_drop_kind(&NetError::TokenExpired {
+                expire_unix: 1,
+                now_unix: 2
+            }),
+            DropKind::ExpiredToken
+        );
+        assert_eq!(
+            token_drop_kind(&NetError::WrongProtocol {
+                expected: 1,
+                found: 2
+            }),
+            DropKind::WrongProtocol
+        );
+        assert_eq!(
+            token_drop_kind(&NetError::MalformedToken("x")),
+            DropKind::MalformedToken
+        );
+    }
+}
