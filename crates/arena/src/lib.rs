@@ -10,10 +10,14 @@
 //! ([`Map::builtin`]): `dust_corners`, a 5v5 map of corridors and corners,
 //! and `plaza`, an open square where 100 players all see each other.
 //!
-//! What it is not: the game rules (rounds, weapons, economy, bots) nor
-//! networking or replication. Those are layered on top through the engine's
-//! `Game` trait; the engine's lag-compensation history stores [`Pose`]s and
-//! rewinds them with [`Pose::lerp`].
+//! On top of that world sit the game's rules: weapons ([`WeaponKind`]),
+//! lag-compensated shots against poses rewound through the engine's history
+//! ([`ShotResolver`]), fog of war ([`FogOfWar`]), and the 5v5 round game mode itself
+//! ([`game`]), which implements the engine's `Game` trait, with scripted
+//! bots ([`bot`]) and the benchmark scenario presets ([`scenario`]).
+//!
+//! What it is not: networking. The engine replicates what the game mode
+//! changes; sockets and sealing belong to the host.
 //!
 //! Conventions: Y is up, distances are metres, angles radians; yaw 0 looks
 //! along +z and yaw pi/2 along +x; positive pitch looks up. A player's
@@ -51,8 +55,11 @@
 //! ```
 
 mod aabb;
+pub mod bot;
 mod collision;
 mod error;
+mod fog;
+pub mod game;
 mod grid;
 mod hitbox;
 mod map;
@@ -60,15 +67,19 @@ pub mod map_file;
 mod movement;
 mod pose;
 mod raycast;
+mod rewind;
+pub mod scenario;
 mod sight;
 mod skeleton;
 mod spawn;
 mod team;
 mod validation;
+mod weapon;
 
 pub use aabb::Aabb;
 pub use collision::{CONTACT_EPSILON, Capsule, SKIN};
 pub use error::MapError;
+pub use fog::{FogOfWar, FogParams};
 pub use grid::{BoxGrid, DEFAULT_CELL_SIZE};
 pub use hitbox::{BodyHit, HITBOX_COUNT, HitZone, Hitbox, Hitboxes, raycast_hitboxes};
 pub use map::{BoxKind, Map, SpawnZone};
@@ -78,8 +89,12 @@ pub use movement::{
 };
 pub use pose::{Pose, Stance, clamp_pitch, view_direction, wrap_angle};
 pub use raycast::{Hit, ShotOutcome, Surface, raycast_world, trace_shot};
+pub use rewind::{Shot, ShotCandidate, ShotHit, ShotResolver, rewound_pose};
 pub use sight::{can_see, line_of_sight};
 pub use skeleton::{BONE_COUNT, Bone, BoneTransform, Skeleton, dims};
 pub use spawn::{SPAWN_SPACING, SpawnPoint};
 pub use team::Team;
 pub use validation::{MoveVerdict, MoveViolation, MovementLimits, check_displacement};
+pub use weapon::{
+    Damage, Loadout, Slot, WeaponKind, WeaponSpec, WeaponState, damage, spread_direction,
+};

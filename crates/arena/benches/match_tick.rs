@@ -1,0 +1,266 @@
+//! Whole match ticks of the arena scenarios, sans IO, with bots for every
+//! player: per tick, the match tick (inputs, movement, poses, shots, rules,
+//! fog of war, snapshots) AND, for every client, the packet built through
+//! `hightick-net` (`Match::send_tick` on the client's `PacketEndpoint`) and
+//! sealed with the packet cipher. Untimed, each client's endpoint opens the
+//! packet, reads it and answers with an ack packet, which the server's
+//! endpoint reads; the deliveries go back to the replication writer, so
+//! replication runs in steady state.
+//!
+//! Figures: `arena_5v5_tick_mean_us`, `arena_5v5_tick_p99_us`,
+//! `arena_5v5_bytes_per_client_s`, `arena_plaza100_tick_mean_us`,
+//! `arena_plaza100_bytes_per_client_s_128hz`,
+//! `arena_plaza100_bytes_per_client_s_30hz`, `replication_push_vs_poll_ratio`
+//! (the plaza100 run with the naive polling writer, mean tick time poll /
+//! push), then a per-subsystem table from the telemetry frame recorder.
+
+use std::time::{Duration, Instant};
+
+use hightick_arena::scenario::{BotMatch, Scenario};
+use hightick_engine::replication::{ChangeDetection, ValueComparison};
+use hightick_net::crypto::PacketCipher;
+use hightick_net::wire::{self, MAX_PACKET_BYTES, PacketKind};
+use hightick_net::{Key, PacketConfig, PacketEndpoint};
+use hightick_telemetry::bench::figure;
+use hightick_telemetry::{BudgetTarget, FrameRecorder, ModeBudget, RecorderConfig, Subsystem};
+
+const PROTOCOL: u64 = 0x6869_6768_7469_636B;
+
+/// What one scenario run measured.
+struct Run {
+    tick_ns: Vec<u64>,
+    bytes: u64,
+    clients: usize,
+    seconds: f64,
+    subsystems: Vec<(Subsystem, f64)>,
+    ticks_in_combat: usize,
+}
+
+impl Run {
+    fn mean_us(&self) -> f64 {
+        self.tick_ns.iter().sum::<u64>() as f64 / self.tick_ns.len().max(1) as f64 / 1e3
+    }
+
+    fn quantile_us(&self, q: f64) -> f64 {
+        let mut s = self.tick_ns.clone();
+        s.sort_unstable();
+        let i = ((s.len() as f64 - 1.0) * q).round() as usize;
+        s.get(i).copied().unwrap_or(0) as f64 / 1e3
+    }
+
+    fn bytes_per_client_s(&self) -> f64 {
+        self.bytes as f64 / self.clients as f64 / self.seconds
+    }
+}
+
+/// The network side of one client: the server's endpoint for it and the
+/// client's own, plus the sealing sequence.
+struct Link {
+    server: PacketEndpoint,
+    client: PacketEndpoint,
+    sequence: u64,
+}
+
+fn run<D: ChangeDetection>(
+    scenario: &Scenario,
+    detection: D,
+    warmup_s: u32,
+    measure_s: u32,
+) -> Run {
+    let rate = scenario.match_config.tick_rate_hz;
+    let mut m: BotMatch<D> = scenario
+        .bot_match_with(42, detection)
+        .expect("scenario builds");
+    let players: Vec<_> = m.players().collect();
+    let start = Instant::now();
+    let period = Duration::from_secs_f64(1.0 / f64::from(rate));
+    let config = PacketConfig::default();
+    let mut links: Vec<Link> = players
+        .iter()
+        .map(|_| Link {
+            server: PacketEndpoint::new(&config, start),
+            client: PacketEndpoint::new(&config, start),
+            sequence: 0,
+        })
+        .collect();
+    let cipher = PacketCipher::new(&Key::from_bytes([7; 32]), PROTOCOL);
+    let mut datagrams = vec![[0u8; MAX_PACKET_BYTES]; players.len()];
+    let mut lens = vec![0usize; players.len()];
+    let mut scratch = vec![0u8; 64 * 1024];
+    let mut ack = vec![0u8; MAX_PACKET_BYTES];
+    let mut recorder = FrameRecorder::new(
+        RecorderConfig {
+            tick_rate_hz: f64::from(rate),
+            ..RecorderConfig::default()
+        },
+        ModeBudget::default(),
+    )
+    .expect("recorder");
+
+    let warmup = warmup_s * rate;
+    let total = warmup + measure_s * rate;
+    let mut tick_ns = Vec::with_capacity((measure_s * rate) as usize);
+    let mut bytes = 0u64;
+    let mut ticks_in_combat = 0;
+    for t in 0..total {
+        if t == warmup {
+            recorder.reset();
+        }
+        let now = start + period * t;
+        // Timed: the match tick and every client's packet, built and sealed.
+        let frame = recorder.begin(u64::from(t));
+        m.step_in(&frame);
+        {
+            let _net = frame.scope(Subsystem::Network, "send_seal");
+            for (i, &p) in players.iter().enumerate() {
+                let link = &mut links[i];
+                link.sequence += 1;
+                let seq = link.sequence;
+                let off = wire::body_offset(seq);
+                let body = &mut datagrams[i][off..off + wire::MAX_PAYLOAD_BYTES];
+                lens[i] = match m.game.send_tick(p, &mut link.server, now, body) {
+                    Ok(Some(len)) => {
+                        wire::seal_packet(&mut datagrams[i], PacketKind::Payload, seq, len, &cipher)
+                            .unwrap_or(0)
+                    }
+                    _ => 0,
+                };
+            }
+        }
+        let outcome = frame.end();
+        if t >= warmup {
+            tick_ns.push(outcome.total_ns);
+            bytes += lens.iter().map(|&l| l as u64).sum::<u64>();
+            if m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
+                ticks_in_combat += 1;
+            }
+        }
+        // Untimed: each client opens, reads and acks; the server reads acks.
+        for (i, &p) in players.iter().enumerate() {
+            let len = lens[i];
+            if len == 0 {
+                continue;
+            }
+            let link = &mut links[i];
+            let d = &mut datagrams[i][..len];
+            let Ok(header) = wire::read_header(d) else {
+                continue;
+            };
+            if wire::open_packet(d, &header, &cipher).is_err() {
+                continue;
+            }
+            let _ = link.client.read_packet(now, &d[header.body.clone()]);
+            while link.client.poll_message(&mut scratch).is_some() {}
+            if let Some((_, n)) = link.client.write_packet(now, &mut ack) {
+                let _ = link.server.read_packet(now, &ack[..n]);
+            }
+            m.game.absorb_deliveries(p, &mut link.server);
+        }
+    }
+    let stats = recorder.stats();
+    let subsystems = Subsystem::ALL
+        .iter()
+        .map(|&s| (s, stats.mean_ns(BudgetTarget::Subsystem(s)) / 1e3))
+        .collect();
+    Run {
+        clients: players.len(),
+        seconds: f64::from(measure_s),
+        bytes,
+        tick_ns,
+        subsystems,
+        ticks_in_combat,
+    }
+}
+
+fn main() {
+    let five = run(
+        &Scenario::five_v_five(),
+        hightick_engine::replication::ChangedTicks,
+        5,
+        40,
+    );
+    let plaza = run(
+        &Scenario::plaza100(128),
+        hightick_engine::replication::ChangedTicks,
+        4,
+        10,
+    );
+    let plaza30 = run(
+        &Scenario::plaza100(30),
+        hightick_engine::replication::ChangedTicks,
+        4,
+        10,
+    );
+    let poll = run(&Scenario::plaza100(128), ValueComparison::default(), 4, 10);
+
+    figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
+    figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
+    figure(
+        "arena_5v5_bytes_per_client_s",
+        five.bytes_per_client_s(),
+        "B/s",
+    );
+    figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
+    figure(
+        "arena_plaza100_bytes_per_client_s_128hz",
+        plaza.bytes_per_client_s(),
+        "B/s",
+    );
+    figure(
+        "arena_plaza100_bytes_per_client_s_30hz",
+        plaza30.bytes_per_client_s(),
+        "B/s",
+    );
+    figure(
+        "replication_push_vs_poll_ratio",
+        poll.mean_us() / plaza.mean_us(),
+        "x",
+    );
+
+    println!();
+    print!("{:<14}", "mean us/tick");
+    let runs = [&five, &plaza, &plaza30, &poll];
+    let labels = ["5v5", "plaza100", "plaza100_30hz", "plaza100_poll"];
+    for l in labels {
+        print!("{l:>15}");
+    }
+    println!();
+    for s in [
+        Subsystem::Movement,
+        Subsystem::Animation,
+        Subsystem::Equippable,
+        Subsystem::Gameplay,
+        Subsystem::Fow,
+        Subsystem::Replication,
+        Subsystem::Network,
+    ] {
+        print!("{:<14}", s.as_str());
+        for r in runs {
+            let v = r
+                .subsystems
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or(0.0, |(_, v)| *v);
+            print!("{v:>15.2}");
+        }
+        println!();
+    }
+    print!("{:<14}", "whole tick");
+    for r in runs {
+        print!("{:>15.2}", r.mean_us());
+    }
+    println!();
+    print!("{:<14}", "p99 tick");
+    for r in runs {
+        print!("{:>15.2}", r.quantile_us(0.99));
+    }
+    println!();
+    print!("{:<14}", "combat ticks");
+    for r in runs {
+        print!(
+            "{:>15}",
+            format!("{}/{}", r.ticks_in_combat, r.tick_ns.len())
+        );
+    }
+    println!();
+}

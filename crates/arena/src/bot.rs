@@ -1,0 +1,226 @@
+//! [`Bot`]: a scripted input source for one arena player, so matches play
+//! real rounds without a network or a person.
+//!
+//! A bot buys a rifle and armor when it can afford them, walks toward the
+//! enemy spawn (wandering off when stuck), and when it sees an enemy it
+//! stops, turns toward the enemy's chest with an aim error that shrinks over
+//! its reaction time, and fires. It sees only what fog of war lets its
+//! client see ([`Arena::sees`]) and stamps its commands with the tick whose
+//! state it looked at, as a real client does. Everything it does follows
+//! from its seed.
+
+use glam::Vec3;
+use hightick_engine::PlayerId;
+use hightick_engine::tick::Tick;
+use hightick_proto::InputCommand;
+use hightick_proto::message::Buttons;
+
+use crate::game::{Arena, Item, Phase, yaw_towards};
+use crate::weapon::WeaponSpec;
+
+/// How a bot plays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BotStyle {
+    /// Ticks between seeing an enemy and the first shot.
+    pub reaction_ticks: u32,
+    /// Initial aim error (radians), shrinking to a tenth over the reaction.
+    pub aim_error: f32,
+    /// Ticks of latency: commands say the bot saw the state this many
+    /// ticks before the previous one.
+    pub latency_ticks: u32,
+    /// Strafe side to side while shooting (less accurate, harder to hit)
+    /// instead of holding still.
+    pub strafe_while_shooting: bool,
+}
+
+impl Default for BotStyle {
+    fn default() -> Self {
+        Self {
+            reaction_ticks: 24,
+            aim_error: 0.05,
+            latency_ticks: 4,
+            strafe_while_shooting: false,
+        }
+    }
+}
+
+/// A scripted player. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Bot {
+    player: PlayerId,
+    style: BotStyle,
+    rng: u64,
+    target: Option<PlayerId>,
+    seen_at: Tick,
+    error: (f32, f32),
+    wander_until: Tick,
+    wander_yaw: f32,
+    check_at: Tick,
+    check_position: Vec3,
+    strafe: i8,
+    buy_round: u16,
+    buy_step: u8,
+}
+
+impl Bot {
+    /// A bot playing `player`, deterministic from `seed`.
+    pub fn new(player: PlayerId, seed: u64, style: BotStyle) -> Self {
+        Self {
+            player,
+            style,
+            rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(player.0) | 1,
+            target: None,
+            seen_at: 0,
+            error: (0.0, 0.0),
+            wander_until: 0,
+            wander_yaw: 0.0,
+            check_at: 0,
+            check_position: Vec3::ZERO,
+            strafe: 127,
+            buy_round: 0,
+            buy_step: 0,
+        }
+    }
+
+    /// The player it plays.
+    pub fn player(&self) -> PlayerId {
+        self.player
+    }
+
+    fn random(&mut self) -> f32 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// The bot's command for `tick`, looking at the arena as the previous
+    /// tick left it.
+    pub fn command(&mut self, arena: &Arena, tick: Tick) -> InputCommand {
+        let mut cmd = InputCommand {
+            tick,
+            aim_tick: tick.saturating_sub(1 + self.style.latency_ticks),
+            ..InputCommand::default()
+        };
+        let Some(me) = arena.fighter(self.player).copied() else {
+            return cmd;
+        };
+        cmd.yaw = me.yaw;
+        cmd.pitch = me.pitch;
+        if !me.alive {
+            self.target = None;
+            return cmd;
+        }
+        match arena.clock().phase {
+            Phase::Buy => {
+                self.shop(arena, &me, &mut cmd);
+                return cmd;
+            }
+            Phase::Combat => {}
+            _ => return cmd,
+        }
+        cmd.weapon_slot = 2;
+        let eye = me.pose().eye(arena.movement_params());
+        // The nearest enemy the bot's client would know about.
+        let mut best: Option<(PlayerId, f32)> = None;
+        for (p, f) in arena.fighters() {
+            if f.team == me.team || !f.alive || !arena.sees(self.player, p) {
+                continue;
+            }
+            let d = f.position().distance_squared(me.position());
+            if best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((p, d));
+            }
+        }
+        match best.and_then(|(p, _)| Some((p, arena.fighter(p)?))) {
+            Some((p, enemy)) => {
+                if self.target != Some(p) {
+                    self.target = Some(p);
+                    self.seen_at = tick;
+                    let e = self.style.aim_error;
+                    self.error = ((self.random() - 0.5) * 2.0 * e, (self.random() - 0.5) * e);
+                }
+                let chest = enemy.position() + Vec3::Y * 1.3;
+                let to = chest - eye;
+                let flat = (to.x * to.x + to.z * to.z).sqrt();
+                let seen_for = tick.saturating_sub(self.seen_at);
+                let settle = 1.0
+                    - 0.9 * (seen_for as f32 / self.style.reaction_ticks.max(1) as f32).min(1.0);
+                cmd.yaw = yaw_towards(eye, chest) + self.error.0 * settle;
+                cmd.pitch = to.y.atan2(flat) + self.error.1 * settle;
+                if seen_for >= self.style.reaction_ticks {
+                    cmd.buttons |= Buttons::FIRE;
+                }
+                if self.style.strafe_while_shooting {
+                    if tick % 40 == 0 {
+                        self.strafe = -self.strafe;
+                    }
+                    cmd.move_x = self.strafe;
+                } else if (tick / 64 + u32::from(self.player.0)) % 3 == 0 {
+                    // Hold still to shoot straight; crouch now and then.
+                    cmd.buttons |= Buttons::CROUCH;
+                }
+            }
+            None => {
+                self.target = None;
+                self.walk(arena, &me, tick, &mut cmd);
+            }
+        }
+        cmd
+    }
+
+    fn shop(&mut self, arena: &Arena, me: &crate::game::Fighter, cmd: &mut InputCommand) {
+        let round = arena.clock().round;
+        if self.buy_round != round {
+            self.buy_round = round;
+            self.buy_step = 0;
+        }
+        // Press and release: a purchase happens on the press.
+        let step = self.buy_step;
+        self.buy_step = self.buy_step.saturating_add(1);
+        let want = match step {
+            0 if me.loadout.primary.is_none() && me.money >= WeaponSpec::RIFLE.price => {
+                Some(Item::Rifle)
+            }
+            2 if me.armor == 0 => Some(Item::Armor),
+            _ => None,
+        };
+        if let Some(item) = want {
+            cmd.buttons |= Buttons::BUY;
+            cmd.weapon_slot = item.slot();
+        }
+    }
+
+    fn walk(
+        &mut self,
+        arena: &Arena,
+        me: &crate::game::Fighter,
+        tick: Tick,
+        cmd: &mut InputCommand,
+    ) {
+        if tick >= self.check_at {
+            if self.check_at != 0 && me.position().distance(self.check_position) < 1.0 {
+                self.wander_yaw = (self.random() - 0.5) * std::f32::consts::TAU;
+                self.wander_until = tick + 96;
+            }
+            self.check_at = tick + 64;
+            self.check_position = me.position();
+        }
+        let yaw = if tick < self.wander_until {
+            self.wander_yaw
+        } else {
+            let goals = arena.map().spawn_points(me.team.other());
+            match goals.get(me.slot % goals.len().max(1)) {
+                Some(goal) => yaw_towards(me.position(), goal.position),
+                None => me.yaw,
+            }
+        };
+        if tick % 48 == 0 && self.random() < 0.3 {
+            self.strafe = -self.strafe;
+        }
+        cmd.yaw = yaw;
+        cmd.pitch = 0.0;
+        cmd.move_y = 127;
+        cmd.move_x = if tick % 128 < 32 { self.strafe / 2 } else { 0 };
+    }
+}

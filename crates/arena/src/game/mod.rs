@@ -1,0 +1,676 @@
+//! [`Arena`]: the reference game mode, an implementation of the engine's
+//! [`Game`] trait on the arena's maps, movement, poses and ray casts.
+//!
+//! Players join the smaller team and spawn at its spawn points. Each tick
+//! their inputs drive [`move_and_slide`] (fenced to the
+//! buy zone during the buy phase; a move the displacement check refuses is
+//! undone), poses go into a [`LagCompensation<Pose>`] history every N ticks
+//! (off during the buy phase), shots are traced against targets rewound to
+//! the tick the shooter saw ([`ShotResolver`]), and the
+//! round rules run: buy -> combat -> round end, first to N rounds, with money
+//! per round and kill. Replicated state goes through the world's setters (so
+//! only changes are sent); relevance is [`FogOfWar`]: an
+//! enemy only with line of sight, teammates always, money (a separate
+//! `Wallet` entity) only to the own team.
+//!
+//! Modules: `rules` (rounds, economy), `combat` (shots, damage), `wire`
+//! (archetypes, field groups, the client's replica), `arms` (prices, weapon
+//! ids), `player` ([`Fighter`]), `round` ([`RoundClock`]), `config`
+//! ([`ArenaConfig`]).
+
+mod arms;
+mod combat;
+mod config;
+mod player;
+mod round;
+mod rules;
+mod wire;
+
+use glam::{Vec2, Vec3};
+use hightick_engine::input::InputSource;
+use hightick_engine::lag_comp::{LagCompensation, RewindLimits};
+use hightick_engine::replication::ReplicationSource;
+use hightick_engine::tick::{Tick, TickTime};
+use hightick_engine::world::ReplicationWorld;
+use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, PlayerId, TickContext};
+use hightick_proto::message::{Buttons, RoundEndReason, RoundPhase};
+use hightick_proto::{BitWriter, GameEvent, InputCommand, ProtoError};
+use hightick_telemetry::Subsystem;
+
+use crate::rewind::{Shot, ShotResolver};
+use crate::weapon::{Loadout, Slot, damage, spread_direction};
+use crate::{
+    FogOfWar, FogParams, Map, MapError, MoveInput, MovementLimits, MovementParams, Pose, Team,
+    check_displacement, move_and_slide, move_and_slide_within,
+};
+
+pub use arms::{ARMOR_POINTS, ARMOR_PRICE};
+pub use config::ArenaConfig;
+pub use player::{Fighter, Item};
+pub use round::{Phase, RoundClock};
+pub use wire::{
+    ArenaKind, ArenaReplica, MONEY, ReplicaTransform, TRANSFORM, TransformCodec, VITALS, WORLD_MAX,
+    WORLD_MIN, WireTransform, WireVitals,
+};
+
+/// Why an arena could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The map failed to load.
+    #[error(transparent)]
+    Map(#[from] MapError),
+    /// A config field is out of range.
+    #[error("arena config: {field} {reason}")]
+    Config {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The config file does not parse.
+    #[error("arena config: {0}")]
+    ConfigParse(String),
+    /// The engine refused the match set-up.
+    #[error(transparent)]
+    Engine(#[from] hightick_engine::EngineError),
+    /// The wire codec could not be built.
+    #[error("arena wire codec: {0}")]
+    Codec(#[from] ProtoError),
+}
+
+/// One player's line in the [`MatchRecord`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlayerRecord {
+    /// The player's slot.
+    pub player: PlayerId,
+    /// Its team.
+    pub team: Team,
+    /// Enemies it killed.
+    pub kills: u32,
+    /// Times it died.
+    pub deaths: u32,
+}
+
+/// The result of a finished arena match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchRecord {
+    /// The team that reached the rounds to win.
+    pub winner: Team,
+    /// Rounds won per team (index [`Team::index`]).
+    pub score: [u16; 2],
+    /// Rounds played.
+    pub rounds: u16,
+    /// Every player still in the match, in slot order.
+    pub players: Vec<PlayerRecord>,
+}
+
+/// A shot asked for this tick, resolved after every player has moved.
+#[derive(Debug, Clone, Copy)]
+struct PendingShot {
+    aim_tick: Tick,
+}
+
+/// The reference game mode. See the [module docs](self).
+#[derive(Debug)]
+pub struct Arena {
+    map: Map,
+    params: MovementParams,
+    limits: MovementLimits,
+    config: ArenaConfig,
+    codec: TransformCodec,
+    fighters: Box<[Option<Fighter>]>,
+    owner: Box<[Option<PlayerId>]>,
+    transforms: Box<[WireTransform]>,
+    vitals: Box<[WireVitals]>,
+    money: Box<[u32]>,
+    buy_held: Box<[bool]>,
+    shots: Box<[Option<PendingShot>]>,
+    visible: Box<[InterestSet]>,
+    resolver: ShotResolver,
+    history: LagCompensation<Pose>,
+    clock: RoundClock,
+    seed: u64,
+    fog: FogOfWar,
+    fog_input: Box<[(Team, Pose, bool)]>,
+    shots_fired: u64,
+    hits: u64,
+}
+
+impl Arena {
+    /// An arena with `config`'s rules, sized by `match_config` (players,
+    /// entity slots, at least two per player; tick rate; lag-compensation
+    /// record interval and maximum rewind). `seed` drives weapon spread.
+    pub fn new(
+        config: ArenaConfig,
+        match_config: &hightick_engine::MatchConfig,
+        seed: u64,
+    ) -> Result<Self, SetupError> {
+        config.validate()?;
+        let map = Map::builtin(&config.map)?;
+        let players = usize::from(match_config.max_players);
+        let entities = usize::from(match_config.max_entities);
+        if entities < 2 * players {
+            return Err(SetupError::Config {
+                field: "max_entities",
+                reason: "must be at least twice max_players",
+            });
+        }
+        let params = MovementParams::default();
+        let limits = MovementLimits::from_params(&params);
+        let mut history = LagCompensation::new(
+            players,
+            RewindLimits::new(
+                match_config.tick_rate_hz,
+                match_config.pose_interval_ticks,
+                match_config.max_rewind_ms,
+            ),
+        );
+        history.set_recording(false);
+        let fog = FogOfWar::with_params(
+            players,
+            FogParams {
+                reveal_margin: config.reveal_margin,
+                interval: config.fow_interval_ticks,
+                tick_rate_hz: match_config.tick_rate_hz,
+                ..FogParams::default()
+            },
+        );
+        Ok(Self {
+            map,
+            limits,
+            params,
+            config,
+            codec: TransformCodec::world()?,
+            fighters: vec![None; players].into_boxed_slice(),
+            owner: vec![None; entities].into_boxed_slice(),
+            transforms: vec![WireTransform::default(); entities].into_boxed_slice(),
+            vitals: vec![WireVitals::default(); entities].into_boxed_slice(),
+            money: vec![0; entities].into_boxed_slice(),
+            buy_held: vec![false; players].into_boxed_slice(),
+            shots: vec![None; players].into_boxed_slice(),
+            visible: (0..players)
+                .map(|_| InterestSet::with_capacity(entities))
+                .collect(),
+            resolver: ShotResolver::with_capacity(players),
+            history,
+            clock: RoundClock::default(),
+            seed,
+            fog,
+            fog_input: vec![(Team::Attackers, Pose::default(), false); players].into_boxed_slice(),
+            shots_fired: 0,
+            hits: 0,
+        })
+    }
+
+    /// The map in play.
+    pub fn map(&self) -> &Map {
+        &self.map
+    }
+
+    /// The movement parameters every player uses.
+    pub fn movement_params(&self) -> &MovementParams {
+        &self.params
+    }
+
+    /// The fog of war.
+    pub fn fog(&self) -> &FogOfWar {
+        &self.fog
+    }
+
+    /// The rules.
+    pub fn config(&self) -> &ArenaConfig {
+        &self.config
+    }
+
+    /// The round clock and score.
+    pub fn clock(&self) -> &RoundClock {
+        &self.clock
+    }
+
+    /// The player in slot `player`, if any.
+    pub fn fighter(&self, player: PlayerId) -> Option<&Fighter> {
+        self.fighters.get(usize::from(player.0))?.as_ref()
+    }
+
+    /// Every player in the match, in slot order.
+    pub fn fighters(&self) -> impl Iterator<Item = (PlayerId, &Fighter)> + '_ {
+        self.fighters
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.as_ref().map(|f| (PlayerId(i as u16), f)))
+    }
+
+    /// The player owning `entity`.
+    pub fn owner(&self, entity: EntityId) -> Option<PlayerId> {
+        *self.owner.get(usize::from(entity.0))?
+    }
+
+    /// Whether `viewer` saw `target`'s body at the end of the last tick (fog
+    /// of war; teammates always).
+    pub fn sees(&self, viewer: PlayerId, target: PlayerId) -> bool {
+        let (Some(v), Some(t)) = (self.fighter(viewer), self.fighter(target)) else {
+            return false;
+        };
+        v.team == t.team || self.visible[usize::from(viewer.0)].contains(t.body)
+    }
+
+    /// Shots fired and shots that hit a body, this match.
+    pub fn shot_counts(&self) -> (u64, u64) {
+        (self.shots_fired, self.hits)
+    }
+
+    /// The lag-compensation history.
+    pub fn history(&self) -> &LagCompensation<Pose> {
+        &self.history
+    }
+
+    /// A hash of the whole simulated state (FNV-1a over every player's
+    /// movement, view, vitals, money and score, and the round clock): equal
+    /// for equal inputs.
+    pub fn world_hash(&self) -> u64 {
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        h.u64(u64::from(self.clock.round));
+        h.u64(u64::from(self.clock.phase_end));
+        h.u64(self.clock.phase as u64);
+        h.u64(u64::from(self.clock.score[0]) << 16 | u64::from(self.clock.score[1]));
+        for f in self.fighters.iter() {
+            let Some(f) = f else {
+                h.u64(0);
+                continue;
+            };
+            let m = &f.movement;
+            for v in [
+                m.position.x,
+                m.position.y,
+                m.position.z,
+                m.velocity.x,
+                m.velocity.y,
+                m.velocity.z,
+                m.crouch,
+                m.locomotion_phase,
+                f.yaw,
+                f.pitch,
+            ] {
+                h.u64(u64::from(v.to_bits()));
+            }
+            h.u64(u64::from(f.health) | u64::from(f.armor) << 8 | u64::from(f.alive) << 16);
+            h.u64(u64::from(f.money) | u64::from(f.kills) << 32);
+            h.u64(u64::from(f.deaths) | u64::from(f.shots) << 32);
+            let w = f.loadout.active();
+            h.u64(
+                u64::from(w.ammo) | u64::from(w.reserve) << 16 | u64::from(w.kind().code()) << 32,
+            );
+        }
+        h.0
+    }
+
+    /// Pushes `f`'s replicated values through the setters.
+    fn publish(&mut self, world: &mut ReplicationWorld<ArenaKind>, player: PlayerId) {
+        let Some(f) = self.fighters[usize::from(player.0)] else {
+            return;
+        };
+        let p = f.movement.position;
+        let t = self
+            .codec
+            .encode([p.x, p.y, p.z], f.yaw, f.pitch, f.movement.crouch);
+        let body = usize::from(f.body.0);
+        world.set(f.body, TRANSFORM, &mut self.transforms[body], t);
+        let v = WireVitals {
+            health: f.health,
+            armor: f.armor,
+            weapon: arms::weapon_id(&f),
+            alive: f.alive,
+        };
+        world.set(f.body, VITALS, &mut self.vitals[body], v);
+        world.set(
+            f.wallet,
+            MONEY,
+            &mut self.money[usize::from(f.wallet.0)],
+            f.money,
+        );
+    }
+
+    fn team_size(&self, team: Team) -> usize {
+        self.fighters().filter(|(_, f)| f.team == team).count()
+    }
+
+    fn spawn(&mut self, player: PlayerId, round: u16) {
+        let max_health = self.config.max_health;
+        let Some(f) = self.fighters[usize::from(player.0)].as_mut() else {
+            return;
+        };
+        let point = self.map.spawn_point(f.team, f.slot, u64::from(round));
+        f.movement = crate::MoveState::spawned(&point);
+        f.yaw = point.yaw;
+        f.pitch = 0.0;
+        if !f.alive {
+            f.armor = 0;
+            f.loadout.reset();
+        }
+        f.health = max_health;
+        f.alive = true;
+    }
+
+    fn record_poses(&mut self, tick: Tick) {
+        if !(self.history.is_recording() && self.history.is_record_tick(tick)) {
+            return;
+        }
+        for i in 0..self.fighters.len() {
+            if let Some(f) = &self.fighters[i]
+                && f.alive
+            {
+                self.history.record(PlayerId(i as u16), tick, f.pose());
+            }
+        }
+    }
+
+    fn fog_of_war(&mut self, tick: Tick) {
+        for (i, slot) in self.fog_input.iter_mut().enumerate() {
+            *slot = match &self.fighters[i] {
+                Some(f) => (f.team, f.pose(), f.alive),
+                None => (Team::Attackers, Pose::default(), false),
+            };
+        }
+        self.fog.update(tick, &self.map, &self.fog_input);
+        for v in 0..self.fighters.len() {
+            self.visible[v].clear();
+            let Some(viewer) = &self.fighters[v] else {
+                continue;
+            };
+            for (t, target) in self.fighters.iter().enumerate() {
+                if let Some(target) = target
+                    && target.team != viewer.team
+                    && self.fog.visible(v, t)
+                {
+                    self.visible[v].insert(target.body);
+                }
+            }
+        }
+    }
+}
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn u64(&mut self, v: u64) {
+        for b in v.to_le_bytes() {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+impl ReplicationSource for Arena {
+    type Archetype = ArenaKind;
+
+    fn write_group(
+        &self,
+        entity: EntityId,
+        archetype: ArenaKind,
+        group: u8,
+        w: &mut BitWriter,
+    ) -> Result<(), ProtoError> {
+        let i = usize::from(entity.0);
+        match (archetype, group) {
+            (ArenaKind::Player, TRANSFORM) => self.codec.write(w, &self.transforms[i]),
+            (ArenaKind::Player, VITALS) => wire::write_vitals(w, &self.vitals[i]),
+            (ArenaKind::Wallet, MONEY) => wire::write_money(w, self.money[i]),
+            _ => Err(ProtoError::invalid("arena field group")),
+        }
+    }
+
+    fn priority(&self, viewer: PlayerId, entity: EntityId) -> f32 {
+        let (Some(v), Some(owner)) = (self.fighter(viewer), self.owner(entity)) else {
+            return 1.0;
+        };
+        if owner == viewer {
+            return 100.0;
+        }
+        let Some(t) = self.fighter(owner) else {
+            return 1.0;
+        };
+        let d = (v.position() - t.position()).length();
+        // Near players matter more; enemies more than teammates.
+        let base = if t.team == v.team { 0.5 } else { 1.0 };
+        base * 20.0 / (d + 5.0)
+    }
+}
+
+impl Game for Arena {
+    type Event = GameEvent;
+    type MatchResult = MatchRecord;
+
+    fn join(
+        &mut self,
+        ctx: &mut TickContext<'_, Self>,
+        player: PlayerId,
+    ) -> Result<(), JoinRefused> {
+        let i = usize::from(player.0);
+        if i >= self.fighters.len() || self.fighters[i].is_some() {
+            return Err(JoinRefused("slot taken"));
+        }
+        let team = if self.team_size(Team::Defenders) < self.team_size(Team::Attackers) {
+            Team::Defenders
+        } else {
+            Team::Attackers
+        };
+        let mut slot = 0;
+        while self
+            .fighters()
+            .any(|(_, f)| f.team == team && f.slot == slot)
+        {
+            slot += 1;
+        }
+        let body = ctx
+            .world
+            .spawn(ArenaKind::Player)
+            .map_err(|_| JoinRefused("no entity slot"))?;
+        let Ok(wallet) = ctx.world.spawn(ArenaKind::Wallet) else {
+            ctx.world.despawn(body);
+            return Err(JoinRefused("no entity slot"));
+        };
+        let point = self
+            .map
+            .spawn_point(team, slot, u64::from(self.clock.round));
+        // Mid-round joiners wait for the next round.
+        let alive = matches!(self.clock.phase, Phase::Waiting | Phase::Buy);
+        self.fighters[i] = Some(Fighter {
+            body,
+            wallet,
+            team,
+            slot,
+            movement: crate::MoveState::spawned(&point),
+            yaw: point.yaw,
+            pitch: 0.0,
+            health: if alive { self.config.max_health } else { 0 },
+            armor: 0,
+            loadout: Loadout::starting(),
+            money: self.config.start_money,
+            alive,
+            shots: 0,
+            refused_moves: 0,
+            kills: 0,
+            deaths: 0,
+        });
+        self.owner[usize::from(body.0)] = Some(player);
+        self.owner[usize::from(wallet.0)] = Some(player);
+        self.buy_held[i] = false;
+        self.shots[i] = None;
+        self.history.clear(player);
+        self.fog.invalidate();
+        self.publish(ctx.world, player);
+        ctx.broadcast_event(GameEvent::PlayerJoined {
+            player: body,
+            team: round::wire_team(team),
+        });
+        Ok(())
+    }
+
+    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        let i = usize::from(player.0);
+        let Some(f) = self.fighters.get_mut(i).and_then(Option::take) else {
+            return;
+        };
+        for e in [f.body, f.wallet] {
+            self.owner[usize::from(e.0)] = None;
+            ctx.world.despawn(e);
+        }
+        self.shots[i] = None;
+        self.history.clear(player);
+        for seen in self.visible.iter_mut() {
+            seen.remove(f.body);
+        }
+    }
+
+    fn input(
+        &mut self,
+        ctx: &mut TickContext<'_, Self>,
+        player: PlayerId,
+        command: &InputCommand,
+        _source: InputSource,
+    ) {
+        let i = usize::from(player.0);
+        let phase = self.clock.phase;
+        let buying = command.buttons.contains(Buttons::BUY);
+        if phase == Phase::Buy && buying && !self.buy_held[i] {
+            let _s = ctx.scope(Subsystem::Gameplay, "purchase");
+            self.buy(ctx, player, command.weapon_slot);
+        }
+        self.buy_held[i] = buying;
+        let Some(f) = self.fighters[i].as_mut() else {
+            return;
+        };
+        if !f.alive || matches!(phase, Phase::Waiting | Phase::MatchOver) {
+            return;
+        }
+        // View angles: any finite value wraps; anything else keeps the old view.
+        if command.yaw.is_finite() && command.pitch.is_finite() {
+            f.yaw = crate::wrap_angle(command.yaw);
+            f.pitch = crate::clamp_pitch(command.pitch);
+        }
+        {
+            let _s = ctx.scope(Subsystem::Equippable, "select");
+            match command.weapon_slot {
+                1 => {
+                    f.loadout.select(Slot::Secondary);
+                }
+                2 => {
+                    f.loadout.select(Slot::Primary);
+                }
+                _ => {}
+            }
+            if command.buttons.contains(Buttons::RELOAD) {
+                f.loadout
+                    .active_mut()
+                    .start_reload(ctx.tick(), ctx.tick_rate_hz());
+            }
+        }
+        {
+            let _s = ctx.scope(Subsystem::Movement, "move_and_slide");
+            let axis = |v: i8| f32::from(v.max(-127)) / 127.0;
+            let mut wish = MoveInput::from_axes(f.yaw, axis(command.move_y), axis(command.move_x));
+            wish.jump = command.buttons.contains(Buttons::JUMP);
+            wish.crouch = command.buttons.contains(Buttons::CROUCH);
+            wish.walk = command.buttons.contains(Buttons::WALK);
+            let before = f.movement;
+            let dt = ctx.dt();
+            match (phase, self.map.buy_zone(f.team)) {
+                (Phase::Buy, Some(zone)) => {
+                    move_and_slide_within(&self.map, &self.params, &mut f.movement, &wish, dt, zone)
+                }
+                _ => move_and_slide(&self.map, &self.params, &mut f.movement, &wish, dt),
+            };
+            // The server's own move is checked too: anything the limits call
+            // impossible (a teleport, a climb) is undone.
+            match check_displacement(
+                &self.map,
+                &self.limits,
+                self.params.capsule(f.movement.crouch),
+                before.position,
+                f.movement.position,
+                dt,
+            ) {
+                Ok(verdict) => f.movement.position = verdict.position(),
+                Err(_) => {
+                    f.refused_moves += 1;
+                    f.movement = before;
+                    f.movement.velocity = Vec3::ZERO;
+                }
+            }
+        }
+        if phase == Phase::Combat && command.buttons.contains(Buttons::FIRE) {
+            let _s = ctx.scope(Subsystem::Equippable, "trigger");
+            if f.loadout.try_fire(ctx.tick(), ctx.tick_rate_hz()) {
+                f.shots = f.shots.wrapping_add(1);
+                self.shots[i] = Some(PendingShot {
+                    aim_tick: command.aim_tick,
+                });
+            }
+        }
+        let _s = ctx.scope(Subsystem::Replication, "setters");
+        self.publish(ctx.world, player);
+    }
+
+    fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
+        let tick = ctx.tick();
+        {
+            let _s = ctx.scope(Subsystem::Animation, "record_poses");
+            self.record_poses(tick);
+        }
+        {
+            let _s = ctx.scope(Subsystem::Equippable, "resolve_shots");
+            self.resolve_shots(ctx);
+        }
+        {
+            let _s = ctx.scope(Subsystem::Gameplay, "round_rules");
+            self.round_rules(ctx);
+        }
+        let _s = ctx.scope(Subsystem::Fow, "line_of_sight");
+        self.fog_of_war(tick);
+    }
+
+    fn relevance(
+        &mut self,
+        viewer: PlayerId,
+        _world: &ReplicationWorld<ArenaKind>,
+        relevant: &mut InterestSet,
+    ) {
+        let v = usize::from(viewer.0);
+        let Some(me) = self.fighters.get(v).and_then(|f| f.as_ref()) else {
+            return;
+        };
+        for f in self.fighters.iter().flatten() {
+            if f.team == me.team {
+                relevant.insert(f.body);
+                relevant.insert(f.wallet);
+            }
+        }
+        relevant.union_with(&self.visible[v]);
+    }
+
+    fn result(&self) -> Option<MatchRecord> {
+        if self.clock.phase != Phase::MatchOver {
+            return None;
+        }
+        Some(MatchRecord {
+            winner: self.clock.last_winner?,
+            score: self.clock.score,
+            rounds: self.clock.round,
+            players: self
+                .fighters()
+                .map(|(player, f)| PlayerRecord {
+                    player,
+                    team: f.team,
+                    kills: f.kills,
+                    deaths: f.deaths,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The feet-plane direction from `from` to `to` as a yaw (0 along +z).
+pub fn yaw_towards(from: Vec3, to: Vec3) -> f32 {
+    let d = Vec2::new(to.x - from.x, to.z - from.z);
+    d.x.atan2(d.y)
+}

@@ -1,0 +1,256 @@
+//! What the arena replicates: the [`ArenaKind`] archetypes, their field
+//! groups, how each group is written, and [`ArenaReplica`], the client's copy.
+//!
+//! - `Player`: group [`TRANSFORM`] (quantized feet position, yaw, pitch,
+//!   crouch) and group [`VITALS`] (health, armor, weapon, alive).
+//! - `Wallet`: group [`MONEY`]; a separate entity so that relevance can keep
+//!   a player's money to its own team.
+
+use hightick_engine::replication::Replica;
+use hightick_engine::world::{Archetype, GroupMask};
+use hightick_proto::quantize::PositionQuantizer;
+use hightick_proto::{BitReader, BitWriter, ProtoError};
+
+/// Player group 0: where it is and where it looks.
+pub const TRANSFORM: u8 = 0;
+/// Player group 1: health, armor, weapon, alive.
+pub const VITALS: u8 = 1;
+/// Wallet group 0: money.
+pub const MONEY: u8 = 0;
+
+/// Position precision on the wire, metres.
+pub const POSITION_PRECISION: f32 = 1.0 / 64.0;
+/// The lowest corner of the replicated world (maps must fit inside).
+pub const WORLD_MIN: [f32; 3] = [-64.0, -4.0, -64.0];
+/// The highest corner of the replicated world.
+pub const WORLD_MAX: [f32; 3] = [192.0, 28.0, 192.0];
+/// Bits of a quantized yaw.
+pub const YAW_BITS: u32 = 10;
+/// Bits of a quantized pitch.
+pub const PITCH_BITS: u32 = 8;
+/// Bits of a quantized crouch amount.
+pub const CROUCH_BITS: u32 = 2;
+/// Bits of money on the wire.
+pub const MONEY_BITS: u32 = 20;
+
+/// The kinds of replicated arena entities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArenaKind {
+    /// A player's body.
+    Player,
+    /// A player's money, known to its team only.
+    Wallet,
+}
+
+impl Archetype for ArenaKind {
+    fn wire_id(self) -> u8 {
+        match self {
+            Self::Player => 0,
+            Self::Wallet => 1,
+        }
+    }
+
+    fn from_wire_id(id: u8) -> Option<Self> {
+        match id {
+            0 => Some(Self::Player),
+            1 => Some(Self::Wallet),
+            _ => None,
+        }
+    }
+
+    fn groups(self) -> GroupMask {
+        match self {
+            Self::Player => GroupMask::first(2),
+            Self::Wallet => GroupMask::first(1),
+        }
+    }
+}
+
+/// A player's transform as it goes on the wire: quantized codes, so the
+/// setter stamps a change only when the client would see one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct WireTransform {
+    /// Position codes per axis.
+    pub position: [u32; 3],
+    /// Yaw code (`YAW_BITS`).
+    pub yaw: u16,
+    /// Pitch code (`PITCH_BITS`).
+    pub pitch: u16,
+    /// Crouch code (`CROUCH_BITS`).
+    pub crouch: u8,
+}
+
+/// A player's vitals as they go on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct WireVitals {
+    /// Hit points.
+    pub health: u8,
+    /// Armor points.
+    pub armor: u8,
+    /// Weapon id in hand.
+    pub weapon: u8,
+    /// Alive this round.
+    pub alive: bool,
+}
+
+fn code(value: f32, lo: f32, hi: f32, bits: u32) -> u32 {
+    let max = (1u32 << bits) - 1;
+    let t = ((value - lo) / (hi - lo)).clamp(0.0, 1.0);
+    (t * max as f32).round() as u32
+}
+
+fn uncode(code: u32, lo: f32, hi: f32, bits: u32) -> f32 {
+    let max = (1u32 << bits) - 1;
+    lo + (hi - lo) * code.min(max) as f32 / max as f32
+}
+
+/// Quantizes and codes transforms for one map's bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct TransformCodec {
+    positions: PositionQuantizer,
+}
+
+impl TransformCodec {
+    /// The codec of every arena map: positions inside [`WORLD_MIN`]..[`WORLD_MAX`].
+    pub fn world() -> Result<Self, ProtoError> {
+        Ok(Self {
+            positions: PositionQuantizer::new(WORLD_MIN, WORLD_MAX, POSITION_PRECISION)?,
+        })
+    }
+
+    /// Codes a feet position, view angles and crouch amount.
+    pub fn encode(&self, position: [f32; 3], yaw: f32, pitch: f32, crouch: f32) -> WireTransform {
+        use std::f32::consts::{FRAC_PI_2, PI};
+        WireTransform {
+            position: self.positions.quantize(position),
+            yaw: code(crate::wrap_angle(yaw), -PI, PI, YAW_BITS) as u16,
+            pitch: code(pitch, -FRAC_PI_2, FRAC_PI_2, PITCH_BITS) as u16,
+            crouch: code(crouch, 0.0, 1.0, CROUCH_BITS) as u8,
+        }
+    }
+
+    /// Writes a coded transform.
+    pub fn write(&self, w: &mut BitWriter, t: &WireTransform) -> Result<(), ProtoError> {
+        let bits = self.positions.bits_per_axis();
+        for (axis, &b) in bits.iter().enumerate() {
+            w.write_bits(t.position[axis], b)?;
+        }
+        w.write_bits(u32::from(t.yaw), YAW_BITS)?;
+        w.write_bits(u32::from(t.pitch), PITCH_BITS)?;
+        w.write_bits(u32::from(t.crouch), CROUCH_BITS)
+    }
+
+    /// Reads what [`write`](Self::write) wrote, decoded to a position and angles.
+    pub fn read(&self, r: &mut BitReader) -> Result<ReplicaTransform, ProtoError> {
+        use std::f32::consts::{FRAC_PI_2, PI};
+        let bits = self.positions.bits_per_axis();
+        let mut codes = [0u32; 3];
+        for (axis, &b) in bits.iter().enumerate() {
+            codes[axis] = r.read_bits(b)?;
+        }
+        let yaw = r.read_bits(YAW_BITS)?;
+        let pitch = r.read_bits(PITCH_BITS)?;
+        let crouch = r.read_bits(CROUCH_BITS)?;
+        Ok(ReplicaTransform {
+            position: self.positions.dequantize(codes),
+            yaw: uncode(yaw, -PI, PI, YAW_BITS),
+            pitch: uncode(pitch, -FRAC_PI_2, FRAC_PI_2, PITCH_BITS),
+            crouch: uncode(crouch, 0.0, 1.0, CROUCH_BITS),
+        })
+    }
+}
+
+/// Writes vitals.
+pub fn write_vitals(w: &mut BitWriter, v: &WireVitals) -> Result<(), ProtoError> {
+    w.write_u8(v.health)?;
+    w.write_u8(v.armor)?;
+    w.write_bits(u32::from(v.weapon), 3)?;
+    w.write_bool(v.alive)
+}
+
+/// Reads vitals.
+pub fn read_vitals(r: &mut BitReader) -> Result<WireVitals, ProtoError> {
+    Ok(WireVitals {
+        health: r.read_u8()?,
+        armor: r.read_u8()?,
+        weapon: r.read_bits(3)? as u8,
+        alive: r.read_bool()?,
+    })
+}
+
+/// Writes money.
+pub fn write_money(w: &mut BitWriter, money: u32) -> Result<(), ProtoError> {
+    w.write_bits(money, MONEY_BITS)
+}
+
+/// A decoded transform on the client.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ReplicaTransform {
+    /// Feet position.
+    pub position: [f32; 3],
+    /// View yaw, radians.
+    pub yaw: f32,
+    /// View pitch, radians.
+    pub pitch: f32,
+    /// Crouch amount.
+    pub crouch: f32,
+}
+
+/// The client's copy of an arena entity.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ArenaReplica {
+    /// A player's transform.
+    pub transform: Option<ReplicaTransform>,
+    /// A player's vitals.
+    pub vitals: Option<WireVitals>,
+    /// A wallet's money.
+    pub money: Option<u32>,
+}
+
+impl Replica for ArenaReplica {
+    type Archetype = ArenaKind;
+
+    fn read_group(
+        &mut self,
+        archetype: ArenaKind,
+        group: u8,
+        r: &mut BitReader,
+    ) -> Result<(), ProtoError> {
+        match (archetype, group) {
+            (ArenaKind::Player, TRANSFORM) => {
+                self.transform = Some(TransformCodec::world()?.read(r)?);
+                Ok(())
+            }
+            (ArenaKind::Player, VITALS) => {
+                self.vitals = Some(read_vitals(r)?);
+                Ok(())
+            }
+            (ArenaKind::Wallet, MONEY) => {
+                self.money = Some(r.read_bits(MONEY_BITS)?);
+                Ok(())
+            }
+            _ => Err(ProtoError::invalid("arena field group")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transform_round_trips_within_precision() {
+        let codec = TransformCodec::world().unwrap();
+        let t = codec.encode([3.25, 0.0, -17.5], 1.0, -0.3, 1.0);
+        let mut buf = [0u8; 32];
+        let mut w = BitWriter::new(&mut buf);
+        codec.write(&mut w, &t).unwrap();
+        let len = w.finish();
+        let back = codec.read(&mut BitReader::new(&buf[..len])).unwrap();
+        assert!((back.position[0] - 3.25).abs() <= POSITION_PRECISION);
+        assert!((back.position[2] + 17.5).abs() <= POSITION_PRECISION);
+        assert!((back.yaw - 1.0).abs() < 0.01);
+        assert!((back.pitch + 0.3).abs() < 0.01);
+        assert_eq!(back.crouch, 1.0);
+    }
+}
