@@ -21,14 +21,15 @@ use hightick_engine::replication::{ChangeDetection, ValueComparison};
 use hightick_net::crypto::PacketCipher;
 use hightick_net::wire::{self, MAX_PACKET_BYTES, PacketKind};
 use hightick_net::{Key, PacketConfig, PacketEndpoint};
-use hightick_telemetry::bench::figure;
+use hightick_telemetry::bench::{Stats, figure};
 use hightick_telemetry::{BudgetTarget, FrameRecorder, ModeBudget, RecorderConfig, Subsystem};
 
 const PROTOCOL: u64 = 0x6869_6768_7469_636B;
 
 /// What one scenario run measured.
 struct Run {
-    tick_ns: Vec<u64>,
+    /// Whole-tick times, one sample per measured tick.
+    ticks: Stats,
     bytes: u64,
     clients: usize,
     seconds: f64,
@@ -38,14 +39,11 @@ struct Run {
 
 impl Run {
     fn mean_us(&self) -> f64 {
-        self.tick_ns.iter().sum::<u64>() as f64 / self.tick_ns.len().max(1) as f64 / 1e3
+        self.ticks.mean_ns() / 1e3
     }
 
     fn quantile_us(&self, q: f64) -> f64 {
-        let mut s = self.tick_ns.clone();
-        s.sort_unstable();
-        let i = ((s.len() as f64 - 1.0) * q).round() as usize;
-        s.get(i).copied().unwrap_or(0) as f64 / 1e3
+        self.ticks.quantile_ns(q) / 1e3
     }
 
     fn bytes_per_client_s(&self) -> f64 {
@@ -129,7 +127,7 @@ fn run<D: ChangeDetection>(
         }
         let outcome = frame.end();
         if t >= warmup {
-            tick_ns.push(outcome.total_ns);
+            tick_ns.push(outcome.total_ns as f64);
             bytes += lens.iter().map(|&l| l as u64).sum::<u64>();
             if m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
                 ticks_in_combat += 1;
@@ -166,7 +164,7 @@ fn run<D: ChangeDetection>(
         clients: players.len(),
         seconds: f64::from(measure_s),
         bytes,
-        tick_ns,
+        ticks: Stats::from_samples(tick_ns),
         subsystems,
         ticks_in_combat,
     }
@@ -259,7 +257,7 @@ fn main() {
     for r in runs {
         print!(
             "{:>15}",
-            format!("{}/{}", r.ticks_in_combat, r.tick_ns.len())
+            format!("{}/{}", r.ticks_in_combat, r.ticks.samples_ns.len())
         );
     }
     println!();

@@ -42,6 +42,14 @@ impl Stats {
         self.samples_ns[rank]
     }
 
+    /// The arithmetic mean of the samples, in nanoseconds per iteration.
+    pub fn mean_ns(&self) -> f64 {
+        if self.samples_ns.is_empty() {
+            return f64::NAN;
+        }
+        self.samples_ns.iter().sum::<f64>() / self.samples_ns.len() as f64
+    }
+
     /// The median in microseconds.
     pub fn median_us(&self) -> f64 {
         self.median_ns() / 1_000.0
@@ -91,6 +99,7 @@ mod tests {
         assert_eq!(s.median_ns(), 3.0);
         assert_eq!(s.quantile_ns(0.0), 1.0);
         assert_eq!(s.quantile_ns(1.0), 5.0);
+        assert_eq!(s.mean_ns(), 3.0);
     }
 
     #[test]
