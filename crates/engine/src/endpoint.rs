@@ -46,6 +46,26 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         now: Instant,
         datagram: &mut [u8],
     ) -> Result<Option<usize>, EngineError> {
+        let has_snapshot = self.queue_tick(player, endpoint)?;
+        let Some((sequence, len)) = endpoint.write_packet(now, datagram) else {
+            return Ok(None);
+        };
+        if has_snapshot {
+            self.packet_sent(player, sequence);
+        }
+        Ok(Some(len))
+    }
+
+    /// The first half of [`Self::send_tick`], for hosts whose secure layer
+    /// writes the packet: queues `player`'s events on the reliable channel
+    /// and this tick's snapshot on the unreliable one. Returns whether a
+    /// snapshot was queued; if so, report the sequence of the packet that
+    /// carries it with [`Match::packet_sent`].
+    pub fn queue_tick(
+        &mut self,
+        player: PlayerId,
+        endpoint: &mut PacketEndpoint,
+    ) -> Result<bool, EngineError> {
         let mut message = [0u8; MAX_EVENT_BYTES];
         while let Some(event) = self.peek_event(player) {
             let len = event.write_message(&mut message)?;
@@ -61,13 +81,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         if has_snapshot {
             endpoint.send_unreliable(snapshot)?;
         }
-        let Some((sequence, len)) = endpoint.write_packet(now, datagram) else {
-            return Ok(None);
-        };
-        if has_snapshot {
-            self.packet_sent(player, sequence);
-        }
-        Ok(Some(len))
+        Ok(has_snapshot)
     }
 
     /// Feeds every delivery notification of `player`'s endpoint to the

@@ -402,6 +402,45 @@ impl Server {
         self.connection_mut(slot).ok()?.endpoint.poll_message(out)
     }
 
+    /// The packet layer of `slot`, to queue messages on directly (for
+    /// example a match handing over its tick's events and snapshot).
+    pub fn endpoint_mut(&mut self, slot: usize) -> Option<&mut PacketEndpoint> {
+        self.connection_mut(slot).ok().map(|c| &mut c.endpoint)
+    }
+
+    /// Writes `slot`'s next payload packet (whatever its packet layer has
+    /// queued), sealed, into `buf`, and returns it with the packet layer's
+    /// sequence, so the caller can tie delivery notifications to what the
+    /// packet carried. `None`: the slot is not connected or has nothing to
+    /// send. Keep-alives, handshake replies and disconnects still come from
+    /// [`Self::poll_transmit`].
+    pub fn transmit_payload(
+        &mut self,
+        now: Instant,
+        slot: usize,
+        buf: &mut [u8],
+    ) -> Option<(Transmit, u16)> {
+        self.last_now = self.last_now.max(now);
+        if buf.len() < MAX_PACKET_BYTES {
+            return None;
+        }
+        let s = self.slots.get_mut(slot)?;
+        if s.state != SlotState::Connected {
+            return None;
+        }
+        let conn = s.connection.as_mut()?;
+        let destination = conn.link.address;
+        let endpoint = &mut conn.endpoint;
+        let mut sequence = 0;
+        let len = conn.link.seal(now, PacketKind::Payload, buf, |body| {
+            endpoint.write_packet(now, body).map(|(seq, len)| {
+                sequence = seq;
+                len
+            })
+        })?;
+        Some((Transmit { destination, len }, sequence))
+    }
+
     /// The next delivery notification (acked / presumed lost) of a packet sent to `slot`.
     pub fn poll_delivery(&mut self, slot: usize) -> Option<Delivery> {
         self.connection_mut(slot).ok()?.endpoint.poll_delivery()

@@ -142,6 +142,10 @@ impl Default for ModeBudget {
     }
 }
 
+/// The text of the budgets file shipped with hightick (`budgets.toml` at the
+/// telemetry crate's root): per-mode defaults for `5v5` and `plaza100`.
+pub const DEFAULT_BUDGETS_TOML: &str = include_str!("../budgets.toml");
+
 /// Every mode's budgets, as read from one file.
 #[derive(Debug, Clone)]
 pub struct Budgets {
@@ -150,6 +154,13 @@ pub struct Budgets {
 }
 
 impl Budgets {
+    /// The budgets shipped with hightick (the crate's `budgets.toml`), for
+    /// hosts started without a budgets file.
+    pub fn defaults() -> Self {
+        Self::parse(DEFAULT_BUDGETS_TOML, "budgets.toml (built in)")
+            .expect("the shipped budgets file parses (tested)")
+    }
+
     /// Reads and validates a budget file.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, TelemetryError> {
         let path = path.as_ref();
@@ -378,6 +389,13 @@ fn unquote_path(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shipped_budgets_parse_and_cover_both_presets() {
+        let b = Budgets::defaults();
+        assert!(b.mode("5v5").is_ok());
+        assert!(b.mode("plaza100").is_ok());
+    }
+
     use super::*;
 
     const GOOD: &str = r#"

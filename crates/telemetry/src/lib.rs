@@ -74,7 +74,7 @@ mod sub_scope;
 mod subsystem;
 mod summary;
 
-pub use budget::{Budget, BudgetTarget, Budgets, ModeBudget};
+pub use budget::{Budget, BudgetTarget, Budgets, DEFAULT_BUDGETS_TOML, ModeBudget};
 pub use clock::{MockTime, TscClock};
 pub use error::TelemetryError;
 pub use hdrhistogram::Histogram;

@@ -1,0 +1,374 @@
+//! The admin HTTP API, on its own small single-threaded runtime so it never
+//! competes with tick workers for more than a sliver of CPU:
+//!
+//! - `GET /healthz`: `200 {"status":"ok"|"draining"}`
+//! - `GET /metrics`: Prometheus text (frame-time histograms per mode and
+//!   subsystem, overruns, budget violations, traffic, drops by reason,
+//!   matches, players, process CPU)
+//! - `GET /v1/matches`: every hosted match ([`MatchInfo`])
+//! - `POST /v1/matches`: [`CreateMatch`] -> `201` [`MatchInfo`] with the
+//!   address clients connect to; `400` for a bad body, `409` for a client
+//!   already seated, `503` while draining or full
+//! - `GET /v1/stats`: [`HostStats`]; `POST /v1/stats/reset` starts a new
+//!   measuring window (after a warm-up).
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Json, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hightick_arena::scenario::Scenario;
+use hightick_telemetry::prometheus;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
+use crate::report::{CreateMatch, HostStats, MatchInfo, process_cpu_seconds};
+use crate::worker::{WorkerCommand, WorkerLoad, WorkerReport};
+
+/// Longest a worker may take to answer the admin side.
+const WORKER_ANSWER: Duration = Duration::from_secs(2);
+/// Largest roster accepted.
+const MAX_ROSTER: usize = 4096;
+
+/// One worker as the admin side sees it.
+#[derive(Debug)]
+pub(crate) struct WorkerHandle {
+    pub commands: Mutex<Sender<WorkerCommand>>,
+    pub load: Arc<WorkerLoad>,
+    pub max_matches: usize,
+}
+
+/// Shared by every admin request.
+#[derive(Debug)]
+pub(crate) struct AdminState {
+    pub workers: Vec<WorkerHandle>,
+    pub next_match_id: AtomicU64,
+    pub draining: AtomicBool,
+    pub started: Instant,
+    pub timeline: Mutex<Timeline>,
+    pub seed: AtomicU64,
+}
+
+impl AdminState {
+    fn send(&self, worker: usize, command: WorkerCommand) -> bool {
+        self.workers[worker]
+            .commands
+            .lock()
+            .map(|tx| tx.send(command).is_ok())
+            .unwrap_or(false)
+    }
+
+    /// Every worker's report (those that answer in time).
+    pub async fn reports(&self) -> Vec<WorkerReport> {
+        let mut waiting = Vec::with_capacity(self.workers.len());
+        for i in 0..self.workers.len() {
+            let (reply, answer) = oneshot::channel();
+            if self.send(i, WorkerCommand::Report { reply }) {
+                waiting.push(answer);
+            }
+        }
+        let mut reports = Vec::with_capacity(waiting.len());
+        for answer in waiting {
+            if let Ok(Ok(r)) = tokio::time::timeout(WORKER_ANSWER, answer).await {
+                reports.push(r);
+            }
+        }
+        reports
+    }
+
+    /// Tells every worker to reset its frame statistics.
+    pub fn reset_stats(&self) {
+        for i in 0..self.workers.len() {
+            self.send(i, WorkerCommand::ResetStats);
+        }
+        if let Ok(mut t) = self.timeline.lock() {
+            t.clear();
+        }
+    }
+
+    /// Starts a drain: no new matches; running ones may go on until `deadline`.
+    pub fn drain(&self, deadline: Instant) {
+        self.draining.store(true, Ordering::SeqCst);
+        for i in 0..self.workers.len() {
+            self.send(i, WorkerCommand::Drain { deadline });
+        }
+    }
+
+    /// Records one timeline second.
+    pub async fn sample_timeline(&self) {
+        let reports = self.reports().await;
+        let t_s = self.started.elapsed().as_secs_f64();
+        let cpu = process_cpu_seconds();
+        if let Ok(mut t) = self.timeline.lock() {
+            t.sample(t_s, cpu, &reports);
+        }
+    }
+}
+
+type Shared = Arc<AdminState>;
+
+/// The admin router.
+pub(crate) fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/v1/matches", get(list_matches).post(create_match))
+        .route("/v1/stats", get(stats))
+        .route("/v1/stats/reset", post(reset_stats))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .with_state(state)
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+async fn healthz(State(state): State<Shared>) -> Response {
+    let status = if state.draining.load(Ordering::SeqCst) {
+        "draining"
+    } else {
+        "ok"
+    };
+    Json(json!({ "status": status })).into_response()
+}
+
+async fn list_matches(State(state): State<Shared>) -> Json<Vec<MatchInfo>> {
+    let reports = state.reports().await;
+    let mut matches: Vec<MatchInfo> = reports
+        .into_iter()
+        .flat_map(|r| r.matches.into_iter().map(|m| m.info))
+        .collect();
+    matches.sort_by_key(|m| m.id);
+    Json(matches)
+}
+
+async fn create_match(
+    State(state): State<Shared>,
+    body: Result<Json<CreateMatch>, JsonRejection>,
+) -> Response {
+    let Json(request) = match body {
+        Ok(b) => b,
+        Err(rejection) => return error(StatusCode::BAD_REQUEST, &rejection.body_text()),
+    };
+    if state.draining.load(Ordering::SeqCst) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "draining: no new matches");
+    }
+    let Some(mut scenario) = Scenario::by_name(&request.mode) else {
+        let message = format!(
+            "mode: unknown `{}` (known: {})",
+            request.mode,
+            Scenario::NAMES
+        );
+        return error(StatusCode::BAD_REQUEST, &message);
+    };
+    if let Some(map) = &request.map {
+        scenario.arena.map = map.clone();
+    }
+    if request.roster.is_empty()
+        || request.roster.len() > usize::from(scenario.players).min(MAX_ROSTER)
+    {
+        let message = format!("roster: must hold 1 to {} client ids", scenario.players);
+        return error(StatusCode::BAD_REQUEST, &message);
+    }
+    let mut unique = request.roster.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    if unique.len() != request.roster.len() {
+        return error(StatusCode::BAD_REQUEST, "roster: a client id appears twice");
+    }
+    // The least loaded worker with room.
+    let Some(worker) = state
+        .workers
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.load.matches.load(Ordering::Relaxed) < w.max_matches)
+        .min_by_key(|(_, w)| w.load.matches.load(Ordering::Relaxed))
+        .map(|(i, _)| i)
+    else {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "every worker is full");
+    };
+    let id = state.next_match_id.fetch_add(1, Ordering::SeqCst);
+    let seed = request.seed.unwrap_or_else(|| {
+        state
+            .seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+    });
+    let (reply, answer) = oneshot::channel();
+    let command = WorkerCommand::Create {
+        id,
+        scenario: Box::new(scenario),
+        roster: request.roster,
+        seed,
+        reply,
+    };
+    if !state.send(worker, command) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "worker stopped");
+    }
+    match tokio::time::timeout(WORKER_ANSWER, answer).await {
+        Ok(Ok(Ok(info))) => (StatusCode::CREATED, Json(info)).into_response(),
+        Ok(Ok(Err(reason))) if reason.contains("already holds") => {
+            error(StatusCode::CONFLICT, &reason)
+        }
+        Ok(Ok(Err(reason)))
+            if reason.contains("draining")
+                || reason.contains("full")
+                || reason.contains("out of") =>
+        {
+            error(StatusCode::SERVICE_UNAVAILABLE, &reason)
+        }
+        Ok(Ok(Err(reason))) => error(StatusCode::BAD_REQUEST, &reason),
+        _ => error(StatusCode::SERVICE_UNAVAILABLE, "worker did not answer"),
+    }
+}
+
+/// Everything `/v1/stats` shows.
+pub(crate) async fn host_stats(state: &AdminState) -> HostStats {
+    let reports = state.reports().await;
+    let modes = merge_modes(&reports);
+    HostStats {
+        uptime_s: state.started.elapsed().as_secs_f64(),
+        process_cpu_seconds: process_cpu_seconds(),
+        draining: state.draining.load(Ordering::SeqCst),
+        workers: state.workers.len(),
+        matches: reports.iter().map(|r| r.matches.len()).sum(),
+        players_connected: reports.iter().map(|r| r.players_connected).sum(),
+        modes: mode_stats(&modes),
+        network: network_stats(&reports),
+        timeline: state
+            .timeline
+            .lock()
+            .map(|t| t.points())
+            .unwrap_or_default(),
+    }
+}
+
+async fn stats(State(state): State<Shared>) -> Json<HostStats> {
+    Json(host_stats(&state).await)
+}
+
+async fn reset_stats(State(state): State<Shared>) -> Response {
+    state.reset_stats();
+    Json(json!({ "reset": true })).into_response()
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    let reports = state.reports().await;
+    let modes = merge_modes(&reports);
+    let mut text = String::with_capacity(64 * 1024);
+    let labels: Vec<[(&str, &str); 1]> = modes.keys().map(|m| [("mode", m.as_str())]).collect();
+    let series: Vec<prometheus::Series<'_>> = modes
+        .values()
+        .zip(&labels)
+        .map(|(m, l)| prometheus::Series {
+            labels: l,
+            stats: &m.stats,
+        })
+        .collect();
+    if let Err(e) = prometheus::render(&mut text, &series) {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+    }
+    let net = network_stats(&reports);
+    let matches: usize = reports.iter().map(|r| r.matches.len()).sum();
+    let players: usize = reports.iter().map(|r| r.players_connected).sum();
+    let mut gauge = |name: &str, kind: &str, help: &str, value: String| {
+        let _ = writeln!(
+            text,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
+    };
+    gauge(
+        "hightick_matches",
+        "gauge",
+        "Matches hosted.",
+        matches.to_string(),
+    );
+    gauge(
+        "hightick_players_connected",
+        "gauge",
+        "Clients connected.",
+        players.to_string(),
+    );
+    gauge(
+        "hightick_draining",
+        "gauge",
+        "1 while the host drains (no new matches).",
+        u8::from(state.draining.load(Ordering::SeqCst)).to_string(),
+    );
+    gauge(
+        "hightick_packets_received_total",
+        "counter",
+        "Datagrams received.",
+        net.packets_in.to_string(),
+    );
+    gauge(
+        "hightick_bytes_received_total",
+        "counter",
+        "Bytes received.",
+        net.bytes_in.to_string(),
+    );
+    gauge(
+        "hightick_packets_sent_total",
+        "counter",
+        "Datagrams sent.",
+        net.packets_out.to_string(),
+    );
+    gauge(
+        "hightick_bytes_sent_total",
+        "counter",
+        "Bytes sent.",
+        net.bytes_out.to_string(),
+    );
+    gauge(
+        "hightick_send_dropped_total",
+        "counter",
+        "Datagrams the kernel refused to send.",
+        net.send_dropped.to_string(),
+    );
+    gauge(
+        "hightick_unknown_clients_total",
+        "counter",
+        "Connections with a valid token but on no roster.",
+        net.unknown_clients.to_string(),
+    );
+    let late: u64 = modes.values().map(|m| m.late_starts).sum();
+    gauge(
+        "hightick_late_tick_starts_total",
+        "counter",
+        "Match-ticks that started more than one period after their deadline.",
+        late.to_string(),
+    );
+    gauge(
+        "process_cpu_seconds_total",
+        "counter",
+        "User and system CPU time of the host process.",
+        format!("{:.3}", process_cpu_seconds()),
+    );
+    let _ = writeln!(
+        text,
+        "# HELP hightick_datagrams_dropped_total Received datagrams dropped, by reason.\n# TYPE hightick_datagrams_dropped_total counter"
+    );
+    for d in &net.drops {
+        let _ = writeln!(
+            text,
+            "hightick_datagrams_dropped_total{{reason=\"{}\"}} {}",
+            d.reason, d.count
+        );
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}

@@ -1,0 +1,279 @@
+//! [`HostConfig`]: every setting of `hightick serve`, from a TOML file and
+//! flags, with defaults and validation that names the field at fault.
+//!
+//! The reference file (every field, its default, what it does):
+//!
+//! ```toml
+//! bind = "0.0.0.0:7777"        # game traffic; worker i listens on port + i (port 0: any free port)
+//! # public_ip = "203.0.113.7"  # address written in match answers and checked in tokens
+//! admin = "127.0.0.1:7780"     # admin HTTP: /healthz /metrics /v1/matches /v1/stats
+//! workers = 0                  # worker threads, 0 = one per core
+//! pin_workers = false          # pin worker i to core i mod cores
+//! max_matches_per_worker = 64
+//! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
+//! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
+//! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
+//! # budgets = "budgets.toml"   # frame-time budgets per mode (default: the shipped ones)
+//! # results = "results.jsonl"  # finished matches, one JSON line each
+//! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
+//! ```
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hightick_net::Key;
+use hightick_net::crypto::KEY_BYTES;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServerError;
+
+/// The environment variable a token key is read from when no key file is set.
+pub const KEY_ENV: &str = "HIGHTICK_KEY";
+
+/// Every setting of a host. See the [module docs](self) for the file format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// Game traffic address; worker `i` binds port + `i` (port 0: any).
+    pub bind: SocketAddr,
+    /// The address clients are told and tokens must list, if not the bound one.
+    pub public_ip: Option<IpAddr>,
+    /// Admin HTTP address.
+    pub admin: SocketAddr,
+    /// Worker threads (0: one per core).
+    pub workers: usize,
+    /// Pin worker `i` to core `i mod cores`.
+    pub pin_workers: bool,
+    /// Matches one worker hosts at most.
+    pub max_matches_per_worker: usize,
+    /// Timer slack of worker threads, microseconds.
+    pub timer_slack_us: u64,
+    /// How long running matches may go on after SIGTERM, seconds.
+    pub drain_timeout_s: u64,
+    /// Seconds a finished match keeps ticking so its clients hear the end.
+    pub match_linger_s: f64,
+    /// Frame-time budgets file (default: the shipped budgets).
+    pub budgets: Option<PathBuf>,
+    /// Where finished matches are appended as JSON lines.
+    pub results: Option<PathBuf>,
+    /// File holding the token key as 64 hex digits (else `$HIGHTICK_KEY`).
+    pub key_file: Option<PathBuf>,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            bind: "0.0.0.0:7777".parse().expect("literal address"),
+            public_ip: None,
+            admin: "127.0.0.1:7780".parse().expect("literal address"),
+            workers: 0,
+            pin_workers: false,
+            max_matches_per_worker: 64,
+            timer_slack_us: 50,
+            drain_timeout_s: 120,
+            match_linger_s: 3.0,
+            budgets: None,
+            results: None,
+            key_file: None,
+        }
+    }
+}
+
+impl HostConfig {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Self, ServerError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ServerError::ReadConfig {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates config text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ServerError> {
+        let config: Self = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|span| line_column(text, span.start))
+                .unwrap_or((1, 1));
+            ServerError::ParseConfig {
+                file: file.to_owned(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every field, naming the first one out of range.
+    pub fn validate(&self) -> Result<(), ServerError> {
+        let bad = |field, reason: &str| {
+            Err(ServerError::InvalidField {
+                field,
+                reason: reason.to_owned(),
+            })
+        };
+        if self.workers > 1024 {
+            return bad("workers", "must be at most 1024 (0 = one per core)");
+        }
+        if !(1..=4096).contains(&self.max_matches_per_worker) {
+            return bad("max_matches_per_worker", "must be in 1..=4096");
+        }
+        if self.timer_slack_us > 1_000_000 {
+            return bad("timer_slack_us", "must be at most 1000000");
+        }
+        if !(0.0..=600.0).contains(&self.match_linger_s) {
+            return bad("match_linger_s", "must be in 0..=600 seconds");
+        }
+        if self.drain_timeout_s > 86_400 {
+            return bad("drain_timeout_s", "must be at most 86400");
+        }
+        if self.bind.port() != 0
+            && usize::from(self.bind.port()) + self.worker_count() > usize::from(u16::MAX) + 1
+        {
+            return bad("bind", "port + workers runs past 65535");
+        }
+        Ok(())
+    }
+
+    /// Worker threads to start.
+    pub fn worker_count(&self) -> usize {
+        if self.workers > 0 {
+            self.workers
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
+    /// The address worker `i` binds.
+    pub fn worker_bind(&self, i: usize) -> SocketAddr {
+        let mut address = self.bind;
+        if address.port() != 0 {
+            address.set_port(address.port() + i as u16);
+        }
+        address
+    }
+
+    /// How long a finished match lingers.
+    pub fn linger(&self) -> Duration {
+        Duration::from_secs_f64(self.match_linger_s)
+    }
+
+    /// The token key: from `key_file`, else from `$HIGHTICK_KEY`.
+    pub fn load_key(&self) -> Result<Key, ServerError> {
+        match &self.key_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    ServerError::Key(format!("cannot read key file {}: {e}", path.display()))
+                })?;
+                parse_key(&text).map_err(|e| ServerError::Key(format!("{}: {e}", path.display())))
+            }
+            None => match std::env::var(KEY_ENV) {
+                Ok(text) => {
+                    parse_key(&text).map_err(|e| ServerError::Key(format!("${KEY_ENV}: {e}")))
+                }
+                Err(_) => Err(ServerError::Key(format!(
+                    "no key: set key_file (--key-file) or ${KEY_ENV} to 64 hex digits"
+                ))),
+            },
+        }
+    }
+}
+
+/// Parses a key written as 64 hex digits (surrounding whitespace ignored).
+pub fn parse_key(text: &str) -> Result<Key, String> {
+    let text = text.trim();
+    if text.len() != KEY_BYTES * 2 {
+        return Err(format!(
+            "expected {} hex digits, found {} characters",
+            KEY_BYTES * 2,
+            text.len()
+        ));
+    }
+    let mut bytes = [0u8; KEY_BYTES];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16)
+            .map_err(|_| format!("not a hex digit pair at position {}", 2 * i))?;
+    }
+    Ok(Key::from_bytes(bytes))
+}
+
+/// Writes a key as 64 hex digits.
+pub fn format_key(key: &Key) -> String {
+    key.as_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_file_in_the_docs_parses_to_the_defaults() {
+        let docs = include_str!("config.rs");
+        let start = docs.find("//! ```toml\n").unwrap() + "//! ```toml\n".len();
+        let end = start + docs[start..].find("//! ```").unwrap();
+        let text: String = docs[start..end]
+            .lines()
+            .map(|l| l.trim_start_matches("//!").trim_start())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            HostConfig::parse(&text, "doc").unwrap(),
+            HostConfig::default()
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_with_its_line() {
+        let err =
+            HostConfig::parse("workers = 2\nwrokers_per_core = 3\n", "host.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("host.toml:2:"), "{text}");
+        assert!(text.contains("wrokers_per_core"), "{text}");
+    }
+
+    #[test]
+    fn a_wrong_type_is_named() {
+        let err = HostConfig::parse("bind = 7777\n", "host.toml").unwrap_err();
+        assert!(err.to_string().starts_with("host.toml:1:"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_field() {
+        let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
+        assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
+    }
+
+    #[test]
+    fn keys_round_trip_through_hex_and_reject_junk() {
+        let key = Key::from_bytes([0xab; KEY_BYTES]);
+        let text = format_key(&key);
+        assert_eq!(parse_key(&format!(" {text}\n")).unwrap(), key);
+        assert!(parse_key("abc").is_err());
+        assert!(parse_key(&"zz".repeat(KEY_BYTES)).is_err());
+    }
+
+    #[test]
+    fn workers_get_consecutive_ports() {
+        let config = HostConfig {
+            bind: "127.0.0.1:9000".parse().unwrap(),
+            ..HostConfig::default()
+        };
+        assert_eq!(config.worker_bind(2).port(), 9002);
+        let any = HostConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            ..HostConfig::default()
+        };
+        assert_eq!(any.worker_bind(3).port(), 0);
+    }
+}

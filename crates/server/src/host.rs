@@ -1,0 +1,287 @@
+//! [`Host`]: starts the workers, the admin HTTP runtime and the results
+//! writer, and drains them on request (or on SIGTERM with [`serve`]).
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hightick_net::{Key, ServerConfig};
+use hightick_telemetry::Budgets;
+use tokio::sync::oneshot;
+
+use crate::admin::{AdminState, WorkerHandle, router};
+use crate::batch_io;
+use crate::config::HostConfig;
+use crate::error::ServerError;
+use crate::host_stats::Timeline;
+use crate::hosted::ResultLine;
+use crate::worker::{Worker, WorkerLoad, WorkerSetup};
+
+/// Client slots per worker for each match it may host (a 5v5 needs 10;
+/// plaza matches take more of the pool).
+const SLOTS_PER_MATCH: usize = 16;
+
+/// A running host. Dropping it without [`Host::wait`] leaves its threads
+/// running until the process ends.
+#[derive(Debug)]
+pub struct Host {
+    admin_address: SocketAddr,
+    game_addresses: Vec<SocketAddr>,
+    state: Arc<AdminState>,
+    drain_timeout: Duration,
+    workers: Vec<JoinHandle<()>>,
+    results: Option<JoinHandle<()>>,
+    admin: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+}
+
+impl Host {
+    /// Binds every socket and starts every thread. Signals are left alone
+    /// (see [`serve`] for SIGTERM handling).
+    pub fn start(config: &HostConfig, key: &Key) -> Result<Self, ServerError> {
+        Self::start_inner(config, key, false)
+    }
+
+    fn start_inner(config: &HostConfig, key: &Key, signals: bool) -> Result<Self, ServerError> {
+        config.validate()?;
+        let budgets = Arc::new(match &config.budgets {
+            Some(path) => Budgets::load(path)?,
+            None => Budgets::defaults(),
+        });
+        let (results_tx, results) = match &config.results {
+            Some(path) => {
+                let (tx, thread) = start_results_writer(path)?;
+                (Some(tx), Some(thread))
+            }
+            None => (None, None),
+        };
+        let count = config.worker_count();
+        let mut handles = Vec::with_capacity(count);
+        let mut setups = Vec::with_capacity(count);
+        let mut game_addresses = Vec::with_capacity(count);
+        for i in 0..count {
+            let address = config.worker_bind(i);
+            let socket =
+                batch_io::bind(address).map_err(|source| ServerError::Bind { address, source })?;
+            let local = socket.local_addr()?;
+            let ip = match config.public_ip {
+                Some(ip) => ip,
+                None if local.ip().is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                None => local.ip(),
+            };
+            let public_address = SocketAddr::new(ip, local.port());
+            let max_clients =
+                (config.max_matches_per_worker * SLOTS_PER_MATCH).min(usize::from(u16::MAX));
+            let net = ServerConfig::new(
+                hightick_proto::PROTOCOL_ID,
+                key.clone(),
+                public_address,
+                max_clients,
+            );
+            net.validate()?;
+            let (tx, rx) = mpsc::channel();
+            let load = Arc::new(WorkerLoad::default());
+            handles.push(WorkerHandle {
+                commands: Mutex::new(tx),
+                load: Arc::clone(&load),
+                max_matches: config.max_matches_per_worker,
+            });
+            setups.push(WorkerSetup {
+                index: i,
+                socket,
+                public_address,
+                net,
+                max_matches: config.max_matches_per_worker,
+                budgets: Arc::clone(&budgets),
+                linger: config.linger(),
+                timer_slack_us: config.timer_slack_us,
+                pin_to: config.pin_workers.then_some(i),
+                commands: rx,
+                results: results_tx.clone(),
+                load,
+            });
+            game_addresses.push(public_address);
+        }
+        drop(results_tx);
+        let listener = TcpListener::bind(config.admin).map_err(|source| ServerError::Bind {
+            address: config.admin,
+            source,
+        })?;
+        listener.set_nonblocking(true)?;
+        let admin_address = listener.local_addr()?;
+        let state = Arc::new(AdminState {
+            workers: handles,
+            next_match_id: AtomicU64::new(1),
+            draining: AtomicBool::new(false),
+            started: Instant::now(),
+            timeline: Mutex::new(Timeline::default()),
+            seed: AtomicU64::new(rand::random()),
+        });
+        let mut workers = Vec::with_capacity(count);
+        for setup in setups {
+            let name = format!("hightick-worker-{}", setup.index);
+            let worker = Worker::new(setup)?;
+            workers.push(
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || worker.run())?,
+            );
+        }
+        let (stop, stopped) = oneshot::channel();
+        let admin_state = Arc::clone(&state);
+        let drain_timeout = Duration::from_secs(config.drain_timeout_s);
+        let admin = std::thread::Builder::new()
+            .name("hightick-admin".to_owned())
+            .spawn(move || {
+                run_admin(
+                    listener,
+                    admin_state,
+                    stopped,
+                    signals.then_some(drain_timeout),
+                )
+            })?;
+        Ok(Self {
+            admin_address,
+            game_addresses,
+            state,
+            drain_timeout,
+            workers,
+            results,
+            admin: Some((stop, admin)),
+        })
+    }
+
+    /// Where the admin HTTP API listens.
+    pub fn admin_address(&self) -> SocketAddr {
+        self.admin_address
+    }
+
+    /// The game address of each worker.
+    pub fn game_addresses(&self) -> &[SocketAddr] {
+        &self.game_addresses
+    }
+
+    /// Starts a drain: no new matches; running ones may play on for
+    /// `timeout`, then they are ended and their clients told.
+    pub fn drain(&self, timeout: Duration) {
+        self.state.drain(Instant::now() + timeout);
+    }
+
+    /// Starts a drain with the configured timeout (what SIGTERM does).
+    pub fn drain_default(&self) {
+        self.drain(self.drain_timeout);
+    }
+
+    /// Waits until every worker has drained, the results are written and
+    /// the admin API is closed. Call [`Self::drain`] first (or send SIGTERM
+    /// to a host started by [`serve`]), or this waits forever.
+    pub fn wait(mut self) {
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        if let Some(r) = self.results.take() {
+            let _ = r.join();
+        }
+        if let Some((stop, thread)) = self.admin.take() {
+            let _ = stop.send(());
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs a host until SIGTERM or SIGINT, then drains it (a second signal
+/// ends running matches at once) and returns when everything is closed.
+/// `started` is told the host's addresses once it listens.
+pub fn serve(
+    config: &HostConfig,
+    key: &Key,
+    started: impl FnOnce(&Host),
+) -> Result<(), ServerError> {
+    let host = Host::start_inner(config, key, true)?;
+    started(&host);
+    host.wait();
+    Ok(())
+}
+
+fn start_results_writer(
+    path: &std::path::Path,
+) -> Result<(mpsc::Sender<ResultLine>, JoinHandle<()>), ServerError> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let (tx, rx) = mpsc::channel::<ResultLine>();
+    let thread = std::thread::Builder::new()
+        .name("hightick-results".to_owned())
+        .spawn(move || {
+            // Each line is written whole and flushed before the next: a
+            // drain waits for this thread, so nothing is cut mid-write.
+            for line in rx {
+                if let Ok(mut text) = serde_json::to_string(&line) {
+                    text.push('\n');
+                    let _ = file.write_all(text.as_bytes());
+                    let _ = file.flush();
+                }
+            }
+            let _ = file.sync_all();
+        })?;
+    Ok((tx, thread))
+}
+
+fn run_admin(
+    listener: TcpListener,
+    state: Arc<AdminState>,
+    stopped: oneshot::Receiver<()>,
+    drain_on_signal: Option<Duration>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(_) => return,
+    };
+    runtime.block_on(async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        let sampler = Arc::clone(&state);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                sampler.sample_timeline().await;
+            }
+        });
+        if let Some(timeout) = drain_on_signal {
+            tokio::spawn(watch_signals(Arc::clone(&state), timeout));
+        }
+        let _ = axum::serve(listener, router(state))
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+}
+
+async fn watch_signals(state: Arc<AdminState>, timeout: Duration) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return;
+    };
+    let mut deadline = timeout;
+    loop {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        state.drain(Instant::now() + deadline);
+        // A second signal: end running matches now.
+        deadline = Duration::ZERO;
+    }
+}

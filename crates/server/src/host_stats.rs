@@ -1,0 +1,199 @@
+//! Turns worker reports into what the admin API serves: per-mode frame
+//! statistics merged over matches, traffic summed over workers, and the
+//! per-second timeline.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use hightick_telemetry::{BudgetStat, BudgetTarget, FrameStats, Subsystem};
+
+use crate::report::{DropCount, ModeStats, NetworkStats, TargetStats, TimelinePoint};
+use crate::worker::WorkerReport;
+
+/// Seconds of timeline kept.
+pub(crate) const TIMELINE_SECONDS: usize = 3600;
+
+/// Every match of a mode merged into one [`FrameStats`], with the match count
+/// and each match's p99.
+#[derive(Debug)]
+pub(crate) struct MergedMode {
+    pub stats: FrameStats,
+    pub matches: usize,
+    pub late_starts: u64,
+    pub match_p99_us: Vec<f64>,
+}
+
+/// Merges the matches of all workers by mode.
+pub(crate) fn merge_modes(reports: &[WorkerReport]) -> BTreeMap<String, MergedMode> {
+    let mut modes: BTreeMap<String, MergedMode> = BTreeMap::new();
+    for m in reports.iter().flat_map(|r| &r.matches) {
+        let p99 = ns_to_us(m.stats.quantile_ns(BudgetTarget::Tick, 0.99) as f64);
+        match modes.get_mut(&m.info.mode) {
+            Some(merged) => {
+                // Same recorder configuration everywhere: merging cannot fail
+                // short of a bug, and a bug here must not take the host down.
+                let _ = merged.stats.merge(&m.stats);
+                merged.matches += 1;
+                merged.late_starts += m.late_starts;
+                merged.match_p99_us.push(p99);
+            }
+            None => {
+                modes.insert(
+                    m.info.mode.clone(),
+                    MergedMode {
+                        stats: m.stats.clone(),
+                        matches: 1,
+                        late_starts: m.late_starts,
+                        match_p99_us: vec![p99],
+                    },
+                );
+            }
+        }
+    }
+    modes
+}
+
+fn ns_to_us(ns: f64) -> f64 {
+    ns / 1000.0
+}
+
+/// One target's row.
+pub(crate) fn target_stats(stats: &FrameStats, target: BudgetTarget) -> TargetStats {
+    let budget = stats.budget().get(target);
+    TargetStats {
+        name: target.as_str().to_owned(),
+        mean_us: ns_to_us(stats.mean_ns(target)),
+        p50_us: ns_to_us(stats.quantile_ns(target, 0.5) as f64),
+        p99_us: ns_to_us(stats.quantile_ns(target, 0.99) as f64),
+        max_us: ns_to_us(stats.max_ns(target) as f64),
+        budget_mean_us: budget.mean_ns.map(|ns| ns_to_us(ns as f64)),
+        budget_p99_us: budget.p99_ns.map(|ns| ns_to_us(ns as f64)),
+        violations: stats.violations(target, BudgetStat::Mean)
+            + stats.violations(target, BudgetStat::P99),
+    }
+}
+
+/// The API's per-mode statistics.
+pub(crate) fn mode_stats(modes: &BTreeMap<String, MergedMode>) -> Vec<ModeStats> {
+    modes
+        .iter()
+        .map(|(mode, m)| ModeStats {
+            mode: mode.clone(),
+            matches: m.matches,
+            ticks: m.stats.frames(),
+            overruns: m.stats.late_ticks(),
+            late_starts: m.late_starts,
+            tick: target_stats(&m.stats, BudgetTarget::Tick),
+            subsystems: Subsystem::ALL
+                .iter()
+                .map(|&s| target_stats(&m.stats, BudgetTarget::Subsystem(s)))
+                .collect(),
+            match_p99_us: m.match_p99_us.clone(),
+        })
+        .collect()
+}
+
+/// Traffic summed over workers.
+pub(crate) fn network_stats(reports: &[WorkerReport]) -> NetworkStats {
+    let mut n = NetworkStats::default();
+    let mut drops: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for r in reports {
+        let t = &r.traffic;
+        n.packets_in += t.packets_in;
+        n.bytes_in += t.bytes_in;
+        n.packets_out += t.packets_out;
+        n.bytes_out += t.bytes_out;
+        n.send_dropped += t.send_dropped;
+        n.unknown_clients += t.unknown_clients;
+        for &(reason, count) in &r.drops {
+            *drops.entry(reason).or_default() += count;
+        }
+        *drops.entry("malformed_message").or_default() += t.malformed_messages;
+    }
+    n.drops = drops
+        .into_iter()
+        .filter(|&(_, count)| count > 0)
+        .map(|(reason, count)| DropCount {
+            reason: reason.to_owned(),
+            count,
+        })
+        .collect();
+    n
+}
+
+/// All matches' tick statistics merged, whatever the mode.
+fn merge_all(reports: &[WorkerReport]) -> Option<FrameStats> {
+    let mut all: Option<FrameStats> = None;
+    for m in reports.iter().flat_map(|r| &r.matches) {
+        match all.as_mut() {
+            Some(a) => {
+                let _ = a.merge(&m.stats);
+            }
+            None => all = Some(m.stats.clone()),
+        }
+    }
+    all
+}
+
+/// The per-second history: each sample is the difference between two
+/// cumulative snapshots.
+#[derive(Debug, Default)]
+pub(crate) struct Timeline {
+    previous: Option<(f64, f64, FrameStats)>,
+    points: VecDeque<TimelinePoint>,
+}
+
+impl Timeline {
+    /// Adds the second that ended at `t_s` (host uptime) with the process at
+    /// `cpu_s` CPU seconds.
+    pub fn sample(&mut self, t_s: f64, cpu_s: f64, reports: &[WorkerReport]) {
+        let Some(now) = merge_all(reports) else {
+            self.previous = None;
+            return;
+        };
+        let matches = reports.iter().map(|r| r.matches.len()).sum();
+        let players = reports.iter().map(|r| r.players_connected).sum();
+        if let Some((t0, cpu0, before)) = &self.previous
+            && now.frames() >= before.frames()
+            && t_s > *t0
+        {
+            let frames = (now.frames() - before.frames()).max(1) as f64;
+            let mean = |target| {
+                now.sum_ns(target).saturating_sub(before.sum_ns(target)) as f64 / frames / 1000.0
+            };
+            let mut interval = now.histogram(BudgetTarget::Tick).clone();
+            let p99 = match interval.subtract(before.histogram(BudgetTarget::Tick)) {
+                Ok(()) if !interval.is_empty() => interval.value_at_quantile(0.99) as f64 / 1000.0,
+                _ => 0.0,
+            };
+            self.points.push_back(TimelinePoint {
+                t_s,
+                tick_mean_us: mean(BudgetTarget::Tick),
+                tick_p99_us: p99,
+                subsystem_mean_us: Subsystem::ALL
+                    .iter()
+                    .map(|&s| mean(BudgetTarget::Subsystem(s)))
+                    .collect(),
+                cpu_cores: (cpu_s - cpu0).max(0.0) / (t_s - t0),
+                matches,
+                players,
+            });
+            if self.points.len() > TIMELINE_SECONDS {
+                self.points.pop_front();
+            }
+        }
+        // A reset or a retired match makes the cumulative counts drop: start
+        // the next interval from here.
+        self.previous = Some((t_s, cpu_s, now));
+    }
+
+    /// Forgets everything (after a stats reset).
+    pub fn clear(&mut self) {
+        self.previous = None;
+        self.points.clear();
+    }
+
+    /// The points, oldest first.
+    pub fn points(&self) -> Vec<TimelinePoint> {
+        self.points.iter().cloned().collect()
+    }
+}

@@ -1,0 +1,252 @@
+//! [`HostedMatch`]: one arena match on a worker — the engine's [`Match`], its
+//! frame recorder, its seats (which client holds which player) and its
+//! schedule.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use hightick_arena::game::{Arena, MatchRecord, Phase};
+use hightick_arena::scenario::Scenario;
+use hightick_engine::{Match, PlayerId};
+use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig};
+use serde::Serialize;
+
+use crate::report::MatchInfo;
+
+/// Who holds one player of a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seat {
+    /// The client id its connect token must carry.
+    pub client_id: u64,
+    /// The player in the match.
+    pub player: PlayerId,
+    /// The net slot of its connection, while connected.
+    pub slot: Option<usize>,
+    /// Connections so far (a second one is a reconnect).
+    pub connects: u32,
+}
+
+/// One match on a worker.
+#[derive(Debug)]
+pub(crate) struct HostedMatch {
+    pub id: u64,
+    pub mode: &'static str,
+    pub map: String,
+    pub game: Match<Arena>,
+    /// Its frame telemetry (moved out while a tick runs).
+    pub recorder: Option<FrameRecorder>,
+    pub seats: Vec<Seat>,
+    /// When the next tick is due.
+    pub deadline: Instant,
+    pub period: Duration,
+    /// Ticks that started more than a period late.
+    pub late_starts: u64,
+    /// When the result came in.
+    pub finished_at: Option<Instant>,
+}
+
+/// A finished (or abandoned) match, as written to the results file.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ResultLine {
+    pub match_id: u64,
+    pub mode: String,
+    pub map: String,
+    pub ticks: u32,
+    /// `finished`, or `abandoned` when a drain timed out first.
+    pub outcome: &'static str,
+    pub winner: Option<&'static str>,
+    pub score: [u16; 2],
+    pub rounds: u16,
+    pub players: Vec<PlayerLine>,
+}
+
+/// One player's line of a [`ResultLine`].
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PlayerLine {
+    pub client_id: u64,
+    pub team: &'static str,
+    pub kills: u32,
+    pub deaths: u32,
+}
+
+impl HostedMatch {
+    /// A match of `scenario` seating `roster`, first tick due at `first_deadline`.
+    pub fn new(
+        id: u64,
+        scenario: &Scenario,
+        roster: &[u64],
+        seed: u64,
+        budget: ModeBudget,
+        first_deadline: Instant,
+    ) -> Result<Self, String> {
+        let arena = Arena::new(scenario.arena.clone(), &scenario.match_config, seed)
+            .map_err(|e| e.to_string())?;
+        let mut game =
+            Match::new(scenario.match_config.clone(), arena).map_err(|e| e.to_string())?;
+        let mut seats = Vec::with_capacity(roster.len());
+        for &client_id in roster {
+            let player = game.join().map_err(|e| e.to_string())?;
+            seats.push(Seat {
+                client_id,
+                player,
+                slot: None,
+                connects: 0,
+            });
+        }
+        let rate = scenario.match_config.tick_rate_hz;
+        let recorder = FrameRecorder::new(
+            RecorderConfig {
+                tick_rate_hz: f64::from(rate),
+                ..RecorderConfig::default()
+            },
+            budget,
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Self {
+            id,
+            mode: scenario.name,
+            map: scenario.arena.map.clone(),
+            game,
+            recorder: Some(recorder),
+            seats,
+            deadline: first_deadline,
+            period: Duration::from_nanos(1_000_000_000 / u64::from(rate.max(1))),
+            late_starts: 0,
+            finished_at: None,
+        })
+    }
+
+    /// Seats whose client is connected.
+    pub fn connected(&self) -> usize {
+        self.seats.iter().filter(|s| s.slot.is_some()).count()
+    }
+
+    /// Moves the deadline one period on from a tick that started at `now`;
+    /// a match more than four periods behind skips ahead instead of
+    /// bursting ticks to catch up.
+    pub fn advance_deadline(&mut self, now: Instant) {
+        let lateness = now.saturating_duration_since(self.deadline);
+        if lateness > self.period {
+            self.late_starts += 1;
+        }
+        if lateness > self.period * 4 {
+            self.deadline = now + self.period;
+        } else {
+            self.deadline += self.period;
+        }
+    }
+
+    /// What `GET /v1/matches` shows of it.
+    pub fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
+        let clock = self.game.game().clock();
+        MatchInfo {
+            id: self.id,
+            mode: self.mode.to_owned(),
+            map: self.map.clone(),
+            address,
+            worker,
+            tick_rate_hz: self.game.config().tick_rate_hz,
+            tick: self.game.tick_number(),
+            players: self.seats.len(),
+            connected: self.connected(),
+            phase: phase_name(clock.phase).to_owned(),
+            round: clock.round,
+            score: clock.score,
+            finished: self.finished_at.is_some(),
+        }
+    }
+
+    /// The results-file line of the match as it stands.
+    pub fn result_line(&self) -> ResultLine {
+        let record: Option<MatchRecord> = self.game.result();
+        let clock = self.game.game().clock();
+        let players = self
+            .seats
+            .iter()
+            .map(|seat| {
+                let fighter = self.game.game().fighter(seat.player);
+                PlayerLine {
+                    client_id: seat.client_id,
+                    team: fighter.map_or("none", |f| f.team.name()),
+                    kills: fighter.map_or(0, |f| f.kills),
+                    deaths: fighter.map_or(0, |f| f.deaths),
+                }
+            })
+            .collect();
+        ResultLine {
+            match_id: self.id,
+            mode: self.mode.to_owned(),
+            map: self.map.clone(),
+            ticks: self.game.tick_number(),
+            outcome: if record.is_some() {
+                "finished"
+            } else {
+                "abandoned"
+            },
+            winner: record.as_ref().map(|r| r.winner.name()),
+            score: clock.score,
+            rounds: clock.round,
+            players,
+        }
+    }
+}
+
+/// The API name of a round phase.
+pub(crate) fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Waiting => "waiting",
+        Phase::Buy => "buy",
+        Phase::Combat => "combat",
+        Phase::RoundEnd => "round_end",
+        Phase::MatchOver => "match_over",
+    }
+}
+
+/// Phase offset of the `k`th match placed on a worker, as a fraction of the
+/// tick period: 0, 1/2, 1/4, 3/4, 1/8, ... (van der Corput), so matches
+/// spread evenly over the period whatever their number.
+pub(crate) fn phase_fraction(k: u64) -> f64 {
+    let mut k = k;
+    let (mut fraction, mut scale) = (0.0, 0.5);
+    while k > 0 {
+        if k & 1 == 1 {
+            fraction += scale;
+        }
+        k >>= 1;
+        scale /= 2.0;
+    }
+    fraction
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_spread_over_the_period() {
+        let first: Vec<f64> = (0..4).map(phase_fraction).collect();
+        assert_eq!(first, vec![0.0, 0.5, 0.25, 0.75]);
+        let mut eight: Vec<f64> = (0..8).map(phase_fraction).collect();
+        eight.sort_by(f64::total_cmp);
+        for (i, f) in eight.iter().enumerate() {
+            assert_eq!(*f, i as f64 / 8.0);
+        }
+    }
+
+    #[test]
+    fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
+        let scenario = Scenario::five_v_five();
+        let start = Instant::now();
+        let mut m =
+            HostedMatch::new(1, &scenario, &[1, 2], 7, ModeBudget::unlimited(), start).unwrap();
+        m.advance_deadline(start);
+        assert_eq!(m.deadline, start + m.period);
+        assert_eq!(m.late_starts, 0);
+        let late = m.deadline + m.period * 10;
+        m.advance_deadline(late);
+        assert_eq!(m.late_starts, 1);
+        assert_eq!(m.deadline, late + m.period);
+        assert_eq!(m.seats.len(), 2);
+        assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).players, 2);
+    }
+}

@@ -1,0 +1,59 @@
+//! hightick-server: the host process. It runs many arena matches per
+//! process over encrypted UDP and shows what they cost.
+//!
+//! What it is for:
+//! - **Workers** ([`worker`](crate::worker) module docs): one thread per core
+//!   by default (optionally pinned), each with its own UDP socket read and
+//!   written in batches (`recvmmsg` / `sendmmsg`, [`batch_io`]) and its own
+//!   secure layer (`hightick_net::Server`). Matches are placed on the least
+//!   loaded worker and phase-staggered across the tick period; a worker
+//!   sleeps until the next deadline (reduced timer slack, no busy spin) and
+//!   counts ticks that start late or overrun the period.
+//! - **Telemetry**: every match-tick is one frame of a
+//!   `hightick_telemetry::FrameRecorder` (receive, game subsystems, packet
+//!   build and send), judged against the budgets file.
+//! - **Admin HTTP** on its own single-threaded runtime: `/healthz`,
+//!   `/metrics` (Prometheus), `GET`/`POST /v1/matches`, `/v1/stats`.
+//! - **Drain**: on SIGTERM ([`serve`]) or [`Host::drain`] no match is
+//!   created any more; running ones finish (or are ended at the drain
+//!   timeout), their clients are told, their results are written whole.
+//!
+//! What it is not: it does not mint connect tokens (the gateway, or
+//! whoever holds the shared key, does), keep accounts, or run bots.
+//!
+//! ```
+//! use std::time::Duration;
+//! use hightick_net::Key;
+//! use hightick_server::{Host, HostConfig};
+//!
+//! let config = HostConfig {
+//!     bind: "127.0.0.1:0".parse().unwrap(),
+//!     admin: "127.0.0.1:0".parse().unwrap(),
+//!     workers: 1,
+//!     ..HostConfig::default()
+//! };
+//! let host = Host::start(&config, &Key::generate(&mut rand::rng()))?;
+//! assert_eq!(host.game_addresses().len(), 1);
+//! println!("admin API on http://{}", host.admin_address());
+//! host.drain(Duration::ZERO);
+//! host.wait();
+//! # Ok::<(), hightick_server::ServerError>(())
+//! ```
+
+mod admin;
+pub mod batch_io;
+pub mod config;
+mod error;
+mod host;
+mod host_stats;
+mod hosted;
+pub mod report;
+pub mod thread_tuning;
+mod worker;
+
+pub use config::{HostConfig, KEY_ENV, format_key, parse_key};
+pub use error::ServerError;
+pub use host::{Host, serve};
+pub use report::{
+    CreateMatch, HostStats, MatchInfo, ModeStats, NetworkStats, TargetStats, TimelinePoint,
+};

@@ -1,0 +1,215 @@
+//! The JSON shapes of the admin API (`/v1/matches`, `/v1/stats`), shared by
+//! the host that writes them and the tools that read them (demo, lab).
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /v1/matches` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateMatch {
+    /// Scenario preset: `5v5`, `plaza100` or `plaza100_30hz`.
+    pub mode: String,
+    /// Map override (default: the preset's map).
+    #[serde(default)]
+    pub map: Option<String>,
+    /// The client ids (from their connect tokens) of the players, in seat order.
+    pub roster: Vec<u64>,
+    /// Seed of the match's randomness (default: drawn).
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// One hosted match, as `GET /v1/matches` lists it and `POST` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchInfo {
+    /// Host-wide match id.
+    pub id: u64,
+    /// Scenario preset.
+    pub mode: String,
+    /// Map.
+    pub map: String,
+    /// The address clients connect to (goes in their tokens).
+    pub address: SocketAddr,
+    /// The worker hosting it.
+    pub worker: usize,
+    /// Simulation rate.
+    pub tick_rate_hz: u32,
+    /// Current tick.
+    pub tick: u32,
+    /// Seats.
+    pub players: usize,
+    /// Seats whose client is connected now.
+    pub connected: usize,
+    /// Round phase (`waiting`, `buy`, `combat`, `round_end`, `match_over`).
+    pub phase: String,
+    /// Round number.
+    pub round: u16,
+    /// Rounds won per team.
+    pub score: [u16; 2],
+    /// Whether a result is in.
+    pub finished: bool,
+}
+
+/// Frame-time statistics of one target (the whole tick or a subsystem).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetStats {
+    /// `tick` or the subsystem name.
+    pub name: String,
+    /// Mean microseconds per match-tick.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Largest.
+    pub max_us: f64,
+    /// Budget on the mean, if any.
+    pub budget_mean_us: Option<f64>,
+    /// Budget on the p99, if any.
+    pub budget_p99_us: Option<f64>,
+    /// Budget windows that broke a limit.
+    pub violations: u64,
+}
+
+/// Statistics of every match of one mode on the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeStats {
+    /// Mode name.
+    pub mode: String,
+    /// Matches of this mode now hosted.
+    pub matches: usize,
+    /// Match-ticks recorded.
+    pub ticks: u64,
+    /// Match-ticks whose work overran the tick period.
+    pub overruns: u64,
+    /// Match-ticks that started more than one tick period after their deadline.
+    pub late_starts: u64,
+    /// The whole match-tick.
+    pub tick: TargetStats,
+    /// Per subsystem, in the telemetry crate's order.
+    pub subsystems: Vec<TargetStats>,
+    /// p99 tick time of each match, microseconds.
+    pub match_p99_us: Vec<f64>,
+}
+
+/// Datagrams dropped for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropCount {
+    /// Reason, as the net layer names it.
+    pub reason: String,
+    /// Datagrams.
+    pub count: u64,
+}
+
+/// Traffic counters of the whole host since it started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetworkStats {
+    /// Datagrams received.
+    pub packets_in: u64,
+    /// Their bytes.
+    pub bytes_in: u64,
+    /// Datagrams sent.
+    pub packets_out: u64,
+    /// Their bytes.
+    pub bytes_out: u64,
+    /// Datagrams the kernel refused to send.
+    pub send_dropped: u64,
+    /// Clients that connected with a valid token but are on no roster.
+    pub unknown_clients: u64,
+    /// Received datagrams dropped by the net layer, per reason (non-zero only).
+    pub drops: Vec<DropCount>,
+}
+
+impl NetworkStats {
+    /// All received datagrams dropped.
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().map(|d| d.count).sum()
+    }
+}
+
+/// One second of the host's life.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Seconds since the host started.
+    pub t_s: f64,
+    /// Mean match-tick time in this second, microseconds.
+    pub tick_mean_us: f64,
+    /// p99 match-tick time in this second.
+    pub tick_p99_us: f64,
+    /// Mean per subsystem in this second (telemetry order).
+    pub subsystem_mean_us: Vec<f64>,
+    /// Process CPU seconds per wall second in this second.
+    pub cpu_cores: f64,
+    /// Matches hosted.
+    pub matches: usize,
+    /// Clients connected.
+    pub players: usize,
+}
+
+/// `GET /v1/stats`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostStats {
+    /// Seconds since the host started.
+    pub uptime_s: f64,
+    /// CPU seconds (user + system) the host process has used.
+    pub process_cpu_seconds: f64,
+    /// Whether the host is draining (no new matches).
+    pub draining: bool,
+    /// Worker threads.
+    pub workers: usize,
+    /// Matches hosted.
+    pub matches: usize,
+    /// Clients connected.
+    pub players_connected: usize,
+    /// Frame statistics per mode since start or the last reset.
+    pub modes: Vec<ModeStats>,
+    /// Traffic since start.
+    pub network: NetworkStats,
+    /// The last minutes, one point per second.
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// CPU seconds (user + system) this process has used, from /proc/self/stat.
+pub fn process_cpu_seconds() -> f64 {
+    cpu_seconds_of("self").unwrap_or(0.0)
+}
+
+/// CPU seconds (user + system) of process `pid` (`"self"` for this one),
+/// from /proc/PID/stat; `None` if it cannot be read.
+pub fn cpu_seconds_of(pid: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces) start after ") ".
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line; 12 and 13 after ")".
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Some((utime + stime) / ticks.max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_used_some_cpu() {
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        assert!(x != 1);
+        assert!(process_cpu_seconds() > 0.0);
+        assert!(cpu_seconds_of("999999999").is_none());
+    }
+
+    #[test]
+    fn create_match_rejects_unknown_fields() {
+        let err = serde_json::from_str::<CreateMatch>(r#"{"mode":"5v5","roster":[1],"colour":2}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("colour"));
+    }
+}

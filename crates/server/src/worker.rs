@@ -1,0 +1,577 @@
+//! A worker thread: one UDP socket, one secure-layer [`Server`] for every
+//! connection that socket carries, and the matches placed on it.
+//!
+//! The loop, each wake-up:
+//! 1. take commands from the admin side (create a match, report, reset, drain);
+//! 2. if a match's deadline has come, run its tick inside one telemetry frame:
+//!    drain the socket in batches and route what arrived (inputs, acks,
+//!    connects) [network "receive"], `Match::tick_in` [the game's subsystems],
+//!    build and seal one packet per client and send them in one batch
+//!    [network "send"];
+//! 3. otherwise sleep until the next deadline or net timer (never spinning).
+//!
+//! Receive work is charged to the match that ticks next: every match's
+//! clients are drained then, so on average each pays for its own share.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use hightick_arena::scenario::Scenario;
+use hightick_engine::PlayerId;
+use hightick_net::{Server, ServerConfig, ServerEvent};
+use hightick_telemetry::{Budgets, FrameStats, ModeBudget, Subsystem};
+use tokio::sync::oneshot;
+
+use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
+use crate::hosted::{HostedMatch, ResultLine, phase_fraction};
+use crate::report::MatchInfo;
+use crate::thread_tuning;
+
+/// Longest a worker sleeps, so commands are never kept waiting long.
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+/// Receive batches drained per wake-up at most, so a flood cannot starve ticks.
+const MAX_BATCHES_PER_WAKE: usize = 32;
+/// Longest client message (inputs, resync requests).
+const MESSAGE_BYTES: usize = 1500;
+
+/// What the admin side asks of a worker.
+#[derive(Debug)]
+pub(crate) enum WorkerCommand {
+    Create {
+        id: u64,
+        scenario: Box<Scenario>,
+        roster: Vec<u64>,
+        seed: u64,
+        reply: oneshot::Sender<Result<MatchInfo, String>>,
+    },
+    Report {
+        reply: oneshot::Sender<WorkerReport>,
+    },
+    ResetStats,
+    /// No new matches; running ones may go on until `deadline`.
+    Drain {
+        deadline: Instant,
+    },
+}
+
+/// One match as a worker reports it.
+#[derive(Debug, Clone)]
+pub(crate) struct MatchReport {
+    pub info: MatchInfo,
+    pub stats: FrameStats,
+    pub late_starts: u64,
+}
+
+/// Traffic counters of one worker since it started.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Traffic {
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub send_dropped: u64,
+    pub oversized: u64,
+    pub unknown_clients: u64,
+    pub malformed_messages: u64,
+}
+
+/// A worker's answer to [`WorkerCommand::Report`].
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerReport {
+    pub matches: Vec<MatchReport>,
+    pub traffic: Traffic,
+    pub drops: Vec<(&'static str, u64)>,
+    pub players_connected: usize,
+}
+
+/// What a worker shares with the admin side without asking.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerLoad {
+    pub matches: AtomicUsize,
+}
+
+/// Everything a worker is started with.
+#[derive(Debug)]
+pub(crate) struct WorkerSetup {
+    pub index: usize,
+    pub socket: UdpSocket,
+    pub public_address: SocketAddr,
+    pub net: ServerConfig,
+    pub max_matches: usize,
+    pub budgets: Arc<Budgets>,
+    pub linger: Duration,
+    pub timer_slack_us: u64,
+    pub pin_to: Option<usize>,
+    pub commands: Receiver<WorkerCommand>,
+    pub results: Option<Sender<ResultLine>>,
+    pub load: Arc<WorkerLoad>,
+}
+
+/// A worker's state. See the [module docs](self).
+pub(crate) struct Worker {
+    index: usize,
+    socket: UdpSocket,
+    address: SocketAddr,
+    net: Server,
+    matches: Vec<HostedMatch>,
+    max_matches: usize,
+    placed: u64,
+    /// Per net slot: the match index and player it carries.
+    slot_owner: Vec<Option<(usize, PlayerId)>>,
+    /// Client id -> match id and player, for every seat hosted.
+    roster: HashMap<u64, (u64, PlayerId)>,
+    budgets: Arc<Budgets>,
+    linger: Duration,
+    commands: Receiver<WorkerCommand>,
+    results: Option<Sender<ResultLine>>,
+    load: Arc<WorkerLoad>,
+    receive: ReceiveBatch,
+    send: SendBatch,
+    message: Box<[u8; MESSAGE_BYTES]>,
+    traffic: Traffic,
+    drain_deadline: Option<Instant>,
+    unix_at: Instant,
+    timer_slack_us: u64,
+    pin_to: Option<usize>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("index", &self.index)
+            .field("address", &self.address)
+            .field("matches", &self.matches.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Worker {
+    pub fn new(setup: WorkerSetup) -> Result<Self, hightick_net::NetError> {
+        let now = Instant::now();
+        let slots = setup.net.max_clients;
+        let net = Server::new(setup.net, now, unix_now(), &mut rand::rng())?;
+        Ok(Self {
+            index: setup.index,
+            socket: setup.socket,
+            address: setup.public_address,
+            net,
+            matches: Vec::with_capacity(setup.max_matches),
+            max_matches: setup.max_matches,
+            placed: 0,
+            slot_owner: vec![None; slots],
+            roster: HashMap::with_capacity(slots),
+            budgets: setup.budgets,
+            linger: setup.linger,
+            commands: setup.commands,
+            results: setup.results,
+            load: setup.load,
+            receive: ReceiveBatch::new(),
+            send: SendBatch::new(),
+            message: Box::new([0; MESSAGE_BYTES]),
+            traffic: Traffic::default(),
+            drain_deadline: None,
+            unix_at: now,
+            timer_slack_us: setup.timer_slack_us,
+            pin_to: setup.pin_to,
+        })
+    }
+
+    /// Runs until drained (or until the admin side is gone).
+    pub fn run(mut self) {
+        thread_tuning::set_timer_slack(self.timer_slack_us * 1000);
+        if let Some(core) = self.pin_to {
+            thread_tuning::pin_to_core(core);
+        }
+        loop {
+            if !self.take_commands() {
+                // The host is gone: stop as a drain would at its deadline.
+                self.drain_deadline = Some(Instant::now());
+            }
+            let now = Instant::now();
+            if self.drain_deadline.is_some_and(|d| now >= d) {
+                for i in 0..self.matches.len() {
+                    self.matches[i].finished_at.get_or_insert(now - self.linger);
+                }
+            }
+            self.retire_finished(now);
+            if self.drain_deadline.is_some() && self.matches.is_empty() {
+                self.service_network(now);
+                self.flush();
+                break;
+            }
+            match self.due_match(now) {
+                Some(i) => self.run_tick(i, now),
+                None => {
+                    self.service_network(now);
+                    self.flush();
+                    self.sleep();
+                }
+            }
+        }
+    }
+
+    /// Handles every waiting command; `false` when the admin side is gone.
+    fn take_commands(&mut self) -> bool {
+        loop {
+            match self.commands.try_recv() {
+                Ok(command) => self.handle(command),
+                Err(TryRecvError::Empty) => return true,
+                Err(TryRecvError::Disconnected) => return false,
+            }
+        }
+    }
+
+    fn handle(&mut self, command: WorkerCommand) {
+        match command {
+            WorkerCommand::Create {
+                id,
+                scenario,
+                roster,
+                seed,
+                reply,
+            } => {
+                let _ = reply.send(self.create(id, &scenario, &roster, seed));
+            }
+            WorkerCommand::Report { reply } => {
+                let _ = reply.send(self.report());
+            }
+            WorkerCommand::ResetStats => {
+                for m in &mut self.matches {
+                    if let Some(r) = m.recorder.as_mut() {
+                        r.reset();
+                    }
+                    m.late_starts = 0;
+                }
+            }
+            WorkerCommand::Drain { deadline } => {
+                self.drain_deadline = Some(deadline);
+            }
+        }
+    }
+
+    fn create(
+        &mut self,
+        id: u64,
+        scenario: &Scenario,
+        roster: &[u64],
+        seed: u64,
+    ) -> Result<MatchInfo, String> {
+        if self.drain_deadline.is_some() {
+            return Err("the host is draining".to_owned());
+        }
+        if self.matches.len() >= self.max_matches {
+            return Err("worker full".to_owned());
+        }
+        if let Some(taken) = roster.iter().find(|c| self.roster.contains_key(c)) {
+            return Err(format!(
+                "client {taken} already holds a seat in a running match"
+            ));
+        }
+        let seats: usize = self.matches.iter().map(|m| m.seats.len()).sum();
+        if seats + roster.len() > self.slot_owner.len() {
+            return Err("worker out of client slots".to_owned());
+        }
+        let budget = self
+            .budgets
+            .mode(scenario.name)
+            .cloned()
+            .unwrap_or_else(|_| ModeBudget::unlimited());
+        let period = Duration::from_nanos(
+            1_000_000_000 / u64::from(scenario.match_config.tick_rate_hz.max(1)),
+        );
+        let offset = period.mul_f64(phase_fraction(self.placed));
+        let first = Instant::now() + period + offset;
+        let hosted = HostedMatch::new(id, scenario, roster, seed, budget, first)?;
+        self.placed += 1;
+        for seat in &hosted.seats {
+            self.roster.insert(seat.client_id, (id, seat.player));
+        }
+        let info = hosted.info(self.index, self.address);
+        self.matches.push(hosted);
+        self.load
+            .matches
+            .store(self.matches.len(), Ordering::Relaxed);
+        Ok(info)
+    }
+
+    fn report(&self) -> WorkerReport {
+        WorkerReport {
+            matches: self
+                .matches
+                .iter()
+                .filter_map(|m| {
+                    Some(MatchReport {
+                        info: m.info(self.index, self.address),
+                        stats: m.recorder.as_ref()?.stats().clone(),
+                        late_starts: m.late_starts,
+                    })
+                })
+                .collect(),
+            traffic: self.traffic,
+            drops: self
+                .net
+                .counters()
+                .iter()
+                .map(|(kind, count)| (kind.name(), count))
+                .chain(std::iter::once(("oversized", self.traffic.oversized)))
+                .collect(),
+            players_connected: self.net.connected_clients(),
+        }
+    }
+
+    /// The match whose deadline came first, if it has come.
+    fn due_match(&self, now: Instant) -> Option<usize> {
+        let (i, m) = self
+            .matches
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, m)| m.deadline)?;
+        (m.deadline <= now).then_some(i)
+    }
+
+    fn run_tick(&mut self, i: usize, now: Instant) {
+        // The recorder is moved out for the frame so the rest of the worker
+        // (other matches receive inputs meanwhile) stays borrowable.
+        let Some(mut recorder) = self.matches[i].recorder.take() else {
+            return;
+        };
+        let frame = recorder.begin(u64::from(self.matches[i].game.tick_number()) + 1);
+        {
+            let _receive = frame.scope(Subsystem::Network, "receive");
+            self.service_network(now);
+        }
+        self.matches[i].game.tick_in(&frame);
+        {
+            let _send = frame.scope(Subsystem::Network, "send");
+            self.send_tick(i, now);
+            self.flush();
+        }
+        frame.end();
+        let m = &mut self.matches[i];
+        m.recorder = Some(recorder);
+        m.advance_deadline(now);
+        if m.finished_at.is_none() && m.game.result().is_some() {
+            m.finished_at = Some(now);
+        }
+    }
+
+    /// Drains the socket, routes what arrived, runs net timers and queues
+    /// whatever the secure layer has to send.
+    fn service_network(&mut self, now: Instant) {
+        if now.duration_since(self.unix_at) >= Duration::from_secs(1) {
+            self.unix_at = now;
+            self.net.set_unix_time(now, unix_now());
+        }
+        for _ in 0..MAX_BATCHES_PER_WAKE {
+            let n = self.receive.receive(&self.socket).unwrap_or_default();
+            for j in 0..n {
+                let Some((from, bytes)) = self.receive.datagram(j) else {
+                    continue;
+                };
+                self.traffic.packets_in += 1;
+                self.traffic.bytes_in += bytes.len() as u64;
+                if bytes.is_empty() {
+                    self.traffic.oversized += 1;
+                    continue;
+                }
+                self.net.handle_datagram(now, from, bytes);
+            }
+            if n < BATCH {
+                break;
+            }
+        }
+        while let Some(event) = self.net.poll_event() {
+            match event {
+                ServerEvent::Connected {
+                    slot, client_id, ..
+                } => self.seat(slot, client_id),
+                ServerEvent::Disconnected { slot, .. } => self.unseat(slot),
+            }
+        }
+        self.route_messages();
+        if self.net.poll_timeout().is_some_and(|t| t <= now) {
+            self.net.handle_timeout(now);
+            while let Some(event) = self.net.poll_event() {
+                if let ServerEvent::Disconnected { slot, .. } = event {
+                    self.unseat(slot);
+                }
+            }
+        }
+        loop {
+            if self.send.is_full() {
+                self.flush();
+            }
+            let Some(buf) = self.send.buffer() else {
+                break;
+            };
+            let Some(t) = self.net.poll_transmit(now, buf) else {
+                break;
+            };
+            self.send.commit(t.len, t.destination);
+        }
+    }
+
+    /// Inputs and resync requests to their matches; delivery notifications
+    /// to the replication writers.
+    fn route_messages(&mut self) {
+        for slot in 0..self.slot_owner.len() {
+            let Some((i, player)) = self.slot_owner[slot] else {
+                continue;
+            };
+            let game = &mut self.matches[i].game;
+            while let Some(m) = self.net.poll_message(slot, &mut self.message[..]) {
+                if game.handle_message(player, &self.message[..m.len]).is_err() {
+                    self.traffic.malformed_messages += 1;
+                }
+            }
+            while let Some(d) = self.net.poll_delivery(slot) {
+                game.on_delivery(player, d.sequence, d.outcome.into());
+            }
+        }
+    }
+
+    /// A client finished its handshake: seat it, or turn it away if it is on
+    /// no roster here.
+    fn seat(&mut self, slot: usize, client_id: u64) {
+        let Some(&(match_id, player)) = self.roster.get(&client_id) else {
+            self.traffic.unknown_clients += 1;
+            let _ = self.net.disconnect(slot);
+            return;
+        };
+        let Some(i) = self.matches.iter().position(|m| m.id == match_id) else {
+            let _ = self.net.disconnect(slot);
+            return;
+        };
+        let m = &mut self.matches[i];
+        let Some(seat) = m.seats.iter_mut().find(|s| s.player == player) else {
+            return;
+        };
+        seat.slot = Some(slot);
+        seat.connects += 1;
+        // Whether first connect or a comeback: a full state from here on.
+        let _ = m.game.reconnect(player);
+        if let Some(owner) = self.slot_owner.get_mut(slot) {
+            *owner = Some((i, player));
+        }
+    }
+
+    fn unseat(&mut self, slot: usize) {
+        let Some(owner) = self.slot_owner.get_mut(slot) else {
+            return;
+        };
+        if let Some((i, player)) = owner.take()
+            && let Some(seat) = self
+                .matches
+                .get_mut(i)
+                .and_then(|m| m.seats.iter_mut().find(|s| s.player == player))
+        {
+            seat.slot = None;
+        }
+    }
+
+    /// One packet per connected client of match `i`: its events and snapshot.
+    fn send_tick(&mut self, i: usize, now: Instant) {
+        let m = &mut self.matches[i];
+        for seat in &m.seats {
+            let Some(slot) = seat.slot else {
+                continue;
+            };
+            let Some(endpoint) = self.net.endpoint_mut(slot) else {
+                continue;
+            };
+            let has_snapshot = m.game.queue_tick(seat.player, endpoint).unwrap_or(false);
+            if self.send.is_full() {
+                let flushed = self.send.flush(&self.socket);
+                count_flush(&mut self.traffic, flushed);
+            }
+            let Some(buf) = self.send.buffer() else {
+                continue;
+            };
+            if let Some((t, sequence)) = self.net.transmit_payload(now, slot, buf) {
+                if has_snapshot {
+                    m.game.packet_sent(seat.player, sequence);
+                }
+                self.send.commit(t.len, t.destination);
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.send.is_empty() {
+            let flushed = self.send.flush(&self.socket);
+            count_flush(&mut self.traffic, flushed);
+        }
+    }
+
+    /// Matches whose result came in at least `linger` ago (or abandoned by a
+    /// drain): clients told goodbye, result written, seats freed.
+    fn retire_finished(&mut self, now: Instant) {
+        let linger = self.linger;
+        let mut retired = false;
+        let mut i = 0;
+        while i < self.matches.len() {
+            let done = self.matches[i]
+                .finished_at
+                .is_some_and(|at| now.saturating_duration_since(at) >= linger);
+            if !done {
+                i += 1;
+                continue;
+            }
+            let m = self.matches.remove(i);
+            for seat in &m.seats {
+                self.roster.remove(&seat.client_id);
+                if let Some(slot) = seat.slot {
+                    let _ = self.net.disconnect(slot);
+                }
+            }
+            if let Some(results) = &self.results {
+                let _ = results.send(m.result_line());
+            }
+            retired = true;
+        }
+        if retired {
+            // Indices moved: rebuild the slot map from the seats.
+            self.slot_owner.iter_mut().for_each(|o| *o = None);
+            for (i, m) in self.matches.iter().enumerate() {
+                for seat in &m.seats {
+                    if let Some(slot) = seat.slot {
+                        self.slot_owner[slot] = Some((i, seat.player));
+                    }
+                }
+            }
+            self.load
+                .matches
+                .store(self.matches.len(), Ordering::Relaxed);
+        }
+    }
+
+    fn sleep(&self) {
+        let now = Instant::now();
+        let mut wake = now + MAX_SLEEP;
+        if let Some(d) = self.matches.iter().map(|m| m.deadline).min() {
+            wake = wake.min(d);
+        }
+        if let Some(t) = self.net.poll_timeout() {
+            wake = wake.min(t.max(now + Duration::from_micros(100)));
+        }
+        if wake > now {
+            std::thread::sleep(wake - now);
+        }
+    }
+}
+
+fn count_flush(traffic: &mut Traffic, flushed: crate::batch_io::Flushed) {
+    traffic.packets_out += flushed.sent as u64;
+    traffic.bytes_out += flushed.bytes as u64;
+    traffic.send_dropped += flushed.dropped as u64;
+}

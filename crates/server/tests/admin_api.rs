@@ -1,0 +1,149 @@
+//! The host end to end over loopback: matches created through the admin
+//! API, clients connecting over real UDP with connect tokens, snapshots
+//! coming down, the admin endpoints counting it all, and a drain that
+//! writes every result.
+
+mod support;
+
+use std::time::Duration;
+
+use hightick_net::Key;
+use hightick_server::{HostStats, MatchInfo};
+use support::{BareClient, get, play, post, start_host};
+
+#[test]
+fn matches_are_created_joined_counted_and_drained() {
+    let key = Key::generate(&mut rand::rng());
+    let dir = std::env::temp_dir().join(format!("hightick-admin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("results.jsonl");
+    let _ = std::fs::remove_file(&results);
+    let results_path = results.clone();
+    let host = start_host(2, &key, move |c| c.results = Some(results_path));
+    let admin = host.admin_address();
+
+    let (status, body) = get(admin, "/healthz");
+    assert_eq!((status, body.as_str()), (200, r#"{"status":"ok"}"#));
+
+    // Two matches land on the two workers.
+    let mut infos = Vec::new();
+    for m in 0..2u64 {
+        let roster: Vec<u64> = (0..10).map(|p| 100 * (m + 1) + p).collect();
+        let (status, body) = post(
+            admin,
+            "/v1/matches",
+            &format!(r#"{{"mode":"5v5","roster":{roster:?}}}"#),
+        );
+        assert_eq!(status, 201, "{body}");
+        let info: MatchInfo = serde_json::from_str(&body).unwrap();
+        assert!(host.game_addresses().contains(&info.address));
+        assert_eq!(
+            (info.players, info.connected, info.tick_rate_hz),
+            (10, 0, 128)
+        );
+        infos.push(info);
+    }
+    assert_ne!(
+        infos[0].worker, infos[1].worker,
+        "the least loaded worker is chosen"
+    );
+
+    // Bad requests name what is wrong.
+    let (status, body) = post(admin, "/v1/matches", r#"{"mode":"5v5","roster":[100]}"#);
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("100"), "{body}");
+    let (status, body) = post(admin, "/v1/matches", r#"{"mode":"6v6","roster":[1]}"#);
+    assert_eq!(status, 400);
+    assert!(body.contains("mode"), "{body}");
+    let (status, body) = post(admin, "/v1/matches", r#"{"mode":"5v5","roster":"x"}"#);
+    assert_eq!(status, 400);
+    assert!(body.contains("roster"), "{body}");
+    let (status, body) = post(
+        admin,
+        "/v1/matches",
+        r#"{"mode":"5v5","roster":[1],"extra":1}"#,
+    );
+    assert_eq!(status, 400);
+    assert!(body.contains("extra"), "{body}");
+    let (status, _) = post(admin, "/v1/matches", "{not json");
+    assert_eq!(status, 400);
+
+    // Three players of the first match connect and receive snapshots.
+    let mut clients: Vec<BareClient> = (0..3)
+        .map(|p| BareClient::new(&key, 100 + p, infos[0].address))
+        .collect();
+    let served = play(&mut clients, Duration::from_secs(20), |cs| {
+        cs.iter()
+            .all(|c| c.net.is_connected() && c.snapshots >= 64 && c.events >= 1)
+    });
+    assert!(
+        served,
+        "clients connected and got snapshots and events: {:?}",
+        clients
+            .iter()
+            .map(|c| (c.net.state(), c.snapshots, c.events))
+            .collect::<Vec<_>>()
+    );
+
+    let (status, body) = get(admin, "/v1/matches");
+    assert_eq!(status, 200);
+    let listed: Vec<MatchInfo> = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].id, infos[0].id);
+    assert_eq!(listed[0].connected, 3);
+    assert_eq!(listed[1].connected, 0);
+    assert!(listed[0].tick > 64);
+
+    let (status, body) = get(admin, "/v1/stats");
+    assert_eq!(status, 200);
+    let stats: HostStats = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (stats.workers, stats.matches, stats.players_connected),
+        (2, 2, 3)
+    );
+    let five = stats
+        .modes
+        .iter()
+        .find(|m| m.mode == "5v5")
+        .expect("5v5 stats");
+    assert_eq!(five.matches, 2);
+    assert!(five.ticks > 128);
+    assert!(five.tick.mean_us > 0.0 && five.tick.p99_us >= five.tick.p50_us);
+    assert_eq!(
+        five.subsystems.len(),
+        hightick_telemetry::Subsystem::ALL.len()
+    );
+    assert!(stats.network.packets_out > 100 && stats.network.packets_in > 100);
+
+    let (status, metrics) = get(admin, "/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        "hightick_matches 2",
+        "hightick_players_connected 3",
+        "hightick_draining 0",
+        "hightick_tick_duration_seconds_bucket{mode=\"5v5\"",
+    ] {
+        assert!(metrics.contains(line), "metrics lack `{line}`");
+    }
+
+    // Drain with no grace: both matches end, results are written, clients are told.
+    host.drain(Duration::ZERO);
+    let (status, body) = post(admin, "/v1/matches", r#"{"mode":"5v5","roster":[9000]}"#);
+    assert_eq!(status, 503, "{body}");
+    play(&mut clients, Duration::from_secs(5), |cs| {
+        cs.iter().all(|c| !c.net.is_connected())
+    });
+    assert!(
+        clients.iter().all(|c| !c.net.is_connected()),
+        "clients were told the match ended"
+    );
+    host.wait();
+    let lines = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["outcome"], "abandoned");
+        assert_eq!(v["players"].as_array().unwrap().len(), 10);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

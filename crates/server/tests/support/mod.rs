@@ -1,0 +1,185 @@
+//! Shared by the server's end-to-end tests: a host on loopback, HTTP calls
+//! to its admin API, and a bare client (the secure layer plus input batches)
+//! over a real UDP socket.
+
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use hightick_net::wire::MAX_PACKET_BYTES;
+use hightick_net::{Client, ClientConfig, ConnectToken, Key, TokenParams};
+use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind};
+use hightick_server::{Host, HostConfig};
+
+/// A host with `workers` workers on loopback ports chosen by the kernel.
+pub fn start_host(workers: usize, key: &Key, tweak: impl FnOnce(&mut HostConfig)) -> Host {
+    let mut config = HostConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        admin: "127.0.0.1:0".parse().unwrap(),
+        workers,
+        match_linger_s: 0.5,
+        ..HostConfig::default()
+    };
+    tweak(&mut config);
+    Host::start(&config, key).expect("host starts")
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into()
+}
+
+/// `GET http://admin{path}` -> status and body.
+pub fn get(admin: SocketAddr, path: &str) -> (u16, String) {
+    let mut response = agent()
+        .get(&format!("http://{admin}{path}"))
+        .call()
+        .expect("admin answers");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
+/// `POST http://admin{path}` with a raw body -> status and body.
+pub fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
+    let mut response = agent()
+        .post(&format!("http://{admin}{path}"))
+        .header("content-type", "application/json")
+        .send(body)
+        .expect("admin answers");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
+/// A connect token for `client_id` to `server`.
+pub fn token(key: &Key, client_id: u64, server: SocketAddr) -> ConnectToken {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    ConnectToken::generate(
+        &TokenParams {
+            protocol_id: hightick_proto::PROTOCOL_ID,
+            client_id,
+            create_unix: now,
+            expire_unix: now + 60,
+            timeout_seconds: 2,
+            server_addresses: &[server],
+            user_data: &[],
+        },
+        key,
+        &mut rand::rng(),
+    )
+    .expect("token")
+}
+
+/// The secure layer over a real socket, sending an input batch per call
+/// to [`BareClient::send_inputs`] and counting what comes down.
+pub struct BareClient {
+    pub net: Client,
+    pub socket: UdpSocket,
+    pub server: SocketAddr,
+    pub snapshots: u64,
+    pub events: u64,
+    pub bytes_in: u64,
+    buf: Vec<u8>,
+    message: Vec<u8>,
+}
+
+impl BareClient {
+    pub fn new(key: &Key, client_id: u64, server: SocketAddr) -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_nonblocking(true).unwrap();
+        let net = Client::new(
+            token(key, client_id, server),
+            ClientConfig::default(),
+            Instant::now(),
+        )
+        .unwrap();
+        Self {
+            net,
+            socket,
+            server,
+            snapshots: 0,
+            events: 0,
+            bytes_in: 0,
+            buf: vec![0; MAX_PACKET_BYTES + 64],
+            message: vec![0; 4096],
+        }
+    }
+
+    /// Sends what is due, reads what arrived, counts messages.
+    pub fn pump(&mut self) {
+        let now = Instant::now();
+        if self.net.poll_timeout().is_some_and(|t| t <= now) {
+            self.net.handle_timeout(now);
+        }
+        while let Some(t) = self.net.poll_transmit(now, &mut self.buf) {
+            let _ = self.socket.send_to(&self.buf[..t.len], t.destination);
+        }
+        while let Ok((n, from)) = self.socket.recv_from(&mut self.buf) {
+            self.bytes_in += n as u64;
+            self.net.handle_datagram(now, from, &mut self.buf[..n]);
+        }
+        while let Some(m) = self.net.poll_message(&mut self.message) {
+            match MessageKind::decode(&mut BitReader::new(&self.message[..m.len])) {
+                Ok(MessageKind::Snapshot) => self.snapshots += 1,
+                Ok(MessageKind::Event) => self.events += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Queues an input batch for ticks `tick-3..=tick` (walking forward).
+    pub fn send_inputs(&mut self, tick: u32) {
+        if !self.net.is_connected() {
+            return;
+        }
+        let commands: Vec<InputCommand> = (0..4u32)
+            .map(|back| InputCommand {
+                tick: tick.saturating_sub(back),
+                move_y: 127,
+                ..InputCommand::default()
+            })
+            .collect();
+        let mut w = BitWriter::new(&mut self.message);
+        MessageKind::InputBatch.encode(&mut w).unwrap();
+        InputBatch::from_commands(&commands)
+            .unwrap()
+            .encode(&mut w)
+            .unwrap();
+        let n = w.finish();
+        let _ = self.net.send_unreliable(&self.message[..n]);
+    }
+}
+
+/// Pumps `clients` at about 128 Hz until `done` or `limit` passes.
+pub fn play(
+    clients: &mut [BareClient],
+    limit: Duration,
+    mut done: impl FnMut(&[BareClient]) -> bool,
+) -> bool {
+    let start = Instant::now();
+    let mut tick = 0u32;
+    while start.elapsed() < limit {
+        tick += 1;
+        for c in clients.iter_mut() {
+            c.send_inputs(tick + 20);
+            c.pump();
+        }
+        if done(clients) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(7800));
+    }
+    false
+}
