@@ -1,18 +1,18 @@
 //! `hightick`: the one binary. It only wires the crates together; each
 //! subcommand's work lives in its crate.
 //!
-//! Today it knows the subcommands' names; `serve`, `demo`, `gateway`, `swarm`
-//! and `lab` are filled in by the issues that build them and until then say
-//! so plainly and exit with status 2.
+//! - `hightick serve`: the host (crate `hightick-server`);
+//! - `hightick demo`: a host and bots on this machine, then a report;
+//! - `gateway`, `swarm` and `lab` are filled in by the issues that build
+//!   them and until then say so plainly and exit with status 2.
 //!
-//! ```text
-//! $ hightick demo
-//! hightick demo: not yet available (the end-to-end work lands it)
-//! ```
+//! Errors print as one line with their cause chain and exit with status 1.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod serve;
 
 /// An authoritative dedicated game server for high-tick-rate multiplayer games,
 /// with the capacity lab that proves what it carries.
@@ -28,7 +28,7 @@ enum Command {
     /// Run a server and bots on this machine; print frame times and games per core.
     Demo,
     /// Host matches over encrypted UDP.
-    Serve,
+    Serve(Box<serve::ServeArgs>),
     /// Accounts, login queue, sessions, matchmaking and the meta-game API.
     Gateway,
     /// Virtual players by the hundred thousand, speaking the real protocols.
@@ -41,29 +41,34 @@ impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Demo => "demo",
-            Command::Serve => "serve",
+            Command::Serve(_) => "serve",
             Command::Gateway => "gateway",
             Command::Swarm => "swarm",
             Command::Lab => "lab",
         }
     }
+}
 
-    fn landed_by(&self) -> &'static str {
-        match self {
-            Command::Demo | Command::Serve => "the end-to-end work",
-            Command::Gateway => "the front-door work",
-            Command::Swarm => "the swarm work",
-            Command::Lab => "the capacity-lab work",
-        }
-    }
+fn not_yet(name: &str, landed_by: &str) -> ExitCode {
+    eprintln!("hightick {name}: not yet available ({landed_by} lands it)");
+    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    eprintln!(
-        "hightick {}: not yet available ({} lands it)",
-        cli.command.name(),
-        cli.command.landed_by()
-    );
-    ExitCode::from(2)
+    let name = cli.command.name();
+    let outcome = match &cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Demo => return not_yet(name, "the end-to-end work"),
+        Command::Gateway => return not_yet(name, "the front-door work"),
+        Command::Swarm => return not_yet(name, "the swarm work"),
+        Command::Lab => return not_yet(name, "the capacity-lab work"),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hightick {name}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -22,7 +22,7 @@ fn help_lists_the_subcommands() {
 
 #[test]
 fn a_subcommand_not_yet_built_says_so_and_fails() {
-    let out = hightick(&["demo"]);
+    let out = hightick(&["gateway"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not yet available"));
 }

@@ -33,8 +33,9 @@ use crate::thread_tuning;
 
 /// Longest a worker sleeps, so commands are never kept waiting long.
 const MAX_SLEEP: Duration = Duration::from_millis(10);
-/// Receive batches drained per wake-up at most, so a flood cannot starve ticks.
-const MAX_BATCHES_PER_WAKE: usize = 32;
+/// Share of a tick period a match's frame may spend receiving: under a flood
+/// the rest stays in (or overflows) the kernel's buffer and ticks stay on time.
+const RECEIVE_SHARE_OF_PERIOD: u32 = 4;
 /// Longest client message (inputs, resync requests).
 const MESSAGE_BYTES: usize = 1500;
 
@@ -205,14 +206,17 @@ impl Worker {
             }
             self.retire_finished(now);
             if self.drain_deadline.is_some() && self.matches.is_empty() {
-                self.service_network(now);
+                self.service_network(now, now);
                 self.flush();
                 break;
             }
             match self.due_match(now) {
                 Some(i) => self.run_tick(i, now),
                 None => {
-                    self.service_network(now);
+                    // Between ticks: receive until the next deadline at most.
+                    let next = self.matches.iter().map(|m| m.deadline).min();
+                    let until = next.unwrap_or(now + MAX_SLEEP).min(now + MAX_SLEEP);
+                    self.service_network(now, until);
                     self.flush();
                     self.sleep();
                 }
@@ -348,7 +352,8 @@ impl Worker {
         let frame = recorder.begin(u64::from(self.matches[i].game.tick_number()) + 1);
         {
             let _receive = frame.scope(Subsystem::Network, "receive");
-            self.service_network(now);
+            let until = now + self.matches[i].period / RECEIVE_SHARE_OF_PERIOD;
+            self.service_network(now, until);
         }
         self.matches[i].game.tick_in(&frame);
         {
@@ -365,14 +370,15 @@ impl Worker {
         }
     }
 
-    /// Drains the socket, routes what arrived, runs net timers and queues
+    /// Drains the socket (one batch at least, more while the clock is
+    /// before `until`), routes what arrived, runs net timers and queues
     /// whatever the secure layer has to send.
-    fn service_network(&mut self, now: Instant) {
+    fn service_network(&mut self, now: Instant, until: Instant) {
         if now.duration_since(self.unix_at) >= Duration::from_secs(1) {
             self.unix_at = now;
             self.net.set_unix_time(now, unix_now());
         }
-        for _ in 0..MAX_BATCHES_PER_WAKE {
+        loop {
             let n = self.receive.receive(&self.socket).unwrap_or_default();
             for j in 0..n {
                 let Some((from, bytes)) = self.receive.datagram(j) else {
@@ -386,7 +392,7 @@ impl Worker {
                 }
                 self.net.handle_datagram(now, from, bytes);
             }
-            if n < BATCH {
+            if n < BATCH || Instant::now() >= until {
                 break;
             }
         }

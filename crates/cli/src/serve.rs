@@ -1,0 +1,106 @@
+//! `hightick serve`: a host from a config file and flags.
+
+use std::io::Write as _;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use hightick_server::{HostConfig, serve};
+
+/// Flags of `hightick serve`; each overrides the config file's field.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Host config file (TOML; see the server crate's `config` docs).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Game traffic address; worker i listens on port + i.
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<SocketAddr>,
+    /// Address clients are told (and tokens must list), if not the bound one.
+    #[arg(long, value_name = "IP")]
+    public_ip: Option<IpAddr>,
+    /// Admin HTTP address.
+    #[arg(long, value_name = "ADDR")]
+    admin: Option<SocketAddr>,
+    /// Worker threads (0: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Pin worker i to core i mod cores.
+    #[arg(long)]
+    pin_workers: bool,
+    /// Token key file (64 hex digits); else $HIGHTICK_KEY.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// Frame-time budgets file.
+    #[arg(long, value_name = "FILE")]
+    budgets: Option<PathBuf>,
+    /// Append finished matches here as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    results: Option<PathBuf>,
+    /// Seconds running matches may go on after SIGTERM.
+    #[arg(long, value_name = "SECS")]
+    drain_timeout: Option<u64>,
+}
+
+impl ServeArgs {
+    /// The config file (or defaults) with the flags applied.
+    pub fn config(&self) -> Result<HostConfig> {
+        let mut config = match &self.config {
+            Some(path) => HostConfig::load(path)?,
+            None => HostConfig::default(),
+        };
+        if let Some(v) = self.bind {
+            config.bind = v;
+        }
+        if let Some(v) = self.public_ip {
+            config.public_ip = Some(v);
+        }
+        if let Some(v) = self.admin {
+            config.admin = v;
+        }
+        if let Some(v) = self.workers {
+            config.workers = v;
+        }
+        if self.pin_workers {
+            config.pin_workers = true;
+        }
+        if let Some(v) = &self.key_file {
+            config.key_file = Some(v.clone());
+        }
+        if let Some(v) = &self.budgets {
+            config.budgets = Some(v.clone());
+        }
+        if let Some(v) = &self.results {
+            config.results = Some(v.clone());
+        }
+        if let Some(v) = self.drain_timeout {
+            config.drain_timeout_s = v;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Runs the host until SIGTERM / SIGINT and a drain.
+pub fn run(args: &ServeArgs) -> Result<()> {
+    let config = args.config()?;
+    let key = config.load_key()?;
+    serve(&config, &key, |host| {
+        // One line a supervisor (or `hightick demo`) can read.
+        let games: Vec<String> = host
+            .game_addresses()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        println!(
+            "hightick serve: admin http://{} game {}",
+            host.admin_address(),
+            games.join(",")
+        );
+        let _ = std::io::stdout().flush();
+    })
+    .context("server")?;
+    eprintln!("hightick serve: drained, bye");
+    Ok(())
+}
