@@ -9,7 +9,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_net::{Client, ClientConfig, ConnectToken, Key, TokenParams};
-use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind};
+use hightick_proto::{
+    BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SnapshotHeader, SnapshotKind,
+};
 use hightick_server::{Host, HostConfig};
 
 /// A host with `workers` workers on loopback ports chosen by the kernel.
@@ -89,6 +91,7 @@ pub struct BareClient {
     pub socket: UdpSocket,
     pub server: SocketAddr,
     pub snapshots: u64,
+    pub full_resyncs: u64,
     pub events: u64,
     pub bytes_in: u64,
     buf: Vec<u8>,
@@ -110,6 +113,7 @@ impl BareClient {
             socket,
             server,
             snapshots: 0,
+            full_resyncs: 0,
             events: 0,
             bytes_in: 0,
             buf: vec![0; MAX_PACKET_BYTES + 64],
@@ -131,8 +135,16 @@ impl BareClient {
             self.net.handle_datagram(now, from, &mut self.buf[..n]);
         }
         while let Some(m) = self.net.poll_message(&mut self.message) {
-            match MessageKind::decode(&mut BitReader::new(&self.message[..m.len])) {
-                Ok(MessageKind::Snapshot) => self.snapshots += 1,
+            let mut r = BitReader::new(&self.message[..m.len]);
+            match MessageKind::decode(&mut r) {
+                Ok(MessageKind::Snapshot) => {
+                    self.snapshots += 1;
+                    if SnapshotHeader::decode(&mut r)
+                        .is_ok_and(|h| h.kind == SnapshotKind::FullResync)
+                    {
+                        self.full_resyncs += 1;
+                    }
+                }
                 Ok(MessageKind::Event) => self.events += 1,
                 _ => {}
             }
