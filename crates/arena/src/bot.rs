@@ -8,15 +8,103 @@
 //! client see ([`Arena::sees`]) and stamps its commands with the tick whose
 //! state it looked at, as a real client does. Everything it does follows
 //! from its seed.
+//!
+//! The bot decides from a [`BotView`]: its own state, the phase, the enemies
+//! it knows and the map's spawn points. [`Arena`] is one (the server-side
+//! view, used by in-process scenarios); a network client builds another from
+//! its replicated world and the events it received (`hightick-swarm`).
 
 use glam::Vec3;
-use hightick_engine::PlayerId;
 use hightick_engine::tick::Tick;
+use hightick_engine::{EntityId, PlayerId};
 use hightick_proto::InputCommand;
 use hightick_proto::message::Buttons;
 
 use crate::game::{Arena, Item, Phase, yaw_towards};
 use crate::weapon::WeaponSpec;
+use crate::{SpawnPoint, Team};
+
+/// What a bot knows of itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BotSelf {
+    /// Its team.
+    pub team: Team,
+    /// Its place in the team (picks which enemy spawn point it heads to).
+    pub slot: usize,
+    /// Feet position.
+    pub position: Vec3,
+    /// Eye position.
+    pub eye: Vec3,
+    /// View yaw, radians.
+    pub yaw: f32,
+    /// View pitch, radians.
+    pub pitch: f32,
+    /// Alive this round.
+    pub alive: bool,
+    /// Money it can spend (a view that does not know says `u32::MAX`: the
+    /// server refuses what cannot be paid for).
+    pub money: u32,
+    /// Armor points.
+    pub armor: u8,
+    /// Whether it carries a primary weapon.
+    pub has_primary: bool,
+}
+
+/// What a [`Bot`] reads to decide: everything a client of `player` could know.
+pub trait BotView {
+    /// The bot's own state, if it is in the match.
+    fn me(&self, player: PlayerId) -> Option<BotSelf>;
+    /// The round's phase.
+    fn phase(&self) -> Phase;
+    /// The round number.
+    fn round(&self) -> u16;
+    /// Calls `each` with the body and feet position of every living enemy
+    /// `player` currently knows, in a stable order.
+    fn for_each_enemy(&self, player: PlayerId, each: &mut dyn FnMut(EntityId, Vec3));
+    /// The map's spawn points of `team`.
+    fn spawn_points(&self, team: Team) -> &[SpawnPoint];
+}
+
+impl BotView for Arena {
+    fn me(&self, player: PlayerId) -> Option<BotSelf> {
+        let f = self.fighter(player)?;
+        Some(BotSelf {
+            team: f.team,
+            slot: f.slot,
+            position: f.position(),
+            eye: f.pose().eye(self.movement_params()),
+            yaw: f.yaw,
+            pitch: f.pitch,
+            alive: f.alive,
+            money: f.money,
+            armor: f.armor,
+            has_primary: f.loadout.primary.is_some(),
+        })
+    }
+
+    fn phase(&self) -> Phase {
+        self.clock().phase
+    }
+
+    fn round(&self) -> u16 {
+        self.clock().round
+    }
+
+    fn for_each_enemy(&self, player: PlayerId, each: &mut dyn FnMut(EntityId, Vec3)) {
+        let Some(me) = self.fighter(player) else {
+            return;
+        };
+        for (p, f) in self.fighters() {
+            if f.team != me.team && f.alive && self.sees(player, p) {
+                each(f.body, f.position());
+            }
+        }
+    }
+
+    fn spawn_points(&self, team: Team) -> &[SpawnPoint] {
+        self.map().spawn_points(team)
+    }
+}
 
 /// How a bot plays.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,7 +138,7 @@ pub struct Bot {
     player: PlayerId,
     style: BotStyle,
     rng: u64,
-    target: Option<PlayerId>,
+    target: Option<EntityId>,
     seen_at: Tick,
     error: (f32, f32),
     wander_until: Tick,
@@ -94,15 +182,15 @@ impl Bot {
         (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
     }
 
-    /// The bot's command for `tick`, looking at the arena as the previous
-    /// tick left it.
-    pub fn command(&mut self, arena: &Arena, tick: Tick) -> InputCommand {
+    /// The bot's command for `tick`, looking at what `view` shows as the
+    /// previous tick left it.
+    pub fn command<V: BotView + ?Sized>(&mut self, view: &V, tick: Tick) -> InputCommand {
         let mut cmd = InputCommand {
             tick,
             aim_tick: tick.saturating_sub(1 + self.style.latency_ticks),
             ..InputCommand::default()
         };
-        let Some(me) = arena.fighter(self.player).copied() else {
+        let Some(me) = view.me(self.player) else {
             return cmd;
         };
         cmd.yaw = me.yaw;
@@ -111,36 +199,33 @@ impl Bot {
             self.target = None;
             return cmd;
         }
-        match arena.clock().phase {
+        match view.phase() {
             Phase::Buy => {
-                self.shop(arena, &me, &mut cmd);
+                self.shop(view.round(), &me, &mut cmd);
                 return cmd;
             }
             Phase::Combat => {}
             _ => return cmd,
         }
         cmd.weapon_slot = 2;
-        let eye = me.pose().eye(arena.movement_params());
+        let eye = me.eye;
         // The nearest enemy the bot's client would know about.
-        let mut best: Option<(PlayerId, f32)> = None;
-        for (p, f) in arena.fighters() {
-            if f.team == me.team || !f.alive || !arena.sees(self.player, p) {
-                continue;
+        let mut best: Option<(EntityId, Vec3, f32)> = None;
+        view.for_each_enemy(self.player, &mut |e, position| {
+            let d = position.distance_squared(me.position);
+            if best.is_none_or(|(_, _, bd)| d < bd) {
+                best = Some((e, position, d));
             }
-            let d = f.position().distance_squared(me.position());
-            if best.is_none_or(|(_, bd)| d < bd) {
-                best = Some((p, d));
-            }
-        }
-        match best.and_then(|(p, _)| Some((p, arena.fighter(p)?))) {
-            Some((p, enemy)) => {
-                if self.target != Some(p) {
-                    self.target = Some(p);
+        });
+        match best {
+            Some((e, enemy, _)) => {
+                if self.target != Some(e) {
+                    self.target = Some(e);
                     self.seen_at = tick;
                     let e = self.style.aim_error;
                     self.error = ((self.random() - 0.5) * 2.0 * e, (self.random() - 0.5) * e);
                 }
-                let chest = enemy.position() + Vec3::Y * 1.3;
+                let chest = enemy + Vec3::Y * 1.3;
                 let to = chest - eye;
                 let flat = (to.x * to.x + to.z * to.z).sqrt();
                 let seen_for = tick.saturating_sub(self.seen_at);
@@ -163,14 +248,13 @@ impl Bot {
             }
             None => {
                 self.target = None;
-                self.walk(arena, &me, tick, &mut cmd);
+                self.walk(view.spawn_points(me.team.other()), &me, tick, &mut cmd);
             }
         }
         cmd
     }
 
-    fn shop(&mut self, arena: &Arena, me: &crate::game::Fighter, cmd: &mut InputCommand) {
-        let round = arena.clock().round;
+    fn shop(&mut self, round: u16, me: &BotSelf, cmd: &mut InputCommand) {
         if self.buy_round != round {
             self.buy_round = round;
             self.buy_step = 0;
@@ -179,9 +263,7 @@ impl Bot {
         let step = self.buy_step;
         self.buy_step = self.buy_step.saturating_add(1);
         let want = match step {
-            0 if me.loadout.primary.is_none() && me.money >= WeaponSpec::RIFLE.price => {
-                Some(Item::Rifle)
-            }
+            0 if !me.has_primary && me.money >= WeaponSpec::RIFLE.price => Some(Item::Rifle),
             2 if me.armor == 0 => Some(Item::Armor),
             _ => None,
         };
@@ -191,27 +273,20 @@ impl Bot {
         }
     }
 
-    fn walk(
-        &mut self,
-        arena: &Arena,
-        me: &crate::game::Fighter,
-        tick: Tick,
-        cmd: &mut InputCommand,
-    ) {
+    fn walk(&mut self, goals: &[SpawnPoint], me: &BotSelf, tick: Tick, cmd: &mut InputCommand) {
         if tick >= self.check_at {
-            if self.check_at != 0 && me.position().distance(self.check_position) < 1.0 {
+            if self.check_at != 0 && me.position.distance(self.check_position) < 1.0 {
                 self.wander_yaw = (self.random() - 0.5) * std::f32::consts::TAU;
                 self.wander_until = tick + 96;
             }
             self.check_at = tick + 64;
-            self.check_position = me.position();
+            self.check_position = me.position;
         }
         let yaw = if tick < self.wander_until {
             self.wander_yaw
         } else {
-            let goals = arena.map().spawn_points(me.team.other());
             match goals.get(me.slot % goals.len().max(1)) {
-                Some(goal) => yaw_towards(me.position(), goal.position),
+                Some(goal) => yaw_towards(me.position, goal.position),
                 None => me.yaw,
             }
         };

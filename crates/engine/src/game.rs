@@ -41,6 +41,13 @@ pub trait Game: ReplicationSource + Sized {
     /// The player in slot `player` left: despawn or hand over its entities.
     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId);
 
+    /// The client of `player` came back on a new connection (or asked for a
+    /// full resync): its pending events are gone, so tell it again what a
+    /// newcomer learns (who it is, who else is here). Default: nothing.
+    fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        let _ = (ctx, player);
+    }
+
     /// The input of `player` for this tick. The runtime has decoded it and
     /// checked its tick; checking that the move is possible is the game's job.
     fn input(

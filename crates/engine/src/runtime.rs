@@ -273,6 +273,10 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     pub fn reconnect(&mut self, player: PlayerId) -> Result<(), EngineError> {
         let i = self.slot(player)?;
         self.inputs[i].reset(self.tick + 1);
+        // Events queued for the old connection are lost with it; the game
+        // tells the new one what it needs to know again.
+        self.events[i].clear();
+        self.between_ticks(|game, ctx| game.reconnect(ctx, player));
         self.writer.resync(player)
     }
 

@@ -78,4 +78,4 @@ pub use writer::BitWriter;
 /// The netcode.io protocol id of hightick's game protocol (this wire format's
 /// version): servers drop connect requests and tokens made for any other id.
 /// Change it whenever a message layout changes incompatibly.
-pub const PROTOCOL_ID: u64 = 0x4854_4943_4b00_0001;
+pub const PROTOCOL_ID: u64 = 0x4854_4943_4b00_0002;

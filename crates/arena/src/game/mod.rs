@@ -320,6 +320,7 @@ impl Arena {
             armor: f.armor,
             weapon: arms::weapon_id(&f),
             alive: f.alive,
+            team: f.team,
         };
         world.set(f.body, VITALS, &mut self.vitals[body], v);
         world.set(
@@ -436,6 +437,51 @@ impl ReplicationSource for Arena {
     }
 }
 
+impl Arena {
+    /// Tells `player`'s client who it is (`Welcome`) and who else plays
+    /// (`PlayerJoined` for each other player).
+    fn introduce(&self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        let Some(me) = self.fighter(player) else {
+            return;
+        };
+        ctx.send_event(
+            player,
+            GameEvent::Welcome {
+                player: me.body,
+                team: round::wire_team(me.team),
+            },
+        );
+        for (other, f) in self.fighters() {
+            if other != player {
+                ctx.send_event(
+                    player,
+                    GameEvent::PlayerJoined {
+                        player: f.body,
+                        team: round::wire_team(f.team),
+                    },
+                );
+            }
+        }
+        // Where the round stands, for a client arriving mid-phase.
+        let phase = match self.clock.phase {
+            Phase::Waiting => None,
+            Phase::Buy => Some(hightick_proto::message::RoundPhase::Buy),
+            Phase::Combat => Some(hightick_proto::message::RoundPhase::Live),
+            Phase::RoundEnd | Phase::MatchOver => Some(hightick_proto::message::RoundPhase::Over),
+        };
+        if let Some(phase) = phase {
+            ctx.send_event(
+                player,
+                GameEvent::RoundStart {
+                    round: self.clock.round.min(hightick_proto::message::MAX_ROUND),
+                    phase,
+                    phase_end_tick: self.clock.phase_end,
+                },
+            );
+        }
+    }
+}
+
 impl Game for Arena {
     type Event = GameEvent;
     type MatchResult = MatchRecord;
@@ -499,11 +545,19 @@ impl Game for Arena {
         self.history.clear(player);
         self.fog.invalidate();
         self.publish(ctx.world, player);
+        // The newcomer learns who it is and who is already here, then
+        // everyone hears of it: every player entity an event may name is
+        // one the client heard of.
+        self.introduce(ctx, player);
         ctx.broadcast_event(GameEvent::PlayerJoined {
             player: body,
             team: round::wire_team(team),
         });
         Ok(())
+    }
+
+    fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        self.introduce(ctx, player);
     }
 
     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {

@@ -2,7 +2,8 @@
 //! groups, how each group is written, and [`ArenaReplica`], the client's copy.
 //!
 //! - `Player`: group [`TRANSFORM`] (quantized feet position, yaw, pitch,
-//!   crouch) and group [`VITALS`] (health, armor, weapon, alive).
+//!   crouch) and group [`VITALS`] (health, armor, weapon, alive, team), so a
+//!   client tells friend from foe from replicated state alone.
 //! - `Wallet`: group [`MONEY`]; a separate entity so that relevance can keep
 //!   a player's money to its own team.
 
@@ -11,9 +12,11 @@ use hightick_engine::world::{Archetype, GroupMask};
 use hightick_proto::quantize::PositionQuantizer;
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
+use crate::Team;
+
 /// Player group 0: where it is and where it looks.
 pub const TRANSFORM: u8 = 0;
-/// Player group 1: health, armor, weapon, alive.
+/// Player group 1: health, armor, weapon, alive, team.
 pub const VITALS: u8 = 1;
 /// Wallet group 0: money.
 pub const MONEY: u8 = 0;
@@ -81,7 +84,7 @@ pub struct WireTransform {
 }
 
 /// A player's vitals as they go on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WireVitals {
     /// Hit points.
     pub health: u8,
@@ -91,6 +94,20 @@ pub struct WireVitals {
     pub weapon: u8,
     /// Alive this round.
     pub alive: bool,
+    /// The player's team.
+    pub team: Team,
+}
+
+impl Default for WireVitals {
+    fn default() -> Self {
+        Self {
+            health: 0,
+            armor: 0,
+            weapon: 0,
+            alive: false,
+            team: Team::Attackers,
+        }
+    }
 }
 
 fn code(value: f32, lo: f32, hi: f32, bits: u32) -> u32 {
@@ -165,7 +182,8 @@ pub fn write_vitals(w: &mut BitWriter, v: &WireVitals) -> Result<(), ProtoError>
     w.write_u8(v.health)?;
     w.write_u8(v.armor)?;
     w.write_bits(u32::from(v.weapon), 3)?;
-    w.write_bool(v.alive)
+    w.write_bool(v.alive)?;
+    w.write_bool(v.team == Team::Defenders)
 }
 
 /// Reads vitals.
@@ -175,6 +193,11 @@ pub fn read_vitals(r: &mut BitReader) -> Result<WireVitals, ProtoError> {
         armor: r.read_u8()?,
         weapon: r.read_bits(3)? as u8,
         alive: r.read_bool()?,
+        team: if r.read_bool()? {
+            Team::Defenders
+        } else {
+            Team::Attackers
+        },
     })
 }
 
@@ -237,6 +260,24 @@ impl Replica for ArenaReplica {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vitals_round_trip_with_the_team() {
+        for team in Team::ALL {
+            let v = WireVitals {
+                health: 73,
+                armor: 100,
+                weapon: 5,
+                alive: true,
+                team,
+            };
+            let mut buf = [0u8; 8];
+            let mut w = BitWriter::new(&mut buf);
+            write_vitals(&mut w, &v).unwrap();
+            let len = w.finish();
+            assert_eq!(read_vitals(&mut BitReader::new(&buf[..len])).unwrap(), v);
+        }
+    }
 
     #[test]
     fn transform_round_trips_within_precision() {

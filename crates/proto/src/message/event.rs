@@ -139,6 +139,14 @@ pub enum GameEvent {
         /// The winner, or `None` for a draw.
         winner: Option<Team>,
     },
+    /// Sent to one player when it joins, reconnects or resyncs: "you are this
+    /// entity, on this team". Clients learn who they are from it.
+    Welcome {
+        /// The receiving player's own entity.
+        player: EntityId,
+        /// The receiving player's team.
+        team: Team,
+    },
 }
 
 const EVENT_TAG_BITS: u32 = 4;
@@ -185,6 +193,7 @@ impl GameEvent {
             Self::PlayerJoined { .. } => 5,
             Self::PlayerLeft { .. } => 6,
             Self::MatchEnd { .. } => 7,
+            Self::Welcome { .. } => 8,
         }
     }
 
@@ -252,7 +261,7 @@ impl GameEvent {
                 write_bounded(w, cost, MAX_MONEY, "cost")?;
                 write_bounded(w, balance, MAX_MONEY, "balance")
             }
-            Self::PlayerJoined { player, team } => {
+            Self::PlayerJoined { player, team } | Self::Welcome { player, team } => {
                 write_entity_id(w, player)?;
                 team.write(w)
             }
@@ -320,6 +329,10 @@ impl GameEvent {
                     None
                 },
             },
+            8 => Self::Welcome {
+                player: read_entity_id(r)?,
+                team: Team::read(r)?,
+            },
             _ => return Err(ProtoError::invalid("event kind")),
         })
     }
@@ -365,7 +378,7 @@ mod tests {
 
     #[test]
     fn unknown_tags_are_refused() {
-        for tag in 8..16u8 {
+        for tag in 9..16u8 {
             assert_eq!(
                 GameEvent::decode(&mut BitReader::new(&[tag, 0, 0, 0])),
                 Err(ProtoError::invalid("event kind"))
@@ -392,6 +405,24 @@ mod tests {
             GameEvent::decode(&mut BitReader::new(&buf)),
             Err(ProtoError::invalid("round end reason"))
         );
+    }
+
+    #[test]
+    fn a_welcome_round_trips_and_differs_from_a_join() {
+        let welcome = GameEvent::Welcome {
+            player: EntityId(5),
+            team: Team::B,
+        };
+        let joined = GameEvent::PlayerJoined {
+            player: EntityId(5),
+            team: Team::B,
+        };
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        welcome.encode(&mut BitWriter::new(&mut a)).unwrap();
+        joined.encode(&mut BitWriter::new(&mut b)).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(GameEvent::decode(&mut BitReader::new(&a)), Ok(welcome));
+        assert_eq!(GameEvent::decode(&mut BitReader::new(&b)), Ok(joined));
     }
 
     #[test]

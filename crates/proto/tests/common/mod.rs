@@ -162,6 +162,7 @@ pub fn game_event() -> impl Strategy<Value = GameEvent> {
             .prop_map(|(player, reason)| GameEvent::PlayerLeft { player, reason }),
         ([round(), round()], proptest::option::of(team()))
             .prop_map(|(score, winner)| GameEvent::MatchEnd { score, winner }),
+        (entity_id(), team()).prop_map(|(player, team)| GameEvent::Welcome { player, team }),
     ]
 }
 

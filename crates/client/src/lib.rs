@@ -1,0 +1,81 @@
+//! hightick-client: the client side of a hightick match, as a library.
+//!
+//! What it is for: [`GameClient`] is a sans-IO client core over
+//! `hightick-net`'s secure [`Client`](hightick_net::Client). It connects
+//! with a connect token, sends input commands with 4-deep redundancy on the
+//! unreliable channel ([`GameClient::send_input`]), applies the snapshots the
+//! server sends into a [`ClientWorld`](hightick_engine::replication::ClientWorld)
+//! ([`GameClient::world`]) with an interpolation buffer per entity
+//! ([`GameClient::interpolated`]), decodes the reliable events
+//! ([`GameClient::poll_event`]), asks for a full resync when a snapshot does
+//! not apply, and counts everything ([`GameClient::stats`]). After set-up a
+//! steady-state tick allocates nothing. [`UdpClient`] drives a core over a
+//! tokio UDP socket.
+//!
+//! What it is not: it holds no game rules and no game-specific code (the
+//! replica type is the game's, e.g. `hightick_arena::game::ArenaReplica`;
+//! match bots live in `hightick-swarm`), and the core reads no clock and
+//! touches no socket (quinn-proto style: `handle_datagram(now, from, bytes)`,
+//! `poll_transmit(now, buf)`, `poll_timeout()`, `handle_timeout(now)`).
+//!
+//! ```
+//! use std::time::Instant;
+//! use hightick_client::GameClient;
+//! use hightick_engine::replication::Replica;
+//! use hightick_net::{ConnectToken, Key, TokenParams};
+//! use hightick_proto::{BitReader, InputCommand, ProtoError};
+//! # #[derive(Debug, Clone, Copy, PartialEq, Eq)] struct Kind;
+//! # impl hightick_engine::world::Archetype for Kind {
+//! #     fn wire_id(self) -> u8 { 0 }
+//! #     fn from_wire_id(id: u8) -> Option<Self> { (id == 0).then_some(Kind) }
+//! #     fn groups(self) -> hightick_engine::world::GroupMask { hightick_engine::world::GroupMask::first(1) }
+//! # }
+//! #[derive(Default)]
+//! struct Body([f32; 3]); // the game's replica
+//! impl Replica for Body {
+//!     type Archetype = Kind;
+//!     fn read_group(&mut self, _: Kind, _: u8, r: &mut BitReader) -> Result<(), ProtoError> {
+//!         self.0[0] = r.read_u8()? as f32;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = "127.0.0.1:40000".parse()?;
+//! let token = ConnectToken::generate(
+//!     &TokenParams {
+//!         protocol_id: hightick_proto::PROTOCOL_ID,
+//!         client_id: 7,
+//!         create_unix: 1_700_000_000,
+//!         expire_unix: 1_700_000_030,
+//!         timeout_seconds: 5,
+//!         server_addresses: &[server],
+//!         user_data: &[],
+//!     },
+//!     &Key::generate(&mut rand::rng()),
+//!     &mut rand::rng(),
+//! )?;
+//! let now = Instant::now();
+//! let mut client = GameClient::<Body>::new(token, now)?;
+//! client.track_positions(|b| Some(b.0));
+//! // The first datagram is a connection request for the server.
+//! let mut buf = [0u8; hightick_net::wire::MAX_PACKET_BYTES];
+//! let t = client.poll_transmit(now, &mut buf).unwrap();
+//! assert_eq!(t.destination, server);
+//! // Inputs are kept for redundancy even before the connection is up.
+//! assert!(client.send_input(InputCommand { tick: 1, ..InputCommand::default() }).is_err());
+//! assert_eq!(client.stats().packets_out, 1);
+//! # Ok(()) }
+//! ```
+
+mod core;
+mod driver;
+mod error;
+pub mod interpolation;
+mod stats;
+
+pub use crate::core::{GameClient, GameClientConfig, PositionOf};
+pub use driver::UdpClient;
+pub use error::ClientError;
+pub use interpolation::Interpolation;
+pub use stats::ClientStats;

@@ -1,0 +1,85 @@
+//! The one error type at the store's boundary.
+
+/// Everything a store operation can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The thing asked for does not exist.
+    #[error("{what} not found")]
+    NotFound {
+        /// What was looked up ("account", "session", ...).
+        what: &'static str,
+    },
+    /// The write clashes with existing data (a taken name, an idempotency key reused
+    /// for a different request, ...).
+    #[error("conflict: {what}")]
+    Conflict {
+        /// What clashed.
+        what: &'static str,
+    },
+    /// A spend larger than the balance; nothing was charged.
+    #[error("insufficient funds: balance {balance}, cost {cost}")]
+    InsufficientFunds {
+        /// Balance at the time of the attempt.
+        balance: i64,
+        /// What the spend would have cost.
+        cost: i64,
+    },
+    /// A caller-supplied value is out of range or malformed; nothing reached the database.
+    #[error("invalid {field}: {reason}")]
+    InvalidInput {
+        /// The field at fault.
+        field: &'static str,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// The database URL is neither `sqlite:` nor `postgres://`.
+    #[error("unsupported database url (expected sqlite:... or postgres://...)")]
+    UnsupportedUrl,
+    /// Creating the data directory failed.
+    #[error("data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: String,
+        /// The I/O failure.
+        source: std::io::Error,
+    },
+    /// The database driver failed.
+    #[error("database: {0}")]
+    Backend(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error("migration: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    /// The batching writer's transaction failed; no write of that batch is stored.
+    #[error("batch aborted: {reason}")]
+    BatchAborted {
+        /// The failure, as text (one failure answers many writers).
+        reason: String,
+    },
+    /// The batching writer has shut down and accepts no more writes.
+    #[error("batching writer is closed")]
+    WriterClosed,
+    /// The password hasher failed (not a wrong password, which is `Ok(false)`).
+    #[error("password hashing: {0}")]
+    Password(String),
+}
+
+impl StoreError {
+    /// Maps a unique-constraint violation to [`StoreError::Conflict`], anything else to
+    /// [`StoreError::Backend`].
+    pub(crate) fn unique_as_conflict(e: sqlx::Error, what: &'static str) -> Self {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict { what },
+            _ => StoreError::Backend(e),
+        }
+    }
+
+    /// Maps a foreign-key violation to [`StoreError::NotFound`].
+    pub(crate) fn foreign_key_as_not_found(e: sqlx::Error, what: &'static str) -> Self {
+        match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::NotFound { what }
+            }
+            _ => StoreError::Backend(e),
+        }
+    }
+}

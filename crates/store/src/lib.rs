@@ -1,0 +1,62 @@
+//! Persistence for hightick behind one async API: accounts (guest or named with an
+//! argon2id hash), sessions, profiles, inventory, a currency ledger, idempotent
+//! purchases, idempotent match results with stats and Elo rating, a leaderboard, and
+//! a batching writer for high-rate writes.
+//!
+//! Two backends, chosen by URL: SQLite (`sqlite://file.db`, `sqlite::memory:`; the
+//! embedded default is [`Store::open_in_data_dir`]) and PostgreSQL
+//! (`postgres://...`). Both run the same parameterized statements and embedded
+//! migrations (`migrations/{sqlite,postgres}`), applied on open.
+//!
+//! Concurrency: on PostgreSQL, spends are guarded single-row updates and match
+//! results lock the players' stats rows in account order; on SQLite, writers take
+//! turns on an in-process async mutex and `BEGIN IMMEDIATE`. High-rate writes go
+//! through a [`BatchWriter`], which acknowledges a write only after its batch commits.
+//!
+//! Tests run against SQLite always and against PostgreSQL when
+//! `HIGHTICK_TEST_DATABASE_URL` is set (each test in its own schema, see
+//! [`StoreOptions::postgres_schema`]).
+//!
+//! What it is not: an HTTP API (that is the gateway's), an authentication service
+//! (the gateway signs tokens; the store keeps session ids and revocation), or a
+//! cache. Money invariants live here: a balance never goes negative, a retried
+//! purchase or match result never charges or credits twice.
+//!
+//! ```
+//! use hightick_store::{PurchaseRequest, Store};
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let store = Store::open("sqlite::memory:").await?;
+//! let player = store.guest_account("device-1234").await?;
+//! store.grant_currency(player.id, 100, "welcome").await?;
+//! let buy = PurchaseRequest {
+//!     account_id: player.id,
+//!     idempotency_key: "order-1".into(),
+//!     item_id: "skin.red".into(),
+//!     quantity: 1,
+//!     unit_price: 30,
+//! };
+//! let first = store.purchase(&buy).await?;
+//! let retry = store.purchase(&buy).await?;
+//! assert!(retry.replayed);
+//! assert_eq!(first.balance_after, 70);
+//! assert_eq!(store.balance(player.id).await?, 70);
+//! # Ok::<(), hightick_store::StoreError>(())
+//! # }).unwrap();
+//! ```
+
+mod backend;
+mod error;
+mod model;
+pub mod password;
+mod store;
+mod writer;
+
+pub use error::StoreError;
+pub use model::{
+    Account, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT, MAX_ID_LEN,
+    MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer, MatchRecorded,
+    MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, RATING_K,
+    Session,
+};
+pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};
+pub use writer::{BatchWriter, Write, WriteAck, WriteSender, WriterConfig, WriterStats};

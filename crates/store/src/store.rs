@@ -1,0 +1,432 @@
+//! [`Store`]: the one async API, opened from a URL, over either backend.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::{AssertSqlSafe, Connection};
+
+use crate::StoreError;
+use crate::backend::{postgres, sqlite};
+use crate::model::{
+    Account, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry, MatchRecorded,
+    MatchResult, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, Session,
+};
+use crate::writer::{Write, WriteAck};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// File name of the embedded database inside the data directory.
+pub const SQLITE_FILE_NAME: &str = "hightick.db";
+
+/// Which database a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// Embedded SQLite (a file, or `sqlite::memory:`).
+    Sqlite,
+    /// PostgreSQL server.
+    Postgres,
+}
+
+/// How to open a [`Store`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// `sqlite://path/to/file.db`, `sqlite::memory:` or `postgres://user:pw@host/db`.
+    pub url: String,
+    /// Pool size (an in-memory SQLite database always uses one connection).
+    pub max_connections: u32,
+    /// PostgreSQL only: create this schema if missing and use it as `search_path`
+    /// (lets tests and tenants share one database). `[a-z_][a-z0-9_]{0,62}`.
+    pub postgres_schema: Option<String>,
+    /// Run pending migrations when opening.
+    pub migrate: bool,
+}
+
+impl StoreOptions {
+    /// Defaults for `url`: 8 connections, public schema, migrate on open.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            max_connections: 8,
+            postgres_schema: None,
+            migrate: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Pool {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs the same operation on whichever backend the store has.
+macro_rules! on_backend {
+    ($store:expr, $op:ident($($arg:expr),*)) => {
+        match &$store.pool {
+            Pool::Sqlite(p) => sqlite::$op(p, $($arg),*).await,
+            Pool::Postgres(p) => postgres::$op(p, $($arg),*).await,
+        }
+    };
+}
+
+/// The same, for operations that write: on SQLite they first take the store's
+/// write turn. SQLite admits one writer at a time anyway; queueing writers in-process
+/// on an async mutex replaces the busy handler's sleep-and-retry, which collapses
+/// under contention.
+macro_rules! on_backend_write {
+    ($store:expr, $op:ident($($arg:expr),*)) => {
+        match &$store.pool {
+            Pool::Sqlite(p) => {
+                let _turn = $store.sqlite_writes.lock().await;
+                sqlite::$op(p, $($arg),*).await
+            }
+            Pool::Postgres(p) => postgres::$op(p, $($arg),*).await,
+        }
+    };
+}
+
+/// Persistence behind one API. Cheap to clone (clones share the pool).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: Pool,
+    sqlite_writes: Arc<tokio::sync::Mutex<()>>,
+}
+
+fn valid_schema(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z' | '_'))
+        && name.len() <= 63
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+}
+
+impl Store {
+    /// Opens the database at `url` with default options and runs migrations.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(&StoreOptions::new(url)).await
+    }
+
+    /// Opens (creating on first run) `<data_dir>/hightick.db`, the embedded default.
+    pub async fn open_in_data_dir(data_dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+            path: data_dir.display().to_string(),
+            source,
+        })?;
+        let options = SqliteConnectOptions::new()
+            .filename(data_dir.join(SQLITE_FILE_NAME))
+            .create_if_missing(true);
+        Self::open_sqlite(options, &StoreOptions::new("sqlite:")).await
+    }
+
+    /// Opens the database `options.url` names.
+    pub async fn open_with(options: &StoreOptions) -> Result<Self, StoreError> {
+        let url = options.url.as_str();
+        if url.starts_with("sqlite:") {
+            if options.postgres_schema.is_some() {
+                return Err(crate::model::invalid(
+                    "postgres_schema",
+                    "only for PostgreSQL",
+                ));
+            }
+            let connect = SqliteConnectOptions::from_str(url)?.create_if_missing(true);
+            Self::open_sqlite(connect, options).await
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::open_postgres(options).await
+        } else {
+            Err(StoreError::UnsupportedUrl)
+        }
+    }
+
+    async fn open_sqlite(
+        connect: SqliteConnectOptions,
+        options: &StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let in_memory = connect
+            .get_filename()
+            .to_string_lossy()
+            .contains("sqlx-in-memory")
+            || options.url.contains(":memory:")
+            || options.url.contains("mode=memory");
+        let connect = connect
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        let (connect, max) = if in_memory {
+            // Every connection to an in-memory database would share one page cache
+            // with table-level locks; one connection keeps the semantics simple.
+            (connect, 1)
+        } else {
+            (
+                connect.journal_mode(SqliteJournalMode::Wal),
+                options.max_connections.max(1),
+            )
+        };
+        let pool = SqlitePoolOptions::new()
+            .max_connections(max)
+            .acquire_timeout(Duration::from_secs(60))
+            .connect_with(connect)
+            .await?;
+        let store = Store {
+            pool: Pool::Sqlite(pool),
+            sqlite_writes: Arc::default(),
+        };
+        if options.migrate {
+            store.migrate().await?;
+        }
+        Ok(store)
+    }
+
+    async fn open_postgres(options: &StoreOptions) -> Result<Self, StoreError> {
+        let mut connect = PgConnectOptions::from_str(&options.url)?;
+        if let Some(schema) = &options.postgres_schema {
+            if !valid_schema(schema) {
+                return Err(crate::model::invalid(
+                    "postgres_schema",
+                    "must match [a-z_][a-z0-9_]{0,62}",
+                ));
+            }
+            let mut conn = sqlx::PgConnection::connect_with(&connect).await?;
+            // An identifier cannot be bound; it was checked to be [a-z0-9_] above.
+            sqlx::query(AssertSqlSafe(format!(
+                "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
+            )))
+            .execute(&mut conn)
+            .await?;
+            conn.close().await?;
+            connect = connect.options([("search_path", schema.as_str())]);
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(60))
+            .connect_with(connect)
+            .await?;
+        let store = Store {
+            pool: Pool::Postgres(pool),
+            sqlite_writes: Arc::default(),
+        };
+        if options.migrate {
+            store.migrate().await?;
+        }
+        Ok(store)
+    }
+
+    /// Runs pending migrations; already-applied ones are skipped, so this is
+    /// idempotent.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match &self.pool {
+            Pool::Sqlite(p) => SQLITE_MIGRATIONS.run(p).await?,
+            Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
+        }
+        Ok(())
+    }
+
+    /// Number of migrations recorded as applied.
+    pub async fn applied_migrations(&self) -> Result<i64, StoreError> {
+        use sqlx::Row;
+        const SQL: &str = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
+        let row = match &self.pool {
+            Pool::Sqlite(p) => sqlx::query(SQL).fetch_one(p).await?.try_get(0)?,
+            Pool::Postgres(p) => sqlx::query(SQL).fetch_one(p).await?.try_get(0)?,
+        };
+        Ok(row)
+    }
+
+    /// Which backend this store uses.
+    pub fn backend(&self) -> BackendKind {
+        match &self.pool {
+            Pool::Sqlite(_) => BackendKind::Sqlite,
+            Pool::Postgres(_) => BackendKind::Postgres,
+        }
+    }
+
+    /// Closes every pooled connection (waits for checked-out ones to come back).
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+
+    /// The guest account for `device_id`, created on first use.
+    pub async fn guest_account(&self, device_id: &str) -> Result<Account, StoreError> {
+        if let Some(found) = on_backend!(self, find_guest(device_id))? {
+            return Ok(found);
+        }
+        on_backend_write!(self, guest_account(device_id))
+    }
+
+    /// Creates a named account with an argon2id PHC string (see [`crate::password`]).
+    /// A taken name is [`StoreError::Conflict`].
+    pub async fn create_named_account(
+        &self,
+        name: &str,
+        password_hash: &str,
+    ) -> Result<Account, StoreError> {
+        on_backend_write!(self, create_named_account(name, password_hash))
+    }
+
+    /// The account with id `id`.
+    pub async fn account(&self, id: i64) -> Result<Account, StoreError> {
+        on_backend!(self, account(id))
+    }
+
+    /// The named account `name` (for password login).
+    pub async fn account_by_name(&self, name: &str) -> Result<Account, StoreError> {
+        on_backend!(self, account_by_name(name))
+    }
+
+    /// Records a session token id for `account_id`, valid until `expires_at_ms`.
+    pub async fn create_session(
+        &self,
+        token_id: &str,
+        account_id: i64,
+        expires_at_ms: i64,
+    ) -> Result<Session, StoreError> {
+        on_backend_write!(self, create_session(token_id, account_id, expires_at_ms))
+    }
+
+    /// The session `token_id` (check [`Session::is_valid_at`]).
+    pub async fn session(&self, token_id: &str) -> Result<Session, StoreError> {
+        on_backend!(self, session(token_id))
+    }
+
+    /// Revokes one session.
+    pub async fn revoke_session(&self, token_id: &str) -> Result<(), StoreError> {
+        on_backend_write!(self, revoke_session(token_id))
+    }
+
+    /// Revokes every live session of an account; returns how many.
+    pub async fn revoke_sessions_of(&self, account_id: i64) -> Result<u64, StoreError> {
+        on_backend_write!(self, revoke_sessions_of(account_id))
+    }
+
+    /// The account's profile.
+    pub async fn profile(&self, account_id: i64) -> Result<Profile, StoreError> {
+        on_backend!(self, profile(account_id))
+    }
+
+    /// Renames the profile.
+    pub async fn set_display_name(
+        &self,
+        account_id: i64,
+        display_name: &str,
+    ) -> Result<Profile, StoreError> {
+        on_backend_write!(self, set_display_name(account_id, display_name))
+    }
+
+    /// Adds progress points now (high-rate callers use the [`crate::BatchWriter`]).
+    pub async fn add_progress(&self, account_id: i64, xp: i64) -> Result<i64, StoreError> {
+        on_backend_write!(self, add_progress(account_id, xp))
+    }
+
+    /// Current currency balance.
+    pub async fn balance(&self, account_id: i64) -> Result<i64, StoreError> {
+        on_backend!(self, balance(account_id))
+    }
+
+    /// Credits `amount` (1..=1e12) with a ledger entry; returns the new balance.
+    pub async fn grant_currency(
+        &self,
+        account_id: i64,
+        amount: i64,
+        reference: &str,
+    ) -> Result<i64, StoreError> {
+        on_backend_write!(self, grant_currency(account_id, amount, reference))
+    }
+
+    /// The newest `limit` (1..=1000) ledger entries, newest first.
+    pub async fn ledger(
+        &self,
+        account_id: i64,
+        limit: i64,
+    ) -> Result<Vec<LedgerEntry>, StoreError> {
+        on_backend!(self, ledger(account_id, limit))
+    }
+
+    /// Items held, by item id.
+    pub async fn inventory(&self, account_id: i64) -> Result<Vec<InventoryItem>, StoreError> {
+        on_backend!(self, inventory(account_id))
+    }
+
+    /// Spends currency and grants the item in one transaction. A retry with the same
+    /// idempotency key returns the first receipt (`replayed: true`) and charges
+    /// nothing; the same key with a different request is [`StoreError::Conflict`]. A
+    /// balance never goes negative: a spend larger than it is
+    /// [`StoreError::InsufficientFunds`] and leaves no trace.
+    pub async fn purchase(&self, request: &PurchaseRequest) -> Result<PurchaseReceipt, StoreError> {
+        on_backend_write!(self, purchase(request))
+    }
+
+    /// Stores a match result with stats, ratings and rewards in one transaction;
+    /// idempotent by match id.
+    pub async fn record_match(&self, result: &MatchResult) -> Result<MatchRecorded, StoreError> {
+        on_backend_write!(self, record_match(result))
+    }
+
+    /// The player's newest `limit` (1..=1000) matches, newest first.
+    pub async fn match_history(
+        &self,
+        account_id: i64,
+        limit: i64,
+    ) -> Result<Vec<MatchHistoryEntry>, StoreError> {
+        on_backend!(self, match_history(account_id, limit))
+    }
+
+    /// Totals and rating.
+    pub async fn player_stats(&self, account_id: i64) -> Result<PlayerStats, StoreError> {
+        on_backend!(self, player_stats(account_id))
+    }
+
+    /// The top `limit` (1..=1000) rated players that have played.
+    pub async fn leaderboard(&self, limit: i64) -> Result<Vec<LeaderboardEntry>, StoreError> {
+        on_backend!(self, leaderboard(limit))
+    }
+
+    /// The player's leaderboard line, or `None` before their first match.
+    pub async fn rank(&self, account_id: i64) -> Result<Option<LeaderboardEntry>, StoreError> {
+        on_backend!(self, rank(account_id))
+    }
+
+    pub(crate) async fn apply_batch(
+        &self,
+        writes: &[Write],
+        acks: &mut Vec<Result<WriteAck, StoreError>>,
+    ) -> Result<(), StoreError> {
+        on_backend_write!(self, apply_batch(writes, acks))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Store, valid_schema};
+    use crate::{BatchWriter, MatchResult, PurchaseRequest, Write};
+
+    /// Compiles only if the futures a web handler awaits are `Send`.
+    #[allow(dead_code)]
+    fn futures_are_send(store: &Store, req: &PurchaseRequest, m: &MatchResult, w: &BatchWriter) {
+        fn send<T: Send>(_: T) {}
+        send(store.purchase(req));
+        send(store.record_match(m));
+        send(store.guest_account("x"));
+        send(store.leaderboard(100));
+        send(store.session("t"));
+        send(w.submit(Write::Progress {
+            account_id: 1,
+            xp: 1,
+        }));
+        send(Store::open("sqlite::memory:"));
+    }
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        assert!(valid_schema("t_purchase_1234"));
+        assert!(!valid_schema("1abc"));
+        assert!(!valid_schema("a\"; DROP SCHEMA public; --"));
+        assert!(!valid_schema(""));
+        assert!(!valid_schema(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,215 @@
+//! [`BotCounters`]: what one match bot saw, and [`LiveCounters`], the
+//! fleet-wide sums readable while the fleet runs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hightick_proto::GameEvent;
+
+/// Event kinds counted, by [`GameEvent::tag`] (16 possible tags).
+pub const EVENT_KINDS: usize = 16;
+
+/// The name of the event kind with `tag`.
+pub fn event_name(tag: usize) -> &'static str {
+    match tag {
+        0 => "round_start",
+        1 => "round_end",
+        2 => "shot_hit",
+        3 => "kill",
+        4 => "purchase",
+        5 => "player_joined",
+        6 => "player_left",
+        7 => "match_end",
+        8 => "welcome",
+        _ => "unknown",
+    }
+}
+
+/// Counters of one bot (or, summed, of a fleet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BotCounters {
+    /// Bots that completed the handshake.
+    pub connected: u64,
+    /// Bots whose connection ended before the run did.
+    pub disconnected: u64,
+    /// Snapshots applied.
+    pub snapshots: u64,
+    /// Messages that failed to decode.
+    pub decode_errors: u64,
+    /// Inconsistencies found (undecodable snapshots, unknown entities,
+    /// dead enemies that move).
+    pub desyncs: u64,
+    /// Resync requests sent.
+    pub resyncs_requested: u64,
+    /// Of the desyncs: events naming an entity never heard of.
+    pub unknown_entities: u64,
+    /// Of the desyncs: enemies whose vitals said dead yet moved.
+    pub dead_moved: u64,
+    /// Events received, by [`GameEvent::tag`].
+    pub events: [u64; EVENT_KINDS],
+    /// Datagram bytes received.
+    pub bytes_in: u64,
+    /// Datagram bytes sent.
+    pub bytes_out: u64,
+    /// Datagrams received.
+    pub packets_in: u64,
+    /// Datagrams sent.
+    pub packets_out: u64,
+}
+
+impl BotCounters {
+    /// Counts one event.
+    pub fn count_event(&mut self, event: &GameEvent) {
+        if let Some(n) = self.events.get_mut(event.tag() as usize) {
+            *n += 1;
+        }
+    }
+
+    /// Kills seen.
+    pub fn kills(&self) -> u64 {
+        self.events[3]
+    }
+
+    /// Round ends seen.
+    pub fn round_ends(&self) -> u64 {
+        self.events[1]
+    }
+
+    /// Match ends seen.
+    pub fn match_ends(&self) -> u64 {
+        self.events[7]
+    }
+
+    /// All events seen.
+    pub fn total_events(&self) -> u64 {
+        self.events.iter().sum()
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &BotCounters) {
+        self.connected += other.connected;
+        self.disconnected += other.disconnected;
+        self.snapshots += other.snapshots;
+        self.decode_errors += other.decode_errors;
+        self.desyncs += other.desyncs;
+        self.resyncs_requested += other.resyncs_requested;
+        self.unknown_entities += other.unknown_entities;
+        self.dead_moved += other.dead_moved;
+        for (a, b) in self.events.iter_mut().zip(other.events) {
+            *a += b;
+        }
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.packets_in += other.packets_in;
+        self.packets_out += other.packets_out;
+    }
+}
+
+/// Fleet-wide counters that bots add their progress to as they run.
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    connected: AtomicU64,
+    disconnected: AtomicU64,
+    snapshots: AtomicU64,
+    decode_errors: AtomicU64,
+    desyncs: AtomicU64,
+    resyncs_requested: AtomicU64,
+    unknown_entities: AtomicU64,
+    dead_moved: AtomicU64,
+    events: [AtomicU64; EVENT_KINDS],
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    packets_in: AtomicU64,
+    packets_out: AtomicU64,
+}
+
+impl LiveCounters {
+    /// Adds the growth from `before` to `after` of one bot's counters.
+    pub fn advance(&self, before: &BotCounters, after: &BotCounters) {
+        let add = |a: &AtomicU64, old: u64, new: u64| {
+            if new > old {
+                a.fetch_add(new - old, Ordering::Relaxed);
+            }
+        };
+        add(&self.connected, before.connected, after.connected);
+        add(&self.disconnected, before.disconnected, after.disconnected);
+        add(&self.snapshots, before.snapshots, after.snapshots);
+        add(
+            &self.decode_errors,
+            before.decode_errors,
+            after.decode_errors,
+        );
+        add(&self.desyncs, before.desyncs, after.desyncs);
+        add(
+            &self.resyncs_requested,
+            before.resyncs_requested,
+            after.resyncs_requested,
+        );
+        add(
+            &self.unknown_entities,
+            before.unknown_entities,
+            after.unknown_entities,
+        );
+        add(&self.dead_moved, before.dead_moved, after.dead_moved);
+        for (i, a) in self.events.iter().enumerate() {
+            add(a, before.events[i], after.events[i]);
+        }
+        add(&self.bytes_in, before.bytes_in, after.bytes_in);
+        add(&self.bytes_out, before.bytes_out, after.bytes_out);
+        add(&self.packets_in, before.packets_in, after.packets_in);
+        add(&self.packets_out, before.packets_out, after.packets_out);
+    }
+
+    /// The sums so far.
+    pub fn read(&self) -> BotCounters {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut events = [0; EVENT_KINDS];
+        for (e, a) in events.iter_mut().zip(&self.events) {
+            *e = get(a);
+        }
+        BotCounters {
+            connected: get(&self.connected),
+            disconnected: get(&self.disconnected),
+            snapshots: get(&self.snapshots),
+            decode_errors: get(&self.decode_errors),
+            desyncs: get(&self.desyncs),
+            resyncs_requested: get(&self.resyncs_requested),
+            unknown_entities: get(&self.unknown_entities),
+            dead_moved: get(&self.dead_moved),
+            events,
+            bytes_in: get(&self.bytes_in),
+            bytes_out: get(&self.bytes_out),
+            packets_in: get(&self.packets_in),
+            packets_out: get(&self.packets_out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_counters_add_only_the_growth() {
+        let live = LiveCounters::default();
+        let mut a = BotCounters::default();
+        let b0 = a;
+        a.snapshots = 10;
+        a.count_event(&GameEvent::MatchEnd {
+            score: [3, 1],
+            winner: None,
+        });
+        live.advance(&b0, &a);
+        let b1 = a;
+        a.snapshots = 15;
+        live.advance(&b1, &a);
+        live.advance(&a, &a);
+        let read = live.read();
+        assert_eq!(read.snapshots, 15);
+        assert_eq!(read.match_ends(), 1);
+        assert_eq!(event_name(7), "match_end");
+        let mut sum = BotCounters::default();
+        sum.add(&read);
+        sum.add(&read);
+        assert_eq!((sum.snapshots, sum.total_events()), (30, 2));
+    }
+}

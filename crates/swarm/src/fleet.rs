@@ -1,0 +1,275 @@
+//! [`Fleet`]: many match bots on tokio, one task each, ticking at the match
+//! rate, with live counters while they run and a [`FleetReport`] at the end.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use hightick_net::ConnectToken;
+use tokio::task::JoinHandle;
+
+use crate::counters::{BotCounters, EVENT_KINDS, LiveCounters, event_name};
+use crate::error::SwarmError;
+use crate::match_bot::{MatchBot, MatchBotConfig};
+
+/// One bot to run: the server it plays on and its connect token's bytes.
+#[derive(Debug, Clone)]
+pub struct BotTarget {
+    /// The game server's address (must be listed in the token).
+    pub server: SocketAddr,
+    /// The encoded connect token.
+    pub token: Vec<u8>,
+}
+
+/// How a fleet runs.
+#[derive(Debug, Clone)]
+pub struct FleetConfig {
+    /// How long the bots play (a stop signal may end it sooner).
+    pub duration: Duration,
+    /// Bot ticks per second (the match rate).
+    pub tick_rate_hz: u32,
+    /// The bots' settings.
+    pub bot: MatchBotConfig,
+}
+
+impl Default for FleetConfig {
+    fn default() -> Self {
+        Self {
+            duration: Duration::from_secs(10),
+            tick_rate_hz: 128,
+            bot: MatchBotConfig::default(),
+        }
+    }
+}
+
+/// What a fleet saw, summed over its bots.
+#[derive(Debug, Clone)]
+pub struct FleetReport {
+    /// Bots launched.
+    pub bots: u64,
+    /// Bots that could not start (socket, map).
+    pub failed: u64,
+    /// The bots' counters, summed (`connected` and `disconnected` count bots).
+    pub counters: BotCounters,
+    /// Snapshot inter-arrival over every bot, microseconds.
+    pub interarrival: Histogram<u64>,
+    /// Wall time the fleet ran.
+    pub elapsed: Duration,
+}
+
+impl FleetReport {
+    /// Median snapshot inter-arrival, microseconds.
+    pub fn interarrival_p50_us(&self) -> u64 {
+        self.interarrival.value_at_quantile(0.5)
+    }
+
+    /// 99th percentile snapshot inter-arrival, microseconds.
+    pub fn interarrival_p99_us(&self) -> u64 {
+        self.interarrival.value_at_quantile(0.99)
+    }
+}
+
+impl fmt::Display for FleetReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.counters;
+        writeln!(
+            f,
+            "bots {} (failed {}), connected {}, disconnected {}, over {:.1} s",
+            self.bots,
+            self.failed,
+            c.connected,
+            c.disconnected,
+            self.elapsed.as_secs_f64()
+        )?;
+        writeln!(
+            f,
+            "snapshots {}, decode errors {}, desyncs {} (unknown entities {}, dead yet moving {}), resyncs requested {}",
+            c.snapshots,
+            c.decode_errors,
+            c.desyncs,
+            c.unknown_entities,
+            c.dead_moved,
+            c.resyncs_requested
+        )?;
+        write!(f, "events")?;
+        for tag in 0..EVENT_KINDS {
+            if c.events[tag] > 0 {
+                write!(f, " {} {}", event_name(tag), c.events[tag])?;
+            }
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "in {} B / {} packets, out {} B / {} packets",
+            c.bytes_in, c.packets_in, c.bytes_out, c.packets_out
+        )?;
+        write!(
+            f,
+            "snapshot inter-arrival p50 {} us, p99 {} us",
+            self.interarrival_p50_us(),
+            self.interarrival_p99_us()
+        )
+    }
+}
+
+struct BotOutcome {
+    counters: BotCounters,
+    interarrival: Option<Histogram<u64>>,
+}
+
+/// A running fleet: one tokio task per bot, live counters, a report at the end.
+#[derive(Debug)]
+pub struct Fleet {
+    live: Arc<LiveCounters>,
+    stop: Arc<AtomicBool>,
+    tasks: Vec<JoinHandle<Result<BotOutcome, SwarmError>>>,
+    started: Instant,
+}
+
+impl fmt::Debug for BotOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BotOutcome")
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fleet {
+    /// Starts one task per target on the current tokio runtime. Every token
+    /// is checked first: one that does not decode or does not list its
+    /// server fails the launch. The fleet stops after `config.duration` or
+    /// when `stop` is set.
+    pub fn launch(
+        targets: &[BotTarget],
+        config: &FleetConfig,
+        stop: Arc<AtomicBool>,
+    ) -> Result<Self, SwarmError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| SwarmError::NoRuntime)?;
+        let mut tokens = Vec::with_capacity(targets.len());
+        for (bot, t) in targets.iter().enumerate() {
+            let token = ConnectToken::decode(&t.token)
+                .map_err(|source| SwarmError::Token { bot, source })?;
+            if !token.server_addresses.contains(&t.server) {
+                return Err(SwarmError::ServerNotInToken {
+                    bot,
+                    server: t.server,
+                });
+            }
+            tokens.push(token);
+        }
+        let live = Arc::new(LiveCounters::default());
+        let started = Instant::now();
+        let end = started + config.duration;
+        let period = Duration::from_nanos(1_000_000_000 / u64::from(config.tick_rate_hz.max(1)));
+        let tasks = tokens
+            .into_iter()
+            .enumerate()
+            .map(|(i, token)| {
+                let (live, stop, bot) = (live.clone(), stop.clone(), config.bot.clone());
+                runtime.spawn(async move {
+                    run_bot(token, i as u16, bot, end, period, &live, &stop).await
+                })
+            })
+            .collect();
+        Ok(Self {
+            live,
+            stop,
+            tasks,
+            started,
+        })
+    }
+
+    /// The fleet's counters so far (for a progress line).
+    pub fn live(&self) -> BotCounters {
+        self.live.read()
+    }
+
+    /// Bots in the fleet.
+    pub fn bots(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Asks every bot to stop at its next tick.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Waits for every bot and sums what they saw.
+    pub async fn finish(self) -> FleetReport {
+        let mut report = FleetReport {
+            bots: self.tasks.len() as u64,
+            failed: 0,
+            counters: BotCounters::default(),
+            interarrival: Histogram::new_with_bounds(1, 60_000_000, 2)
+                .expect("constant histogram bounds are valid"),
+            elapsed: Duration::ZERO,
+        };
+        for task in self.tasks {
+            match task.await {
+                Ok(Ok(outcome)) => {
+                    report.counters.add(&outcome.counters);
+                    if let Some(h) = outcome.interarrival {
+                        // Same bounds on both sides: cannot fail.
+                        let _ = report.interarrival.add(&h);
+                    }
+                }
+                _ => report.failed += 1,
+            }
+        }
+        report.elapsed = self.started.elapsed();
+        report
+    }
+}
+
+/// Runs a fleet to its end: [`Fleet::launch`], then [`Fleet::finish`].
+pub async fn run_fleet(
+    targets: &[BotTarget],
+    config: &FleetConfig,
+    stop: Arc<AtomicBool>,
+) -> Result<FleetReport, SwarmError> {
+    Ok(Fleet::launch(targets, config, stop)?.finish().await)
+}
+
+async fn run_bot(
+    token: ConnectToken,
+    index: u16,
+    config: MatchBotConfig,
+    end: Instant,
+    period: Duration,
+    live: &LiveCounters,
+    stop: &AtomicBool,
+) -> Result<BotOutcome, SwarmError> {
+    let mut bot = MatchBot::bind(token, index, &config).await?;
+    let mut next = Instant::now();
+    let mut reported = BotCounters::default();
+    while !stop.load(Ordering::Relaxed) {
+        next += period;
+        let now = Instant::now();
+        if next < now {
+            next = now; // fell behind: skip ticks rather than bunch them
+        }
+        if next >= end {
+            bot.tick(end).await?;
+            break;
+        }
+        bot.tick(next).await?;
+        let counters = bot.counters();
+        live.advance(&reported, &counters);
+        reported = counters;
+        // A bot whose match ended stays until the server closes it.
+        if bot.is_disconnected() {
+            break;
+        }
+    }
+    let counters = bot.counters();
+    live.advance(&reported, &counters);
+    let interarrival = Some(bot.interarrival().clone());
+    bot.disconnect();
+    Ok(BotOutcome {
+        counters,
+        interarrival,
+    })
+}
