@@ -1,13 +1,16 @@
 //! Per-operation costs of the arena's geometry, to plan the tick budget:
 //! one capsule move, one pose evaluation (skeleton and hitboxes), one line
-//! of sight, on the shipped maps.
+//! of sight, on the shipped maps; and one fog-of-war update replaying the
+//! poses bots really took in a `5v5` and a `plaza100` match (recorded
+//! untimed first, then `FogOfWar::update` timed tick by tick).
 //!
 //! `cargo bench -p hightick-arena --bench geometry`
 
 use glam::{Vec2, Vec3};
+use hightick_arena::scenario::Scenario;
 use hightick_arena::{
-    Hitboxes, Map, MoveInput, MoveState, MovementParams, Pose, Team, can_see, line_of_sight,
-    move_and_slide, raycast_hitboxes, raycast_world,
+    FogOfWar, Hitboxes, Map, MoveInput, MoveState, MovementParams, Pose, Team, can_see,
+    line_of_sight, move_and_slide, raycast_hitboxes, raycast_world,
 };
 use hightick_telemetry::bench::{figure, measure};
 use rand::{Rng, SeedableRng};
@@ -31,7 +34,63 @@ fn open_point(map: &Map, rng: &mut ChaCha8Rng, params: &MovementParams) -> Vec3 
     }
 }
 
+/// One tick of fog-of-war input: the tick and `(team, pose, alive)` per slot.
+type FogTick = (u32, Vec<(Team, Pose, bool)>);
+
+/// The fog-of-war input of every tick of a bot match, after a warm-up.
+struct FogReplay {
+    map: Map,
+    fog: FogOfWar,
+    ticks: Vec<FogTick>,
+}
+
+fn record_fog(scenario: &Scenario, warmup: u32, ticks: u32) -> FogReplay {
+    let mut m = scenario.bot_match(42).expect("scenario builds");
+    let players = m.players().count();
+    let mut out = Vec::with_capacity(ticks as usize);
+    for t in 0..warmup + ticks {
+        m.step();
+        m.drain_events();
+        if t < warmup {
+            continue;
+        }
+        let arena = m.game.game();
+        let mut input = vec![(Team::Attackers, Pose::default(), false); players];
+        for (id, f) in arena.fighters() {
+            input[usize::from(id.0)] = (f.team, f.pose(), f.alive);
+        }
+        out.push((m.game.tick_number(), input));
+    }
+    let arena = m.game.game();
+    FogReplay {
+        map: arena.map().clone(),
+        fog: FogOfWar::with_params(players, *arena.fog().params()),
+        ticks: out,
+    }
+}
+
+/// Median microseconds of one `FogOfWar::update` over the recorded ticks.
+fn replay_fog(replay: &mut FogReplay) -> f64 {
+    let mut k = 0usize;
+    let n = replay.ticks.len();
+    let stats = measure(
+        || {
+            let (tick, input) = &replay.ticks[k % n];
+            k += 1;
+            replay.fog.update(*tick, &replay.map, input);
+            replay.fog.evaluated_last_update()
+        },
+        n as u32,
+        SAMPLES,
+    );
+    stats.median_ns() / 1e3
+}
+
 fn main() {
+    let mut fow_5v5 = record_fog(&Scenario::five_v_five(), 128 * 10, 128 * 20);
+    let mut fow_plaza = record_fog(&Scenario::plaza100(128), 128 * 5, 128 * 5);
+    let fow_5v5_us = replay_fog(&mut fow_5v5);
+    let fow_plaza_us = replay_fog(&mut fow_plaza);
     let map = Map::builtin("dust_corners").expect("built-in map loads");
     let params = MovementParams::default();
     let mut rng = ChaCha8Rng::seed_from_u64(0xA7E4A);
@@ -148,6 +207,9 @@ fn main() {
     figure("arena_move_and_slide_ns", mv.median_ns(), "ns");
     figure("arena_pose_eval_ns", pose.median_ns(), "ns");
     figure("arena_los_ns", los.median_ns(), "ns");
+    figure("arena_can_see_ns", see.median_ns(), "ns");
+    figure("arena_fow_5v5_update_us", fow_5v5_us, "us");
+    figure("arena_fow_plaza100_update_us", fow_plaza_us, "us");
     println!();
     println!(
         "{:<34} {:>10} {:>10}",

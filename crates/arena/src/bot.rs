@@ -22,7 +22,7 @@ use hightick_proto::message::Buttons;
 
 use crate::game::{Arena, Item, Phase, yaw_towards};
 use crate::weapon::WeaponSpec;
-use crate::{SpawnPoint, Team};
+use crate::{Map, SpawnPoint, Team};
 
 /// What a bot knows of itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,6 +50,13 @@ pub struct BotSelf {
     pub has_primary: bool,
 }
 
+/// Where a bot aims above an enemy's feet.
+const CHEST_HEIGHT: f32 = 1.3;
+/// How close to a patrol goal a bot turns back, metres.
+const PATROL_TURN_DISTANCE: f32 = 4.0;
+/// Squared metres added to an obstructed enemy's distance when choosing a target.
+const OBSTRUCTED_PENALTY: f32 = 1.0e6;
+
 /// What a [`Bot`] reads to decide: everything a client of `player` could know.
 pub trait BotView {
     /// The bot's own state, if it is in the match.
@@ -61,8 +68,12 @@ pub trait BotView {
     /// Calls `each` with the body and feet position of every living enemy
     /// `player` currently knows, in a stable order.
     fn for_each_enemy(&self, player: PlayerId, each: &mut dyn FnMut(EntityId, Vec3));
+    /// The map the match is played on.
+    fn map(&self) -> &Map;
     /// The map's spawn points of `team`.
-    fn spawn_points(&self, team: Team) -> &[SpawnPoint];
+    fn spawn_points(&self, team: Team) -> &[SpawnPoint] {
+        self.map().spawn_points(team)
+    }
 }
 
 impl BotView for Arena {
@@ -101,8 +112,8 @@ impl BotView for Arena {
         }
     }
 
-    fn spawn_points(&self, team: Team) -> &[SpawnPoint] {
-        self.map().spawn_points(team)
+    fn map(&self) -> &Map {
+        Arena::map(self)
     }
 }
 
@@ -148,6 +159,8 @@ pub struct Bot {
     strafe: i8,
     buy_round: u16,
     buy_step: u8,
+    /// Patrolling back toward its own spawn after reaching the enemy's.
+    homeward: bool,
 }
 
 impl Bot {
@@ -167,6 +180,7 @@ impl Bot {
             strafe: 127,
             buy_round: 0,
             buy_step: 0,
+            homeward: false,
         }
     }
 
@@ -209,23 +223,33 @@ impl Bot {
         }
         cmd.weapon_slot = 2;
         let eye = me.eye;
-        // The nearest enemy the bot's client would know about.
-        let mut best: Option<(EntityId, Vec3, f32)> = None;
+        // The nearest enemy the bot's client would know about, preferring
+        // one in the line of fire: fog of war reveals enemies a little before
+        // they clear a corner, and a shot into the wall is wasted.
+        let mut best: Option<(EntityId, Vec3, f32, bool)> = None;
+        let map = view.map();
         view.for_each_enemy(self.player, &mut |e, position| {
-            let d = position.distance_squared(me.position);
-            if best.is_none_or(|(_, _, bd)| d < bd) {
-                best = Some((e, position, d));
+            let clear = crate::line_of_sight(map, eye, position + Vec3::Y * CHEST_HEIGHT);
+            let d = position.distance_squared(me.position)
+                + if clear { 0.0 } else { OBSTRUCTED_PENALTY };
+            if best.is_none_or(|(_, _, bd, _)| d < bd) {
+                best = Some((e, position, d, clear));
             }
         });
         match best {
-            Some((e, enemy, _)) => {
+            Some((_, enemy, _, false)) => {
+                // Known but behind cover: close in on it.
+                self.target = None;
+                self.walk(Some(enemy), &me, tick, &mut cmd);
+            }
+            Some((e, enemy, _, true)) => {
                 if self.target != Some(e) {
                     self.target = Some(e);
                     self.seen_at = tick;
                     let e = self.style.aim_error;
                     self.error = ((self.random() - 0.5) * 2.0 * e, (self.random() - 0.5) * e);
                 }
-                let chest = enemy + Vec3::Y * 1.3;
+                let chest = enemy + Vec3::Y * CHEST_HEIGHT;
                 let to = chest - eye;
                 let flat = (to.x * to.x + to.z * to.z).sqrt();
                 let seen_for = tick.saturating_sub(self.seen_at);
@@ -248,7 +272,17 @@ impl Bot {
             }
             None => {
                 self.target = None;
-                self.walk(view.spawn_points(me.team.other()), &me, tick, &mut cmd);
+                // Patrol: to the enemy spawn, then back home, and again.
+                let goals = if self.homeward {
+                    view.spawn_points(me.team)
+                } else {
+                    view.spawn_points(me.team.other())
+                };
+                let goal = goals.get(me.slot % goals.len().max(1)).map(|g| g.position);
+                if goal.is_some_and(|g| g.distance(me.position) < PATROL_TURN_DISTANCE) {
+                    self.homeward = !self.homeward;
+                }
+                self.walk(goal, &me, tick, &mut cmd);
             }
         }
         cmd
@@ -258,6 +292,7 @@ impl Bot {
         if self.buy_round != round {
             self.buy_round = round;
             self.buy_step = 0;
+            self.homeward = false;
         }
         // Press and release: a purchase happens on the press.
         let step = self.buy_step;
@@ -273,7 +308,7 @@ impl Bot {
         }
     }
 
-    fn walk(&mut self, goals: &[SpawnPoint], me: &BotSelf, tick: Tick, cmd: &mut InputCommand) {
+    fn walk(&mut self, goal: Option<Vec3>, me: &BotSelf, tick: Tick, cmd: &mut InputCommand) {
         if tick >= self.check_at {
             if self.check_at != 0 && me.position.distance(self.check_position) < 1.0 {
                 self.wander_yaw = (self.random() - 0.5) * std::f32::consts::TAU;
@@ -285,8 +320,8 @@ impl Bot {
         let yaw = if tick < self.wander_until {
             self.wander_yaw
         } else {
-            match goals.get(me.slot % goals.len().max(1)) {
-                Some(goal) => yaw_towards(me.position, goal.position),
+            match goal {
+                Some(goal) => yaw_towards(me.position, goal),
                 None => me.yaw,
             }
         };

@@ -1,17 +1,17 @@
 //! Fog of war: which enemies each player's client may receive.
 //!
-//! A living enemy is visible to a viewer when [`can_see`] says its body,
-//! grown by the reveal margin, is in sight of the viewer's eye; teammates are
-//! always visible. Dead targets hide nothing (they are visible); a dead
-//! viewer (spectating) sees what its living teammates see.
+//! A living enemy is visible to a viewer when [`can_see`](crate::can_see)
+//! says its body, grown by the reveal margin, is in sight of the viewer's
+//! eye; teammates are always visible. Dead targets hide nothing (they are
+//! visible); a dead viewer (spectating) sees what its living teammates see.
 //!
 //! # Staggered re-evaluation and why it never hides a visible enemy
 //!
 //! Each viewer's row is fully re-evaluated every `interval` ticks, rows
 //! staggered over the interval. Between those, a cached *visible* answer is
-//! kept (it may outlive the line of sight by at most `interval` ticks: a
-//! bounded, late hide, never a late reveal), and a cached *hidden* answer is
-//! reused only when it provably still holds:
+//! kept while the viewer's eye holds still (it may outlive the line of sight
+//! by at most `interval` ticks: a bounded, late hide, never a late reveal),
+//! and a cached *hidden* answer is reused only when it provably still holds:
 //! - the viewer's eye has not moved (a moving eye sees around corners by
 //!   parallax, which no margin on the target side can cover), and
 //! - the target's body has moved, since the row was evaluated, by at most the
@@ -28,17 +28,36 @@
 //!   drifted by at most `slack` still lies inside the boxes that were found
 //!   hidden, grown by `reveal_margin`: it is still hidden under the fresh
 //!   rule. Anything else (a moved eye, a teleport, a respawn, a jump down)
-//!   re-evaluates the pair at once.
+//!   re-evaluates the pair at once,
+//! - or, whatever the eye and the body do, while both stay inside a *held
+//!   region*: when a pair is found hidden, the fog also tries to prove it
+//!   hidden from every eye within `hold_reach` (per axis) of the viewer's
+//!   eye, for every pose (any yaw, pitch and crouch) of a body whose feet
+//!   are within `hold_reach` of the target's: one occluder must cross all 64
+//!   lines between the corners of the two regions (an eye box and the box
+//!   that holds every such body grown by the margin). The set of eyes a
+//!   convex occluder hides a convex region from is convex, so this proves
+//!   every line between the two regions blocked, and the fresh rule would
+//!   find the pair hidden anywhere inside: the answer is exact, only cheaper.
+//!   Bots running behind buildings then cost one evaluation per half metre
+//!   of movement instead of one per tick.
+//!
+//! A pair found visible remembers why (a centre or corner in view, or a part
+//! of the body no single occluder hides); its next evaluation checks that
+//! reason first, which settles most re-evaluations of a visible pair with one
+//! test instead of a search, with the same answer.
 //!
 //! So a target that walks at top speed in view of a viewer holding an angle
-//! costs one [`can_see`] every `interval` ticks instead of every tick.
+//! costs one `can_see` every `interval` ticks instead of every tick.
 
 use glam::Vec3;
 
+use crate::aabb::Aabb;
 use crate::map::Map;
 use crate::movement::MovementParams;
 use crate::pose::{Pose, wrap_angle};
-use crate::sight::can_see;
+use crate::shadow::region_hidden;
+use crate::sight::{Witness, body_reach, can_see_with, head_centre_height};
 use crate::team::Team;
 
 /// Tuning of the fog of war.
@@ -54,6 +73,12 @@ pub struct FogParams {
     pub max_speed: f32,
     /// Movement tuning (for the viewer's eye height).
     pub movement: MovementParams,
+    /// Metres a hidden answer is proven for ahead of time: when one
+    /// occluder hides, from every eye within this distance (per axis) of the
+    /// viewer's eye, every pose of a body with its feet within this distance
+    /// of the target's feet, the pair stays hidden without re-evaluation
+    /// while both stay inside. 0 turns the proof off.
+    pub hold_reach: f32,
 }
 
 impl Default for FogParams {
@@ -65,6 +90,7 @@ impl Default for FogParams {
             tick_rate_hz: 128,
             max_speed: movement.run_speed * 1.25,
             movement,
+            hold_reach: 0.5,
         }
     }
 }
@@ -95,8 +121,33 @@ pub struct FogOfWar {
     row_valid: Vec<bool>,
     /// `row_pose[v * max + t]`: `t`'s pose when `v`'s pair was evaluated.
     row_pose: Vec<Pose>,
-    /// Pairs evaluated with `can_see` by the last update (for budgets).
+    /// `hold[v * max + t]`: where a hidden answer was proven for a region.
+    hold: Vec<Hold>,
+    /// The reach of any body pose from its feet, grown by the margin.
+    body_reach: (f32, f32, f32),
+    /// `witness[v * max + t]`: why the pair was last found in view.
+    witness: Vec<Witness>,
+    /// Per target this update: its head centre is above every box.
+    head_above: Vec<bool>,
+    /// Pairs evaluated by the last update (for budgets).
     evaluated: u32,
+}
+
+/// A hidden answer proven for every eye within `hold_reach` of `eye` and
+/// every pose with its feet within `hold_reach` of `feet` (per axis).
+#[derive(Debug, Clone, Copy, Default)]
+struct Hold {
+    eye: Vec3,
+    feet: Vec3,
+    valid: bool,
+}
+
+impl Hold {
+    fn covers(&self, reach: f32, eye: Vec3, feet: Vec3) -> bool {
+        self.valid
+            && (eye - self.eye).abs().max_element() <= reach
+            && (feet - self.feet).abs().max_element() <= reach
+    }
 }
 
 impl FogOfWar {
@@ -116,6 +167,10 @@ impl FogOfWar {
             row_eye: vec![Vec3::ZERO; max_players],
             row_valid: vec![false; max_players],
             row_pose: vec![Pose::default(); max_players * max_players],
+            hold: vec![Hold::default(); max_players * max_players],
+            body_reach: body_reach(params.margin()),
+            head_above: vec![false; max_players],
+            witness: vec![Witness::None; max_players * max_players],
             evaluated: 0,
         }
     }
@@ -138,6 +193,9 @@ impl FogOfWar {
     /// Forgets every cached answer (e.g. at a round start, after teleports).
     pub fn invalidate(&mut self) {
         self.row_valid.fill(false);
+        for h in &mut self.hold {
+            h.valid = false;
+        }
     }
 
     /// Recomputes visibility at `tick` from `players[slot] = (team, pose,
@@ -147,7 +205,13 @@ impl FogOfWar {
         let interval = self.params.interval.max(1);
         let slack = self.params.slack();
         let margin = self.params.margin();
+        let reach = self.params.hold_reach;
         self.evaluated = 0;
+        // Above every box, eye and head centre see each other at once.
+        let top = map.max_box_top();
+        for (above, (_, pose, _)) in self.head_above.iter_mut().zip(&players[..n]) {
+            *above = head_centre_height(pose, margin) >= top;
+        }
         for v in 0..n {
             let (team, ref pose, alive) = players[v];
             if !alive {
@@ -156,19 +220,27 @@ impl FogOfWar {
             let eye = pose.eye(&self.params.movement);
             let due = (tick.wrapping_add(v as u32)) % interval == 0;
             let eye_still = self.row_valid[v] && eye.distance_squared(self.row_eye[v]) <= 1e-6;
+            let eye_above = eye.y >= top;
             let full = due || !eye_still;
             for (t, &(t_team, ref t_pose, t_alive)) in players.iter().enumerate().take(n) {
                 let cached = self.bit(v, t);
+                let k = v * self.max_players + t;
                 let show = if t == v || t_team == team || !t_alive {
                     true
-                } else if !full
-                    && (cached || drift(&self.row_pose[v * self.max_players + t], t_pose) <= slack)
+                } else if eye_above && self.head_above[t] {
+                    // What `can_see` answers first, without the call.
+                    true
+                } else if self.row_valid[v]
+                    && !cached
+                    && self.hold[k].covers(reach, eye, t_pose.position)
                 {
+                    false
+                } else if !full && (cached || drift(&self.row_pose[k], t_pose) <= slack) {
                     cached
                 } else {
                     self.evaluated += 1;
-                    self.row_pose[v * self.max_players + t] = *t_pose;
-                    can_see(map, eye, t_pose, margin)
+                    self.row_pose[k] = *t_pose;
+                    self.evaluate(map, k, eye, t_pose, margin)
                 };
                 self.set_bit(v, t, show);
             }
@@ -198,6 +270,35 @@ impl FogOfWar {
                 }
             }
         }
+    }
+
+    /// `can_see` for pair `k` (trying first why it was last in view); a
+    /// hidden answer is then proven, when it
+    /// can be, for the whole hold region around the eye and the feet.
+    fn evaluate(&mut self, map: &Map, k: usize, eye: Vec3, target: &Pose, margin: f32) -> bool {
+        self.hold[k].valid = false;
+        if can_see_with(map, eye, target, margin, &mut self.witness[k]) {
+            return true;
+        }
+        let reach = self.params.hold_reach;
+        if reach > 0.0 && reach.is_finite() {
+            let (radius, low, high) = self.body_reach;
+            let feet = target.position;
+            let eye_region = Aabb::new(eye - Vec3::splat(reach), eye + Vec3::splat(reach));
+            let side = radius + reach;
+            let body_region = Aabb::new(
+                feet + Vec3::new(-side, low - reach, -side),
+                feet + Vec3::new(side, high + reach, side),
+            );
+            if region_hidden(map, &eye_region, &body_region) {
+                self.hold[k] = Hold {
+                    eye,
+                    feet,
+                    valid: true,
+                };
+            }
+        }
+        false
     }
 
     /// Whether `viewer`'s client may receive `target` (false for slots out
@@ -248,6 +349,40 @@ mod tests {
         assert!((drift(&a, &b) - 0.25).abs() < 1e-6);
         b.position.y = -0.05;
         assert_eq!(drift(&a, &b), f32::INFINITY);
+    }
+
+    #[test]
+    fn a_hidden_pair_is_held_until_an_eye_or_feet_leave_the_proven_region() {
+        let map = Map::builtin("dust_corners").unwrap();
+        let mut fog = FogOfWar::new(2);
+        let reach = fog.params().hold_reach;
+        // Long A (x 8..16) and mid (x 56..64), a 40 m building between.
+        let at = |x: f32, z: f32| Pose {
+            position: Vec3::new(x, 0.0, z),
+            ..Pose::default()
+        };
+        let mut players = [
+            (Team::Attackers, at(12.0, 30.0), true),
+            (Team::Defenders, at(60.0, 36.0), true),
+        ];
+        fog.update(0, &map, &players);
+        assert!(!fog.visible(0, 1) && !fog.visible(1, 0));
+        assert_eq!(fog.evaluated_last_update(), 2);
+        // Both move a little every tick, past the row's due ticks: held.
+        for tick in 1..=8 {
+            players[0].1.position.z += reach / 10.0;
+            players[1].1.position.x -= reach / 10.0;
+            players[1].1.yaw += 0.3;
+            fog.update(tick, &map, &players);
+            assert_eq!(fog.evaluated_last_update(), 0, "tick {tick}");
+            assert!(!fog.visible(0, 1));
+        }
+        // The viewer's eye leaves its region: evaluated again (both rows,
+        // as the first player is also the second one's target).
+        players[0].1.position.z += reach;
+        fog.update(9, &map, &players);
+        assert_eq!(fog.evaluated_last_update(), 2);
+        assert!(!fog.visible(0, 1));
     }
 
     #[test]

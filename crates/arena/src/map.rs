@@ -8,6 +8,7 @@ use serde::Deserialize;
 use crate::aabb::Aabb;
 use crate::error::MapError;
 use crate::grid::{BoxGrid, DEFAULT_CELL_SIZE};
+use crate::occluder::Occluders;
 use crate::spawn::{SpawnPoint, place_spawn_points};
 use crate::team::Team;
 
@@ -62,6 +63,7 @@ pub struct Map {
     kinds: Vec<BoxKind>,
     max_box_top: f32,
     grid: BoxGrid,
+    occluders: Occluders,
     spawn_zones: Vec<SpawnZone>,
     spawn_points: [Vec<SpawnPoint>; 2],
     buy_zones: [Option<Aabb>; 2],
@@ -114,6 +116,7 @@ impl Map {
             .iter()
             .map(|b| b.max.y)
             .fold(f32::NEG_INFINITY, f32::max);
+        let occluders = Occluders::build(&parts.boxes);
         let mut map = Self {
             name: parts.name,
             source: parts.source,
@@ -123,6 +126,7 @@ impl Map {
             kinds: parts.kinds,
             max_box_top,
             grid,
+            occluders,
             spawn_zones: parts.spawn_zones,
             spawn_points: [Vec::new(), Vec::new()],
             buy_zones: parts.buy_zones,
@@ -176,6 +180,12 @@ impl Map {
     /// The spatial index over the boxes.
     pub fn grid(&self) -> &BoxGrid {
         &self.grid
+    }
+
+    /// The boxes grown inside the solid space that fog of war's shadow
+    /// proofs use (built at load).
+    pub(crate) fn occluders(&self) -> &Occluders {
+        &self.occluders
     }
 
     /// All spawn zones, in file order.

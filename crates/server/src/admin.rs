@@ -173,6 +173,9 @@ async fn create_match(
     if let Some(map) = &request.map {
         scenario.arena.map = map.clone();
     }
+    if let Err(message) = apply_rules(&request, &mut scenario) {
+        return error(StatusCode::BAD_REQUEST, &message);
+    }
     if request.roster.is_empty()
         || request.roster.len() > usize::from(scenario.players).min(MAX_ROSTER)
     {
@@ -228,6 +231,31 @@ async fn create_match(
         Ok(Ok(Err(reason))) => error(StatusCode::BAD_REQUEST, &reason),
         _ => error(StatusCode::SERVICE_UNAVAILABLE, "worker did not answer"),
     }
+}
+
+/// The request's rule overrides, checked.
+fn apply_rules(request: &CreateMatch, scenario: &mut Scenario) -> Result<(), String> {
+    let rate = f64::from(scenario.match_config.tick_rate_hz);
+    let seconds = |field: &str, value: f64, low: f64, high: f64| {
+        if (low..=high).contains(&value) {
+            Ok((value * rate).round() as u32)
+        } else {
+            Err(format!("{field}: must be between {low} and {high} seconds"))
+        }
+    };
+    if let Some(rounds) = request.rounds_to_win {
+        if !(1..=30).contains(&rounds) {
+            return Err("rounds_to_win: must be between 1 and 30".to_owned());
+        }
+        scenario.arena.rounds_to_win = rounds;
+    }
+    if let Some(s) = request.buy_seconds {
+        scenario.arena.buy_ticks = seconds("buy_seconds", s, 0.1, 600.0)?;
+    }
+    if let Some(s) = request.combat_seconds {
+        scenario.arena.combat_ticks = seconds("combat_seconds", s, 1.0, 3600.0)?;
+    }
+    Ok(())
 }
 
 /// Everything `/v1/stats` shows.

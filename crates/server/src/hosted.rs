@@ -139,6 +139,18 @@ impl HostedMatch {
     /// What `GET /v1/matches` shows of it.
     pub fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
         let clock = self.game.game().clock();
+        let inputs = self
+            .seats
+            .iter()
+            .filter_map(|s| self.game.input_stats(s.player))
+            .fold([0u64; 4], |a, i| {
+                [
+                    a[0] + i.accepted,
+                    a[1] + i.late,
+                    a[2] + i.too_early,
+                    a[3] + i.missing,
+                ]
+            });
         MatchInfo {
             id: self.id,
             mode: self.mode.to_owned(),
@@ -153,6 +165,10 @@ impl HostedMatch {
             round: clock.round,
             score: clock.score,
             finished: self.finished_at.is_some(),
+            inputs_accepted: inputs[0],
+            inputs_late: inputs[1],
+            inputs_too_early: inputs[2],
+            inputs_missing: inputs[3],
         }
     }
 

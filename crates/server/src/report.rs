@@ -19,6 +19,30 @@ pub struct CreateMatch {
     /// Seed of the match's randomness (default: drawn).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Rounds a team must win (default: the preset's), 1 to 30.
+    #[serde(default)]
+    pub rounds_to_win: Option<u16>,
+    /// Seconds of the buy phase (default: the preset's), 0.1 to 600.
+    #[serde(default)]
+    pub buy_seconds: Option<f64>,
+    /// Seconds of the combat phase (default: the preset's), 1 to 3600.
+    #[serde(default)]
+    pub combat_seconds: Option<f64>,
+}
+
+impl CreateMatch {
+    /// A request for `mode` with `roster` and every option at its default.
+    pub fn new(mode: &str, roster: Vec<u64>) -> Self {
+        Self {
+            mode: mode.to_owned(),
+            map: None,
+            roster,
+            seed: None,
+            rounds_to_win: None,
+            buy_seconds: None,
+            combat_seconds: None,
+        }
+    }
 }
 
 /// One hosted match, as `GET /v1/matches` lists it and `POST` answers.
@@ -50,6 +74,14 @@ pub struct MatchInfo {
     pub score: [u16; 2],
     /// Whether a result is in.
     pub finished: bool,
+    /// Input commands stored for simulation, all seats.
+    pub inputs_accepted: u64,
+    /// Input commands that arrived after their tick was simulated.
+    pub inputs_late: u64,
+    /// Input commands too far ahead of the match.
+    pub inputs_too_early: u64,
+    /// Seat-ticks simulated without a fresh input (the last one repeated).
+    pub inputs_missing: u64,
 }
 
 /// Frame-time statistics of one target (the whole tick or a subsystem).

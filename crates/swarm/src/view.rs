@@ -5,7 +5,7 @@
 use glam::Vec3;
 use hightick_arena::bot::{BotSelf, BotView};
 use hightick_arena::game::{ArenaKind, ArenaReplica, Phase};
-use hightick_arena::{Map, MovementParams, SpawnPoint, Team, WeaponKind};
+use hightick_arena::{Map, MovementParams, Team, WeaponKind};
 use hightick_engine::replication::ClientWorld;
 use hightick_engine::{EntityId, PlayerId};
 use hightick_proto::GameEvent;
@@ -163,7 +163,7 @@ impl BotView for BotSight<'_> {
         }
     }
 
-    fn spawn_points(&self, team: Team) -> &[SpawnPoint] {
-        self.knowledge.map.spawn_points(team)
+    fn map(&self) -> &Map {
+        &self.knowledge.map
     }
 }

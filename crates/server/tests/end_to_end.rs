@@ -1,0 +1,120 @@
+//! The whole loop over real UDP on loopback: a host with two 5v5 matches,
+//! twenty match bots (each a real client with its own socket, playing with
+//! the arena bot's behaviour from what its snapshots and events tell it).
+//! Every bot connects, every match plays rounds with kills, nothing fails to
+//! decode or contradicts itself, and the admin API counts it all.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use hightick_net::Key;
+use hightick_server::{CreateMatch, HostStats, MatchInfo};
+use hightick_swarm::{BotTarget, Fleet, FleetConfig};
+use support::{get, post, start_host, token};
+
+const MATCHES: u64 = 2;
+/// Longest the test waits for rounds with kills in every match.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+#[test]
+fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(2, &key, |_| {});
+    let admin = host.admin_address();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+
+    let mut fleets = Vec::new();
+    for m in 0..MATCHES {
+        let roster: Vec<u64> = (1..=10).map(|p| 1000 * (m + 1) + p).collect();
+        let mut request = CreateMatch::new("5v5", roster.clone());
+        request.buy_seconds = Some(1.0);
+        request.combat_seconds = Some(20.0);
+        request.seed = Some(7 + m);
+        request.rounds_to_win = Some(30);
+        let (status, body) = post(
+            admin,
+            "/v1/matches",
+            &serde_json::to_string(&request).unwrap(),
+        );
+        assert_eq!(status, 201, "{body}");
+        let info: MatchInfo = serde_json::from_str(&body).unwrap();
+        let targets: Vec<BotTarget> = roster
+            .iter()
+            .map(|&id| BotTarget {
+                server: info.address,
+                token: token(&key, id, info.address).encode().to_vec(),
+            })
+            .collect();
+        let config = FleetConfig {
+            duration: PATIENCE,
+            ..FleetConfig::default()
+        };
+        fleets.push(
+            Fleet::launch(&targets, &config, Arc::new(AtomicBool::new(false))).expect("fleet"),
+        );
+    }
+
+    // Until every match has a finished round and a kill.
+    let start = Instant::now();
+    loop {
+        let done = fleets.iter().all(|f| {
+            let c = f.live();
+            c.kills() > 0 && c.round_ends() > 0
+        });
+        if done {
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "no rounds with kills in every match: {:?}",
+            fleets
+                .iter()
+                .map(|f| (f.live().kills(), f.live().round_ends()))
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+
+    // The admin API sees both matches with every seat connected.
+    let (_, body) = get(admin, "/v1/matches");
+    let listed: Vec<MatchInfo> = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed.len(), MATCHES as usize);
+    for m in &listed {
+        assert_eq!((m.players, m.connected), (10, 10), "{m:?}");
+        assert!(m.score[0] + m.score[1] >= 1, "a round was decided: {m:?}");
+        assert_eq!(m.inputs_too_early, 0, "{m:?}");
+        assert!(m.inputs_accepted > 10 * 128, "inputs arrive: {m:?}");
+    }
+    let (_, body) = get(admin, "/v1/stats");
+    let stats: HostStats = serde_json::from_str(&body).unwrap();
+    assert_eq!(stats.players_connected, 20);
+    assert_eq!(stats.modes[0].matches, 2);
+    assert_eq!(stats.network.unknown_clients, 0);
+    let (_, metrics) = get(admin, "/metrics");
+    assert!(metrics.contains("hightick_players_connected 20"));
+    assert!(metrics.contains("hightick_matches 2"));
+
+    for f in &fleets {
+        f.stop();
+    }
+    for f in fleets {
+        let report = runtime.block_on(f.finish());
+        let c = &report.counters;
+        assert_eq!(report.failed, 0, "{report}");
+        assert_eq!(c.connected, 10, "every bot connected: {report}");
+        assert_eq!(c.decode_errors, 0, "{report}");
+        assert_eq!(c.desyncs, 0, "{report}");
+        assert!(c.snapshots > 10 * 128, "{report}");
+        assert!(c.kills() > 0 && c.round_ends() > 0, "{report}");
+    }
+    host.drain(Duration::ZERO);
+    host.wait();
+}
