@@ -497,6 +497,22 @@ impl PacketEndpoint {
     /// `None` to send everything due. Unreliable messages that do not fit a
     /// short `out` are dropped and counted.
     pub fn write_packet(&mut self, now: Instant, out: &mut [u8]) -> Option<(u16, usize)> {
+        self.write_packet_owing(now, out, true)
+    }
+
+    /// [`Self::write_packet`], except that owed acks alone do not make a
+    /// packet: for hosts that send every connection a packet each tick
+    /// anyway, where the acks ride on the next one.
+    pub fn write_packet_with_data(&mut self, now: Instant, out: &mut [u8]) -> Option<(u16, usize)> {
+        self.write_packet_owing(now, out, false)
+    }
+
+    fn write_packet_owing(
+        &mut self,
+        now: Instant,
+        out: &mut [u8],
+        acks_alone: bool,
+    ) -> Option<(u16, usize)> {
         self.observe(now);
         let limit = out.len().min(self.config.max_packet_size);
         if limit < HEADER_LEN {
@@ -516,7 +532,7 @@ impl PacketEndpoint {
             &mut self.carried,
             &mut carried,
         );
-        if writer.blocks() == 0 && !self.ack_owed {
+        if writer.blocks() == 0 && !(self.ack_owed && acks_alone) {
             return None;
         }
         let len = writer.position();

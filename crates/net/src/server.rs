@@ -65,6 +65,11 @@ pub struct ServerConfig {
     pub disconnect_packets: u32,
     /// The packet layer of every slot (clients must use the same).
     pub packet: PacketConfig,
+    /// Whether [`Server::poll_transmit`] sends a packet only to acknowledge
+    /// what a client sent (default true). A host that sends every client a
+    /// packet each tick ([`Server::transmit_payload`]) turns it off: the
+    /// acks ride on that packet and the send rate halves.
+    pub ack_only_packets: bool,
 }
 
 impl ServerConfig {
@@ -85,6 +90,7 @@ impl ServerConfig {
             keep_alive_interval: Duration::from_millis(100),
             disconnect_packets: 10,
             packet: PacketConfig::default(),
+            ack_only_packets: true,
         }
     }
 
@@ -269,6 +275,10 @@ pub struct Server {
     events: VecDeque<ServerEvent>,
     counters: DropCounters,
     cursor: usize,
+    /// Slots connected or closing, the only ones timers and transmits visit.
+    active: Vec<usize>,
+    /// Handshake entries in use.
+    pending_live: usize,
     connected: usize,
     last_now: Instant,
 }
@@ -310,6 +320,8 @@ impl Server {
             events: VecDeque::with_capacity(2 * max),
             counters: DropCounters::default(),
             cursor: 0,
+            active: Vec::with_capacity(max),
+            pending_live: 0,
             connected: 0,
             last_now: now,
             config,
@@ -480,6 +492,7 @@ impl Server {
         } else {
             0
         };
+        let freed = remaining == 0;
         if remaining > 0 {
             s.state = SlotState::Closing { remaining };
         } else {
@@ -487,6 +500,9 @@ impl Server {
             s.connection = None;
         }
         s.awaiting_event = true;
+        if freed {
+            self.deactivate(slot);
+        }
         self.connected -= 1;
         self.peers.remove(&address);
         self.client_ids.remove(&client_id);
@@ -615,7 +631,7 @@ impl Server {
                 i
             }
             Some(i) => {
-                self.pending[i] = None;
+                self.take_pending(i);
                 i
             }
             None => self.free_pending(now).ok_or(DropKind::PendingFull)?,
@@ -636,6 +652,7 @@ impl Server {
                 user_data: private.user_data,
                 expire_at: self.anchor.instant_of(opened.expire_unix),
             });
+            self.pending_live += 1;
             self.peers.insert(from, Peer::Pending(index));
         } else if let Some(p) = self.pending[index].as_mut() {
             p.link.last_received = now;
@@ -660,8 +677,24 @@ impl Server {
         Some(i)
     }
 
+    /// Empties handshake entry `i`, keeping the count of live ones.
+    fn take_pending(&mut self, i: usize) -> Option<Pending> {
+        let p = self.pending.get_mut(i)?.take();
+        if p.is_some() {
+            self.pending_live -= 1;
+        }
+        p
+    }
+
+    /// Slot `slot` became free: it leaves the list of active slots.
+    fn deactivate(&mut self, slot: usize) {
+        if let Some(i) = self.active.iter().position(|&a| a == slot) {
+            self.active.swap_remove(i);
+        }
+    }
+
     fn drop_pending(&mut self, i: usize) {
-        if let Some(p) = self.pending[i].take()
+        if let Some(p) = self.take_pending(i)
             && self.peers.get(&p.link.address) == Some(&Peer::Pending(i))
         {
             self.peers.remove(&p.link.address);
@@ -705,7 +738,7 @@ impl Server {
             self.deny_pending(index);
             return Err(DropKind::ServerFull);
         };
-        let Some(pending) = self.pending[index].take() else {
+        let Some(pending) = self.take_pending(index) else {
             return Err(DropKind::UnknownAddress);
         };
         let address = pending.link.address;
@@ -722,6 +755,7 @@ impl Server {
             awaiting_event: false,
         };
         self.connected += 1;
+        self.active.push(slot);
         self.peers.insert(address, Peer::Slot(slot));
         self.client_ids.insert(client_id, slot);
         self.events.push_back(ServerEvent::Connected {
@@ -777,11 +811,22 @@ impl Server {
                 return Some(t);
             }
         }
-        let n = self.slots.len();
-        for step in 0..n {
-            let slot = (self.cursor + step) % n;
-            if let Some(t) = self.write_slot(now, slot, buf) {
-                self.cursor = slot;
+        // Only connected and closing slots have anything to send.
+        let mut steps = self.active.len();
+        let mut k = self.cursor;
+        while steps > 0 && !self.active.is_empty() {
+            k %= self.active.len();
+            let slot = self.active[k];
+            let written = self.write_slot(now, slot, buf);
+            if self.slots[slot].state == SlotState::Free {
+                // The last active slot moved into position k.
+                self.deactivate(slot);
+            } else {
+                k += 1;
+            }
+            steps -= 1;
+            if let Some(t) = written {
+                self.cursor = k;
                 return Some(t);
             }
         }
@@ -855,6 +900,7 @@ impl Server {
 
     fn write_slot(&mut self, now: Instant, slot: usize, buf: &mut [u8]) -> Option<Transmit> {
         let interval = self.config.keep_alive_interval;
+        let acks_alone = self.config.ack_only_packets;
         let max_clients = self.slots.len() as u32;
         let s = &mut self.slots[slot];
         match s.state {
@@ -882,7 +928,12 @@ impl Server {
                 let len = conn
                     .link
                     .seal(now, PacketKind::Payload, buf, |body| {
-                        endpoint.write_packet(now, body).map(|(_, len)| len)
+                        let written = if acks_alone {
+                            endpoint.write_packet(now, body)
+                        } else {
+                            endpoint.write_packet_with_data(now, body)
+                        };
+                        written.map(|(_, len)| len)
                     })
                     .or_else(|| {
                         if now < conn.link.keep_alive_at(interval, now) {
@@ -904,14 +955,13 @@ impl Server {
         let now = self.last_now;
         let interval = self.config.keep_alive_interval;
         let replies = (!self.replies.is_empty()).then_some(now);
-        let slots = self
-            .slots
-            .iter()
-            .flat_map(|s| match (s.state, &s.connection) {
+        let slots = self.active.iter().map(|&i| &self.slots[i]).flat_map(|s| {
+            match (s.state, &s.connection) {
                 (SlotState::Connected, Some(c)) => c.link.wakeups(&c.endpoint, interval, now),
                 (SlotState::Closing { .. }, Some(_)) => [Some(now), None, None],
                 _ => [None; 3],
-            });
+            }
+        });
         let pending = self.pending.iter().flatten().map(|p| Some(p.deadline()));
         earliest(std::iter::once(replies).chain(slots).chain(pending))
     }
@@ -921,7 +971,9 @@ impl Server {
     /// lost what timed out.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.last_now = self.last_now.max(now);
-        for slot in 0..self.slots.len() {
+        // Backwards: closing a slot swaps the last active one into its place.
+        for k in (0..self.active.len()).rev() {
+            let slot = self.active[k];
             let s = &mut self.slots[slot];
             if s.state != SlotState::Connected {
                 continue;
@@ -935,7 +987,11 @@ impl Server {
                 conn.endpoint.handle_timeout(now);
             }
         }
-        for i in 0..self.pending.len() {
+        for i in 0..if self.pending_live > 0 {
+            self.pending.len()
+        } else {
+            0
+        } {
             if self.pending[i]
                 .as_ref()
                 .is_some_and(|p| now >= p.deadline())

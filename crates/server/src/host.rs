@@ -23,8 +23,9 @@ use crate::hosted::ResultLine;
 use crate::worker::{Worker, WorkerLoad, WorkerSetup};
 
 /// Client slots per worker for each match it may host (a 5v5 needs 10;
-/// plaza matches take more of the pool).
-const SLOTS_PER_MATCH: usize = 16;
+/// plaza matches take more of the pool). The secure layer's timer pass
+/// visits every slot, so the pool is not oversized.
+const SLOTS_PER_MATCH: usize = 10;
 
 /// A running host. Dropping it without [`Host::wait`] leaves its threads
 /// running until the process ends.

@@ -36,6 +36,11 @@ const MAX_SLEEP: Duration = Duration::from_millis(10);
 /// Share of a tick period a match's frame may spend receiving: under a flood
 /// the rest stays in (or overflows) the kernel's buffer and ticks stay on time.
 const RECEIVE_SHARE_OF_PERIOD: u32 = 4;
+/// How often the secure layer's timers run (keep-alives, resends, loss and
+/// connection timeouts). Their own granularity is milliseconds to seconds;
+/// asking the layer for its next deadline costs a pass over every slot, so
+/// the worker runs them on this cadence instead of asking.
+const NET_TIMER_PERIOD: Duration = Duration::from_millis(2);
 /// Longest client message (inputs, resync requests).
 const MESSAGE_BYTES: usize = 1500;
 
@@ -136,6 +141,7 @@ pub(crate) struct Worker {
     traffic: Traffic,
     drain_deadline: Option<Instant>,
     unix_at: Instant,
+    net_timers_at: Instant,
     timer_slack_us: u64,
     pin_to: Option<usize>,
 }
@@ -182,6 +188,7 @@ impl Worker {
             traffic: Traffic::default(),
             drain_deadline: None,
             unix_at: now,
+            net_timers_at: now,
             timer_slack_us: setup.timer_slack_us,
             pin_to: setup.pin_to,
         })
@@ -405,7 +412,8 @@ impl Worker {
             }
         }
         self.route_messages();
-        if self.net.poll_timeout().is_some_and(|t| t <= now) {
+        if now >= self.net_timers_at {
+            self.net_timers_at = now + NET_TIMER_PERIOD;
             self.net.handle_timeout(now);
             while let Some(event) = self.net.poll_event() {
                 if let ServerEvent::Disconnected { slot, .. } = event {
@@ -567,9 +575,7 @@ impl Worker {
         if let Some(d) = self.matches.iter().map(|m| m.deadline).min() {
             wake = wake.min(d);
         }
-        if let Some(t) = self.net.poll_timeout() {
-            wake = wake.min(t.max(now + Duration::from_micros(100)));
-        }
+        wake = wake.min(self.net_timers_at.max(now + Duration::from_micros(100)));
         if wake > now {
             std::thread::sleep(wake - now);
         }
