@@ -33,17 +33,21 @@ pub struct GameClientConfig {
     pub tick_rate_hz: u32,
     /// Decoded events held until polled; older ones are dropped past it.
     pub event_capacity: usize,
-    /// The connection layer (`PacketConfig::default()` on both ends).
+    /// The connection layer (`PacketConfig::default()` on both ends, except
+    /// that acks wait up to two ticks to ride on the next input packet).
     pub net: ClientConfig,
 }
 
 impl Default for GameClientConfig {
     fn default() -> Self {
+        let tick_rate_hz = 128;
+        let mut net = ClientConfig::default();
+        net.packet.ack_delay = Duration::from_secs(2) / tick_rate_hz;
         Self {
             entities: 256,
-            tick_rate_hz: 128,
+            tick_rate_hz,
             event_capacity: 256,
-            net: ClientConfig::default(),
+            net,
         }
     }
 }

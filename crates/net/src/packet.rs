@@ -180,6 +180,12 @@ pub struct PacketConfig {
     pub min_loss_timeout: Duration,
     /// Weight of each new packet fate in the loss estimate, in `(0, 1]`.
     pub loss_smoothing: f32,
+    /// How long owed acks wait for data to ride on before they make a packet
+    /// of their own (default zero: at once). An end that sends every tick
+    /// anyway sets about two tick periods, which halves its packet rate; the
+    /// peer's RTT samples then include up to this wait. Need not match the
+    /// peer's.
+    pub ack_delay: Duration,
 }
 
 impl Default for PacketConfig {
@@ -201,6 +207,7 @@ impl Default for PacketConfig {
             resend_rtt_factor: 1.25,
             min_loss_timeout: Duration::from_millis(100),
             loss_smoothing: 0.05,
+            ack_delay: Duration::ZERO,
         }
     }
 }
@@ -382,7 +389,8 @@ pub struct PacketEndpoint {
     carried: Box<[PieceRef]>,
     /// Scratch: `(id, fragment count)` of messages a received packet opens.
     opened: Box<[(u16, u16)]>,
-    ack_owed: bool,
+    /// Since when a received packet has waited for its ack, if one has.
+    ack_owed_since: Option<Instant>,
     last_now: Instant,
     stats: PacketStats,
 }
@@ -430,7 +438,7 @@ impl PacketEndpoint {
             rtt: RttEstimator::new(config.initial_rtt),
             carried: vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice(),
             opened: vec![(0, 0); config.max_pieces_per_packet].into_boxed_slice(),
-            ack_owed: false,
+            ack_owed_since: None,
             last_now: now,
             stats: PacketStats::default(),
         })
@@ -493,26 +501,10 @@ impl PacketEndpoint {
     /// bytes of it): the header with acks, then the queued unreliable
     /// messages, then reliable pieces that are new or due for resend. Returns
     /// the packet's sequence and length, or `None` when there is nothing to
-    /// send (no messages due and no ack owed). Call it until it returns
+    /// send (no messages due and no ack due). Call it until it returns
     /// `None` to send everything due. Unreliable messages that do not fit a
     /// short `out` are dropped and counted.
     pub fn write_packet(&mut self, now: Instant, out: &mut [u8]) -> Option<(u16, usize)> {
-        self.write_packet_owing(now, out, true)
-    }
-
-    /// [`Self::write_packet`], except that owed acks alone do not make a
-    /// packet: for hosts that send every connection a packet each tick
-    /// anyway, where the acks ride on the next one.
-    pub fn write_packet_with_data(&mut self, now: Instant, out: &mut [u8]) -> Option<(u16, usize)> {
-        self.write_packet_owing(now, out, false)
-    }
-
-    fn write_packet_owing(
-        &mut self,
-        now: Instant,
-        out: &mut [u8],
-        acks_alone: bool,
-    ) -> Option<(u16, usize)> {
         self.observe(now);
         let limit = out.len().min(self.config.max_packet_size);
         if limit < HEADER_LEN {
@@ -532,7 +524,7 @@ impl PacketEndpoint {
             &mut self.carried,
             &mut carried,
         );
-        if writer.blocks() == 0 && !(self.ack_owed && acks_alone) {
+        if writer.blocks() == 0 && !self.acks_due(now) {
             return None;
         }
         let len = writer.position();
@@ -544,7 +536,7 @@ impl PacketEndpoint {
             ack: self.received.ack(),
         };
         header.write(out);
-        self.ack_owed = false;
+        self.ack_owed_since = None;
         self.stats.packets_sent += 1;
         self.stats.pieces_resent += resent;
         Some((sequence, len))
@@ -590,7 +582,9 @@ impl PacketEndpoint {
         }
         self.received.record(header.sequence);
         self.stats.packets_received += 1;
-        self.ack_owed |= plan.has_blocks;
+        if plan.has_blocks {
+            self.ack_owed_since.get_or_insert(now);
+        }
         self.store_messages(body);
         Ok(())
     }
@@ -718,7 +712,7 @@ impl PacketEndpoint {
     /// piece due for (re)sending, or a packet reaching its loss timeout.
     /// `None` when idle.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut at = (self.ack_owed || self.unreliable_out.is_pending()).then_some(self.last_now);
+        let mut at = self.unreliable_out.is_pending().then_some(self.last_now);
         let mut earliest = |t: Option<Instant>| {
             if let Some(t) = t {
                 at = Some(at.map_or(t, |a| a.min(t)));
@@ -729,7 +723,15 @@ impl PacketEndpoint {
                 .next_due(self.resend_delay(), self.last_now),
         );
         earliest(self.sent.next_loss_deadline(self.loss_timeout()));
+        earliest(self.ack_owed_since.map(|t| t + self.config.ack_delay));
         at
+    }
+
+    /// Whether owed acks have waited their [`PacketConfig::ack_delay`] and
+    /// make a packet even with nothing else to carry.
+    fn acks_due(&self, now: Instant) -> bool {
+        self.ack_owed_since
+            .is_some_and(|since| now >= since + self.config.ack_delay)
     }
 
     /// Presumes lost the packets whose loss timeout has passed at `now`.

@@ -65,11 +65,6 @@ pub struct ServerConfig {
     pub disconnect_packets: u32,
     /// The packet layer of every slot (clients must use the same).
     pub packet: PacketConfig,
-    /// Whether [`Server::poll_transmit`] sends a packet only to acknowledge
-    /// what a client sent (default true). A host that sends every client a
-    /// packet each tick ([`Server::transmit_payload`]) turns it off: the
-    /// acks ride on that packet and the send rate halves.
-    pub ack_only_packets: bool,
 }
 
 impl ServerConfig {
@@ -90,7 +85,6 @@ impl ServerConfig {
             keep_alive_interval: Duration::from_millis(100),
             disconnect_packets: 10,
             packet: PacketConfig::default(),
-            ack_only_packets: true,
         }
     }
 
@@ -198,6 +192,8 @@ struct Slot {
     connection: Option<Connection>,
     /// A `Disconnected` event for this slot waits to be polled.
     awaiting_event: bool,
+    /// The slot took in a payload and is on the readable list.
+    readable: bool,
 }
 
 impl Slot {
@@ -271,6 +267,9 @@ pub struct Server {
     client_ids: HashMap<u64, usize>,
     tokens: TokenHistory,
     replies: VecDeque<Reply>,
+    /// Slots that took in a payload since [`Self::poll_readable`] last
+    /// returned them.
+    readable: Vec<usize>,
     reply_capacity: usize,
     events: VecDeque<ServerEvent>,
     counters: DropCounters,
@@ -308,6 +307,7 @@ impl Server {
                     state: SlotState::Free,
                     connection: None,
                     awaiting_event: false,
+                    readable: false,
                 })
                 .collect(),
             pending: (0..config.max_pending).map(|_| None).collect(),
@@ -316,6 +316,7 @@ impl Server {
             client_ids: HashMap::with_capacity(2 * max),
             tokens: TokenHistory::new(config.token_history),
             replies: VecDeque::with_capacity(reply_capacity),
+            readable: Vec::with_capacity(max),
             reply_capacity,
             events: VecDeque::with_capacity(2 * max),
             counters: DropCounters::default(),
@@ -407,6 +408,26 @@ impl Server {
     /// Queues a message on the unreliable channel of `slot` (next packet only).
     pub fn send_unreliable(&mut self, slot: usize, msg: &[u8]) -> Result<(), NetError> {
         Ok(self.connection_mut(slot)?.endpoint.send_unreliable(msg)?)
+    }
+
+    /// Whether handshake replies (challenges, keep-alives that confirm a
+    /// connection, denials) wait for [`Self::poll_transmit`]: a host that
+    /// polls transmits on a cadence polls at once when this is true.
+    pub fn replies_pending(&self) -> bool {
+        !self.replies.is_empty()
+    }
+
+    /// A slot that took in a payload (messages, acks and so delivery
+    /// notifications) since it was last returned, each once; `None` when
+    /// there are no more. A host with many idle connections polls these
+    /// instead of every slot. Timeouts also produce delivery notifications
+    /// (losses): poll every connected slot after [`Self::handle_timeout`].
+    pub fn poll_readable(&mut self) -> Option<usize> {
+        let slot = self.readable.pop()?;
+        if let Some(s) = self.slots.get_mut(slot) {
+            s.readable = false;
+        }
+        Some(slot)
     }
 
     /// Copies the next message received from `slot` into `out`.
@@ -753,6 +774,7 @@ impl Server {
                 endpoint: PacketEndpoint::new(&self.config.packet, now),
             }),
             awaiting_event: false,
+            readable: false,
         };
         self.connected += 1;
         self.active.push(slot);
@@ -787,7 +809,13 @@ impl Server {
                 conn.confirmed = true;
                 conn.endpoint
                     .read_packet(now, &datagram[body])
-                    .map_err(|_| DropKind::PayloadRejected)
+                    .map_err(|_| DropKind::PayloadRejected)?;
+                let s = &mut self.slots[slot];
+                if !s.readable {
+                    s.readable = true;
+                    self.readable.push(slot);
+                }
+                Ok(())
             }
             PacketKind::Disconnect => {
                 self.close_slot(slot, DisconnectReason::ClosedByPeer);
@@ -900,7 +928,6 @@ impl Server {
 
     fn write_slot(&mut self, now: Instant, slot: usize, buf: &mut [u8]) -> Option<Transmit> {
         let interval = self.config.keep_alive_interval;
-        let acks_alone = self.config.ack_only_packets;
         let max_clients = self.slots.len() as u32;
         let s = &mut self.slots[slot];
         match s.state {
@@ -928,12 +955,7 @@ impl Server {
                 let len = conn
                     .link
                     .seal(now, PacketKind::Payload, buf, |body| {
-                        let written = if acks_alone {
-                            endpoint.write_packet(now, body)
-                        } else {
-                            endpoint.write_packet_with_data(now, body)
-                        };
-                        written.map(|(_, len)| len)
+                        endpoint.write_packet(now, body).map(|(_, len)| len)
                     })
                     .or_else(|| {
                         if now < conn.link.keep_alive_at(interval, now) {

@@ -179,3 +179,27 @@ fn every_sent_packet_gets_one_delivery_notification() {
     assert!(acked > 0 && lost > 0, "acked {acked}, lost {lost}");
     assert!(sent > 500, "one packet per tick for 10 s: {sent}");
 }
+
+/// A payload makes its slot readable once; the message is then there to poll.
+#[test]
+fn a_payload_makes_its_slot_readable_once() {
+    let mut pair = Pair::connected(
+        41,
+        secure_pair::clean_link(5, 41),
+        secure_pair::clean_link(5, 42),
+    );
+    while pair.server.poll_readable().is_some() {}
+    pair.client.send_unreliable(b"input").unwrap();
+    pair.client.send_unreliable(b"more input").unwrap();
+    let readable = pair.run_until(Duration::from_secs(1), |p| {
+        p.server.poll_readable() == Some(0)
+    });
+    assert!(readable, "the payload never made slot 0 readable");
+    assert_eq!(pair.server.poll_readable(), None);
+    let mut out = vec![0u8; 64];
+    let m = pair
+        .server
+        .poll_message(0, &mut out)
+        .expect("the message waits");
+    assert_eq!(&out[..m.len], b"input");
+}

@@ -26,6 +26,9 @@ use crate::worker::{Worker, WorkerLoad, WorkerSetup};
 /// plaza matches take more of the pool). The secure layer's timer pass
 /// visits every slot, so the pool is not oversized.
 const SLOTS_PER_MATCH: usize = 10;
+/// Longest a client's packet waits for its ack to ride on a tick's packet
+/// (matches tick at 20 Hz or faster).
+const ACK_DELAY: Duration = Duration::from_millis(50);
 
 /// A running host. Dropping it without [`Host::wait`] leaves its threads
 /// running until the process ends.
@@ -77,12 +80,15 @@ impl Host {
             let public_address = SocketAddr::new(ip, local.port());
             let max_clients =
                 (config.max_matches_per_worker * SLOTS_PER_MATCH).min(usize::from(u16::MAX));
-            let net = ServerConfig::new(
+            let mut net = ServerConfig::new(
                 hightick_proto::PROTOCOL_ID,
                 key.clone(),
                 public_address,
                 max_clients,
             );
+            // Every seated client gets a packet each tick: acks ride on it
+            // instead of making packets of their own.
+            net.packet.ack_delay = ACK_DELAY;
             net.validate()?;
             let (tx, rx) = mpsc::channel();
             let load = Arc::new(WorkerLoad::default());

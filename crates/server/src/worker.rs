@@ -8,7 +8,9 @@
 //!    connects) [network "receive"], `Match::tick_in` [the game's subsystems],
 //!    build and seal one packet per client and send them in one batch
 //!    [network "send"];
-//! 3. otherwise sleep until the next deadline or net timer (never spinning).
+//! 3. otherwise sleep until the next deadline or net timer (never spinning);
+//!    between ticks the socket fills and the next tick drains it, so a busy
+//!    worker makes about one receive and one send call per match tick.
 //!
 //! Receive work is charged to the match that ticks next: every match's
 //! clients are drained then, so on average each pays for its own share.
@@ -37,10 +39,11 @@ const MAX_SLEEP: Duration = Duration::from_millis(10);
 /// the rest stays in (or overflows) the kernel's buffer and ticks stay on time.
 const RECEIVE_SHARE_OF_PERIOD: u32 = 4;
 /// How often the secure layer's timers run (keep-alives, resends, loss and
-/// connection timeouts). Their own granularity is milliseconds to seconds;
-/// asking the layer for its next deadline costs a pass over every slot, so
-/// the worker runs them on this cadence instead of asking.
-const NET_TIMER_PERIOD: Duration = Duration::from_millis(2);
+/// connection timeouts) and its own packets go out. Their own granularity is
+/// tens of milliseconds to seconds; asking the layer for its next deadline
+/// costs a pass over every slot, so the worker runs them on this cadence
+/// instead of asking.
+const NET_TIMER_PERIOD: Duration = Duration::from_millis(5);
 /// Longest client message (inputs, resync requests).
 const MESSAGE_BYTES: usize = 1500;
 
@@ -220,11 +223,15 @@ impl Worker {
             match self.due_match(now) {
                 Some(i) => self.run_tick(i, now),
                 None => {
-                    // Between ticks: receive until the next deadline at most.
-                    let next = self.matches.iter().map(|m| m.deadline).min();
-                    let until = next.unwrap_or(now + MAX_SLEEP).min(now + MAX_SLEEP);
-                    self.service_network(now, until);
-                    self.flush();
+                    // Between ticks the socket is left to fill: the next tick
+                    // drains it. Only the net timers (and handshakes with no
+                    // match to tick) bring a receive in between.
+                    if now >= self.net_timers_at {
+                        let next = self.matches.iter().map(|m| m.deadline).min();
+                        let until = next.unwrap_or(now + MAX_SLEEP).min(now + MAX_SLEEP);
+                        self.service_network(now, until);
+                        self.flush();
+                    }
                     self.sleep();
                 }
             }
@@ -411,8 +418,15 @@ impl Worker {
                 ServerEvent::Disconnected { slot, .. } => self.unseat(slot),
             }
         }
-        self.route_messages();
-        if now >= self.net_timers_at {
+        while let Some(slot) = self.net.poll_readable() {
+            self.route_messages(slot);
+        }
+        // Seated clients get their packets from their match's tick; what else
+        // the secure layer sends (handshake replies, keep-alives, farewells)
+        // and the losses its timers find wait for the timer cadence, except
+        // handshake replies, which go at once.
+        let timers_due = now >= self.net_timers_at;
+        if timers_due {
             self.net_timers_at = now + NET_TIMER_PERIOD;
             self.net.handle_timeout(now);
             while let Some(event) = self.net.poll_event() {
@@ -420,6 +434,14 @@ impl Worker {
                     self.unseat(slot);
                 }
             }
+            for slot in 0..self.slot_owner.len() {
+                if self.slot_owner[slot].is_some() {
+                    self.route_messages(slot);
+                }
+            }
+        }
+        if !timers_due && !self.net.replies_pending() {
+            return;
         }
         loop {
             if self.send.is_full() {
@@ -435,22 +457,21 @@ impl Worker {
         }
     }
 
-    /// Inputs and resync requests to their matches; delivery notifications
-    /// to the replication writers.
-    fn route_messages(&mut self) {
-        for slot in 0..self.slot_owner.len() {
-            let Some((i, player)) = self.slot_owner[slot] else {
-                continue;
-            };
-            let game = &mut self.matches[i].game;
-            while let Some(m) = self.net.poll_message(slot, &mut self.message[..]) {
-                if game.handle_message(player, &self.message[..m.len]).is_err() {
-                    self.traffic.malformed_messages += 1;
-                }
+    /// Inputs and resync requests from `slot` to its match; delivery
+    /// notifications to the match's replication writer.
+    fn route_messages(&mut self, slot: usize) {
+        let Some(Some((i, player))) = self.slot_owner.get(slot).copied() else {
+            // Not seated (yet): nothing of it is for a match.
+            return;
+        };
+        let game = &mut self.matches[i].game;
+        while let Some(m) = self.net.poll_message(slot, &mut self.message[..]) {
+            if game.handle_message(player, &self.message[..m.len]).is_err() {
+                self.traffic.malformed_messages += 1;
             }
-            while let Some(d) = self.net.poll_delivery(slot) {
-                game.on_delivery(player, d.sequence, d.outcome.into());
-            }
+        }
+        while let Some(d) = self.net.poll_delivery(slot) {
+            game.on_delivery(player, d.sequence, d.outcome.into());
         }
     }
 
