@@ -4,8 +4,9 @@
 //! - `hightick serve`: the host (crate `hightick-server`);
 //! - `hightick demo`: a host and bots on this machine, then a report;
 //! - `hightick doctor`: what on this host helps or hurts tick servers;
-//! - `gateway`, `swarm` and `lab` are filled in by the issues that build
-//!   them and until then say so plainly and exit with status 2.
+//! - `hightick gateway`: the front door (crate `hightick-gateway`);
+//! - `hightick lab`: density sweeps, run history, build comparison;
+//! - `hightick swarm`: virtual players from scenario files (crate `hightick-swarm`).
 //!
 //! Errors print as one line with their cause chain and exit with status 1.
 
@@ -14,7 +15,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod demo;
+mod gateway;
+mod lab;
 mod serve;
+mod swarm;
 
 /// An authoritative dedicated game server for high-tick-rate multiplayer games,
 /// with the capacity lab that proves what it carries.
@@ -32,11 +36,11 @@ enum Command {
     /// Host matches over encrypted UDP.
     Serve(Box<serve::ServeArgs>),
     /// Accounts, login queue, sessions, matchmaking and the meta-game API.
-    Gateway,
+    Gateway(gateway::GatewayArgs),
     /// Virtual players by the hundred thousand, speaking the real protocols.
-    Swarm,
+    Swarm(swarm::SwarmArgs),
     /// Density sweeps, games per core, run history and build comparison.
-    Lab,
+    Lab(lab::LabArgs),
     /// Inspect this host for what helps or hurts tick servers (reads only).
     Doctor {
         /// Print JSON instead of a table.
@@ -51,16 +55,11 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Doctor { .. } => "doctor",
             Command::Serve(_) => "serve",
-            Command::Gateway => "gateway",
-            Command::Swarm => "swarm",
-            Command::Lab => "lab",
+            Command::Gateway(_) => "gateway",
+            Command::Swarm(_) => "swarm",
+            Command::Lab(_) => "lab",
         }
     }
-}
-
-fn not_yet(name: &str, landed_by: &str) -> ExitCode {
-    eprintln!("hightick {name}: not yet available ({landed_by} lands it)");
-    ExitCode::from(2)
 }
 
 fn doctor(json: bool) -> anyhow::Result<()> {
@@ -80,9 +79,9 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Doctor { json } => doctor(*json),
-        Command::Gateway => return not_yet(name, "the front-door work"),
-        Command::Swarm => return not_yet(name, "the swarm work"),
-        Command::Lab => return not_yet(name, "the capacity-lab work"),
+        Command::Gateway(args) => gateway::run(args),
+        Command::Swarm(args) => swarm::run_command(args),
+        Command::Lab(args) => lab::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

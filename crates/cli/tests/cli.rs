@@ -1,5 +1,5 @@
-//! The binary's promises to a new user: help works, and a subcommand that has
-//! not landed says so instead of pretending.
+//! The binary's promises to a new user: help works, and bad input gets a
+//! clear error.
 
 use std::process::Command;
 
@@ -21,10 +21,16 @@ fn help_lists_the_subcommands() {
 }
 
 #[test]
-fn a_subcommand_not_yet_built_says_so_and_fails() {
-    let out = hightick(&["gateway"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not yet available"));
+fn a_bad_scenario_names_its_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("hightick-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "users = 10\nduration = \"1m\"\nthinks = \"1s\"\n").unwrap();
+    let out = hightick(&["swarm", "check", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:3:1: thinks: unknown field"), "{err}");
 }
 
 #[test]

@@ -11,14 +11,14 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::error::LabError;
 use crate::summary::{RunSummary, SubsystemRow, TimelinePoint};
 
-const WIDE: (u32, u32) = (900, 320);
-const MEAN_COLOR: RGBColor = RGBColor(31, 119, 180);
-const P99_COLOR: RGBColor = RGBColor(255, 127, 14);
-const OVER_COLOR: RGBColor = RGBColor(214, 39, 40);
-const BUDGET_COLOR: RGBColor = RGBColor(90, 90, 90);
+pub(crate) const WIDE: (u32, u32) = (900, 320);
+pub(crate) const MEAN_COLOR: RGBColor = RGBColor(31, 119, 180);
+pub(crate) const P99_COLOR: RGBColor = RGBColor(255, 127, 14);
+pub(crate) const OVER_COLOR: RGBColor = RGBColor(214, 39, 40);
+pub(crate) const BUDGET_COLOR: RGBColor = RGBColor(90, 90, 90);
 const PLAYERS_COLOR: RGBColor = RGBColor(44, 160, 44);
 
-fn failed<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> LabError {
+pub(crate) fn failed<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> LabError {
     move |e| LabError::Chart {
         chart,
         message: e.to_string(),
@@ -27,7 +27,7 @@ fn failed<E: std::fmt::Display>(chart: &'static str) -> impl Fn(E) -> LabError {
 
 /// Draws into a fresh SVG string; the namespace attribute is left out since the SVG is
 /// inlined into HTML, where it is implied.
-fn svg_string(
+pub(crate) fn svg_string(
     chart: &'static str,
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), LabError>,
 ) -> Result<String, LabError> {
@@ -51,12 +51,15 @@ fn time_range(timeline: &[TimelinePoint]) -> std::ops::Range<f64> {
 }
 
 /// A y range from zero to a little above the largest finite value, never empty.
-fn value_range(values: impl IntoIterator<Item = f64>) -> std::ops::Range<f64> {
+pub(crate) fn value_range(values: impl IntoIterator<Item = f64>) -> std::ops::Range<f64> {
     value_range_with_room(values, 1.15)
 }
 
 /// A y range from zero to `room` times the largest finite value, never empty.
-fn value_range_with_room(values: impl IntoIterator<Item = f64>, room: f64) -> std::ops::Range<f64> {
+pub(crate) fn value_range_with_room(
+    values: impl IntoIterator<Item = f64>,
+    room: f64,
+) -> std::ops::Range<f64> {
     let top = values
         .into_iter()
         .filter(|v| v.is_finite())
@@ -64,26 +67,27 @@ fn value_range_with_room(values: impl IntoIterator<Item = f64>, room: f64) -> st
     0.0..if top > 0.0 { top * room } else { 1.0 }
 }
 
-fn finite_points(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+pub(crate) fn finite_points(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
     points
         .filter(|(x, y)| x.is_finite() && y.is_finite())
         .collect()
 }
 
-type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+pub(crate) type Plot<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// A legend key: a short line in the series colour.
-fn line_key(color: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+pub(crate) fn line_key(color: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2))
 }
 
 /// A legend key: a small filled box in the series colour.
-fn box_key(color: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+pub(crate) fn box_key(color: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
 }
 
 /// Draws one labelled line of `(x, y)` points, skipping non-finite ones.
-fn line(
+pub(crate) fn line(
     chart: &mut Plot<'_, '_>,
     name: &'static str,
     points: impl Iterator<Item = (f64, f64)>,
@@ -102,7 +106,7 @@ fn line(
 }
 
 /// Draws the legend box of every labelled series.
-fn legend<'a, 'b: 'a>(
+pub(crate) fn legend<'a, 'b: 'a>(
     chart: &mut Plot<'a, 'b>,
     name: &'static str,
     position: SeriesLabelPosition,
@@ -241,16 +245,8 @@ pub(crate) fn subsystem_breakdown(run: &RunSummary) -> Result<String, LabError> 
         }
         legend(&mut chart, NAME, SeriesLabelPosition::UpperRight)?;
         // Subsystem names under their bars, drawn in pixel space below the plot.
-        let style = ("sans-serif", 12)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top));
-        for (k, s) in subs.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i(k) + 0.5, 0.0));
-            root.draw(&Text::new(s.name.clone(), (px, py + 6), style.clone()))
-                .map_err(failed(NAME))?;
-        }
-        Ok(())
+        let names: Vec<String> = subs.iter().map(|s| s.name.clone()).collect();
+        category_labels(root, &chart, NAME, &names)
     })
 }
 
@@ -292,4 +288,39 @@ pub(crate) fn cpu_and_players(run: &RunSummary) -> Result<String, LabError> {
             .legend(line_key(PLAYERS_COLOR));
         legend(&mut chart, NAME, SeriesLabelPosition::LowerRight)
     })
+}
+
+/// Distinct series colours, one per subsystem (in telemetry order) and more.
+pub(crate) const PALETTE: [RGBColor; 12] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+];
+
+/// Draws `labels[k]` centred under category `k` (at x = k + 0.5) below the plot.
+pub(crate) fn category_labels(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &Plot<'_, '_>,
+    name: &'static str,
+    labels: &[String],
+) -> Result<(), LabError> {
+    let style = ("sans-serif", 12)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (k, label) in labels.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(k as f64 + 0.5, 0.0));
+        root.draw(&Text::new(label.clone(), (px, py + 6), style.clone()))
+            .map_err(failed(name))?;
+    }
+    Ok(())
 }

@@ -40,6 +40,63 @@ pub enum LabError {
         /// The root given.
         root: PathBuf,
     },
+    /// A run or sweep was asked for with a setting out of range.
+    #[error("{field}: {message}")]
+    Config {
+        /// The setting at fault, as its flag or field is named.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A file or process operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, e.g. `writing /tmp/key.hex`.
+        what: String,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A server child process misbehaved (no banner, early exit, no drain).
+    #[error("server: {0}")]
+    Server(String),
+    /// A server's admin API refused a call or answered something unreadable.
+    #[error("admin API {call}: {message}")]
+    Admin {
+        /// The call, e.g. `POST /v1/matches`.
+        call: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// A connect token could not be minted.
+    #[error("minting a connect token: {0}")]
+    Token(String),
+    /// The match bots could not start.
+    #[error("bots: {0}")]
+    Swarm(#[from] hightick_swarm::SwarmError),
+    /// The budgets file is unreadable or invalid (the message names file, line and field).
+    #[error(transparent)]
+    Budgets(#[from] hightick_telemetry::TelemetryError),
+    /// The run history database failed.
+    #[error("run history: {0}")]
+    Store(#[from] hightick_store::StoreError),
+    /// A run named for comparison or history cannot be used.
+    #[error("{0}")]
+    History(String),
+}
+
+impl LabError {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> LabError {
+        let what = what.into();
+        move |source| LabError::Io { what, source }
+    }
+
+    pub(crate) fn config(field: &'static str, message: impl Into<String>) -> LabError {
+        LabError::Config {
+            field,
+            message: message.into(),
+        }
+    }
 }
 
 impl LabError {

@@ -7,7 +7,7 @@ use crate::chart;
 use crate::error::LabError;
 use crate::summary::RunSummary;
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:960px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:960px;color:#222}\
 h1{margin-bottom:0.2em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:0.6em 0}th,td{padding:3px 10px;border-bottom:1px solid #eee}\
 th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}\
@@ -17,7 +17,7 @@ td.over{color:#d62728;font-weight:bold}.muted{color:#666}\
 svg{display:block;max-width:100%;height:auto}pre{background:#f4f4f4;padding:0.6em}";
 
 /// Escapes text for HTML element content and quoted attribute values.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -33,13 +33,13 @@ fn escape(text: &str) -> String {
 }
 
 /// One table cell: text, whether it is a number (right-aligned), whether it is over budget.
-struct Cell {
+pub(crate) struct Cell {
     text: String,
     numeric: bool,
     over: bool,
 }
 
-fn text(t: impl Into<String>) -> Cell {
+pub(crate) fn text(t: impl Into<String>) -> Cell {
     Cell {
         text: t.into(),
         numeric: false,
@@ -47,7 +47,7 @@ fn text(t: impl Into<String>) -> Cell {
     }
 }
 
-fn num(v: f64, decimals: usize) -> Cell {
+pub(crate) fn num(v: f64, decimals: usize) -> Cell {
     Cell {
         text: format!("{v:.decimals$}"),
         numeric: true,
@@ -55,16 +55,25 @@ fn num(v: f64, decimals: usize) -> Cell {
     }
 }
 
-fn over(mut cell: Cell, over: bool) -> Cell {
+/// Text in a number column (right-aligned), e.g. `12.0 / 30.5`.
+pub(crate) fn numeric_text(t: impl Into<String>) -> Cell {
+    Cell {
+        text: t.into(),
+        numeric: true,
+        over: false,
+    }
+}
+
+pub(crate) fn over(mut cell: Cell, over: bool) -> Cell {
     cell.over = over;
     cell
 }
 
-fn opt(v: Option<f64>) -> Cell {
+pub(crate) fn opt(v: Option<f64>) -> Cell {
     v.map_or_else(|| text("-"), |v| num(v, 1))
 }
 
-fn table(out: &mut String, headers: &[&str], rows: Vec<Vec<Cell>>) {
+pub(crate) fn table(out: &mut String, headers: &[&str], rows: Vec<Vec<Cell>>) {
     out.push_str("<table><tr>");
     for h in headers {
         let _ = write!(out, "<th>{}</th>", escape(h));
@@ -106,6 +115,7 @@ pub fn render_html(run: &RunSummary) -> Result<String, LabError> {
     out.push_str("<h2>Per-subsystem breakdown</h2>\n");
     out.push_str(&chart::subsystem_breakdown(run)?);
     subsystem_table(&mut out, run);
+    violations(&mut out, run);
     out.push_str("<h2>Server CPU and players over time</h2>\n");
     out.push_str(&chart::cpu_and_players(run)?);
     network_table(&mut out, run);
@@ -185,6 +195,24 @@ fn subsystem_table(out: &mut String, run: &RunSummary) {
         "<p class=\"muted\">{} match ticks, {} late. Red: over budget.</p>",
         t.ticks, t.late_ticks
     );
+}
+
+/// The run's budget violations as a list (or a line saying there are none).
+pub(crate) fn violations(out: &mut String, run: &RunSummary) {
+    let found = run.violations();
+    if found.is_empty() {
+        out.push_str("<p class=\"ok\">Budget violations: none.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"bad\">Budget violations ({}):</p><ul>",
+        found.len()
+    );
+    for v in found {
+        let _ = writeln!(out, "<li>{}</li>", escape(&v.to_string()));
+    }
+    out.push_str("</ul>\n");
 }
 
 fn network_table(out: &mut String, run: &RunSummary) {

@@ -1,53 +1,88 @@
-//! hightick-lab: the capacity lab's reporting and the host doctor.
+//! hightick-lab: the capacity lab — load runs, density sweeps, games per core, budgets,
+//! run history with build comparison, reports, and the host doctor.
 //!
 //! What it is for:
-//! - [`RunSummary`]: the result of one run (`hightick demo`, later each step of
-//!   `hightick lab sweep`) with its headline `FIGURE` lines, a human table, JSON, and
-//!   a self-contained HTML report with inline SVG charts ([`render_html`]). Its parts
-//!   can be built from telemetry's `FrameStats` ([`TickRow::from_stats`],
-//!   [`SubsystemRow::all_from_stats`], [`TimelinePoint::from_stats`]) and the host's
-//!   files ([`HostFacts::detect`]).
+//! - [`run_load`]: one load run, the unit every lab command is made of: server
+//!   instances as child processes (`hightick serve` from the binary the caller names,
+//!   optionally bound to CPU sets per NUMA node), N matches created over their admin
+//!   API, a fleet of match bots in this process, warm-up, a steady measured window,
+//!   and a [`RunSummary`] judged against the [`BudgetBook`].
+//! - [`run_sweep`]: the density sweep (matches 1, 2, 4, 8, ... until budgets break),
+//!   the largest load within budget with 10% CPU headroom and its games per core, and
+//!   an optional plaza tick-rate probe; a [`SweepReport`] with FIGURE lines, a table,
+//!   JSON and HTML ([`render_sweep_html`]).
+//! - Run history ([`ResultsDb`], over the store's `lab_runs`): runs recorded with
+//!   commit, build profile, host and config; [`commit_points`] and
+//!   [`render_history_html`] chart them across commits; [`compare`] judges a candidate
+//!   against a baseline with noise measured from repeated runs ([`Noise`]).
+//! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
+//!   self-contained HTML report with inline SVG charts ([`render_html`]).
 //! - [`doctor`]: read-only checks of a host's `/proc` and `/sys` that matter for tick
 //!   servers (NUMA, SMT, frequency governor, C-states, clock source, socket buffers, ...).
 //!
-//! What it is not: it does not start servers or bots (the `cli` crate wires those), it
-//! does not measure ticks (the `telemetry` crate does), and the doctor never changes the
-//! host: it only reads files and suggests.
+//! What it is not: it does not measure ticks (the server and `telemetry` do; the lab
+//! reads the admin API), it has no command line (the `cli` crate wires flags to it),
+//! and the doctor never changes the host: it only reads files and suggests.
 //!
 //! ```
-//! use hightick_lab::{render_html, RunSummary, SubsystemRow};
+//! use hightick_lab::{BudgetBook, RunSummary, SubsystemRow, compare, CompareOptions, Noise};
 //!
-//! let run = RunSummary {
+//! let mut run = RunSummary {
 //!     title: "hightick demo".into(),
 //!     mode: "5v5".into(),
 //!     tick_rate_hz: 128,
 //!     matches: 2,
 //!     server_cpu_cores: 0.02,
 //!     gpc: hightick_lab::games_per_core(2, 0.02),
-//!     subsystems: vec![SubsystemRow { name: "replication".into(), mean_us: 8.0, ..Default::default() }],
+//!     subsystems: vec![SubsystemRow { name: "fow".into(), mean_us: 8.0, ..Default::default() }],
 //!     ..Default::default()
 //! };
+//! BudgetBook::shipped().apply(&mut run); // the shipped 5v5 budgets: fow mean <= 5 us
 //! assert_eq!(run.figures()[0], "FIGURE gpc_5v5_128hz 90.000 games/core");
-//! assert!(run.render_table().contains("replication"));
+//! assert!(run.render_violations().contains("fow mean 8.00 us > budget 5.00 us"));
 //! let back = RunSummary::from_json(&run.to_json()?)?;
 //! assert_eq!(back, run);
-//! assert!(render_html(&run)?.contains("<svg"));
+//! assert!(hightick_lab::render_html(&run)?.contains("<svg"));
+//!
+//! let mut slower = run.clone();
+//! slower.subsystems[0].mean_us = 10.4; // 30% slower
+//! let c = compare(("A", &run), ("B", &slower), &Noise::fixed(0.1), CompareOptions::default());
+//! assert_eq!(c.regressions().len(), 1);
 //! # Ok::<(), hightick_lab::LabError>(())
 //! ```
 
+mod budget_book;
 mod chart;
+pub mod compare;
 pub mod doctor;
 pub mod error;
 mod frame_rows;
+pub mod history;
+mod history_chart;
+pub mod history_report;
 mod host_facts;
 pub mod html;
+pub mod load;
 pub mod summary;
+pub mod sweep;
+mod sweep_chart;
+pub mod sweep_html;
+mod sweep_report;
 mod text_table;
+mod violations;
 
+pub use budget_book::BudgetBook;
+pub use compare::{ChangeVerdict, CompareOptions, Comparison, Noise, Stat, compare};
 pub use doctor::{Check, DoctorOptions, DoctorReport, Verdict, examine};
 pub use error::LabError;
+pub use history::{HistoryLocation, RecordedRun, ResultsDb, RunKind};
+pub use history_report::{CommitPoint, commit_points, render_history_html, render_history_table};
 pub use html::render_html;
+pub use load::{LoadSpec, Phase, Progress, run_load};
 pub use summary::{
     BotRow, DropRow, HostFacts, NetworkRow, RunSummary, SubsystemRow, TickRow, TimelinePoint,
     games_per_core,
 };
+pub use sweep::{PlazaStep, StepPlan, SweepEvent, SweepPlan, SweepReport, SweepStep, run_sweep};
+pub use sweep_html::render_sweep_html;
+pub use violations::BudgetViolation;

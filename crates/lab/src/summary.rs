@@ -56,6 +56,9 @@ pub struct RunSummary {
     pub bots: BotRow,
     /// Samples over the run, oldest first.
     pub timeline: Vec<TimelinePoint>,
+    /// p99 match-tick time of each match, microseconds (what `within_budget` judges).
+    #[serde(default)]
+    pub match_tick_p99_us: Vec<f64>,
 }
 
 /// Facts about the host a run happened on, so runs can be compared.
@@ -278,6 +281,9 @@ impl RunSummary {
                 check(&|| format!("subsystems[{i}].{name}"), v);
             }
         }
+        for (i, v) in self.match_tick_p99_us.iter().enumerate() {
+            check(&|| format!("match_tick_p99_us[{i}]"), Some(*v));
+        }
         for (i, p) in self.timeline.iter().enumerate() {
             for (name, v) in [
                 ("t_s", p.t_s),
@@ -318,11 +324,7 @@ impl RunSummary {
 
     /// One line describing the host.
     pub fn host_line(&self) -> String {
-        let commit = self.host.git_commit.as_deref().unwrap_or("unknown commit");
-        format!(
-            "host: {} cores, {}, {}, {}",
-            self.host.cores, self.host.cpu_model, self.host.os, commit
-        )
+        host_line(&self.host)
     }
 
     /// A human table of the run: per-subsystem frame time against budget (violations
@@ -340,7 +342,9 @@ impl RunSummary {
             "late ticks: {} of {} ({late_pct:.2}%)\n",
             self.tick.late_ticks, self.tick.ticks
         ));
-        out.push_str("(* = over budget)\n\n");
+        out.push_str("(* = over budget)\n");
+        out.push_str(&self.render_violations());
+        out.push('\n');
         out.push_str(&self.network_table().render());
         out.push('\n');
         out.push_str(&self.bot_table().render());
@@ -450,8 +454,17 @@ impl RunSummary {
     }
 }
 
+/// One line describing a host: cores, CPU, OS and the commit built.
+pub(crate) fn host_line(host: &HostFacts) -> String {
+    let commit = host.git_commit.as_deref().unwrap_or("unknown commit");
+    format!(
+        "host: {} cores, {}, {}, {}",
+        host.cores, host.cpu_model, host.os, commit
+    )
+}
+
 /// Lower-case letters, digits and `_` only, so a mode name fits in a figure name.
-fn figure_token(text: &str) -> String {
+pub(crate) fn figure_token(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {

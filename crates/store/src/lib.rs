@@ -48,15 +48,17 @@ mod backend;
 mod error;
 mod model;
 pub mod password;
+mod runs;
 mod store;
 mod writer;
 
 pub use error::StoreError;
 pub use model::{
-    Account, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT, MAX_ID_LEN,
-    MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer, MatchRecorded,
-    MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, RATING_K,
-    Session,
+    Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
+    MAX_ID_LEN, MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer,
+    MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
+    RATING_K, Session,
 };
+pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};
 pub use writer::{BatchWriter, Write, WriteAck, WriteSender, WriterConfig, WriterStats};

@@ -58,6 +58,30 @@ impl Session {
     }
 }
 
+/// One guest login for [`crate::Store::guest_logins`]: the device's account
+/// (created on first use) gets a session with this token id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestLogin {
+    /// The device id.
+    pub device_id: String,
+    /// The new session's token id.
+    pub token_id: String,
+    /// The session's expiry, unix milliseconds (in the future).
+    pub expires_at_ms: i64,
+}
+
+impl GuestLogin {
+    /// Checks every field against `now_ms`.
+    pub fn validate(&self, now_ms: i64) -> Result<(), StoreError> {
+        check_id("device_id", &self.device_id)?;
+        check_id("token_id", &self.token_id)?;
+        if self.expires_at_ms <= now_ms {
+            return Err(invalid("expires_at_ms", "must be in the future"));
+        }
+        Ok(())
+    }
+}
+
 /// A player's profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {

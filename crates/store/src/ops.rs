@@ -8,7 +8,7 @@ use sqlx::{Acquire, QueryBuilder, Row as _};
 
 use crate::StoreError;
 use crate::model::{
-    Account, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
+    Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
     MatchHistoryEntry, MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt,
     PurchaseRequest, Session, check_amount, check_id, check_name, invalid, now_ms,
 };
@@ -131,6 +131,108 @@ pub(crate) async fn guest_account(pool: &Pool, device_id: &str) -> Result<Accoun
         .await?
         .ok_or(StoreError::NotFound { what: "account" })?;
     account_from(&row)
+}
+
+/// Many guest logins in one write transaction of five multi-row statements:
+/// each device's account is found or created (with its profile and stats) and
+/// each login gets a new session. Devices are inserted in sorted order so
+/// concurrent batches lock rows in one order. All or nothing.
+pub(crate) async fn guest_logins(
+    pool: &Pool,
+    logins: &[GuestLogin],
+) -> Result<Vec<Session>, StoreError> {
+    let now = now_ms();
+    for login in logins {
+        login.validate(now)?;
+    }
+    if logins.is_empty() {
+        return Ok(Vec::new());
+    }
+    if logins.len() > 1000 {
+        return Err(invalid("logins", "at most 1000 in one batch"));
+    }
+    let mut devices: Vec<&str> = logins.iter().map(|l| l.device_id.as_str()).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let mut tx = begin_write(pool).await?;
+
+    let mut q =
+        QueryBuilder::<Db>::new("INSERT INTO accounts (device_id, balance, created_at_ms) ");
+    q.push_values(&devices, |mut row, device| {
+        row.push_bind(*device).push_bind(0i64).push_bind(now);
+    });
+    q.push(" ON CONFLICT (device_id) DO NOTHING RETURNING id");
+    let mut created = Vec::new();
+    for row in q.build().fetch_all(&mut *tx).await? {
+        created.push(row.try_get::<i64, _>(0)?);
+    }
+    if !created.is_empty() {
+        created.sort_unstable();
+        let names: Vec<String> = created.iter().map(|id| format!("Guest{id}")).collect();
+        let mut q = QueryBuilder::<Db>::new(
+            "INSERT INTO profiles (account_id, display_name, xp, updated_at_ms) ",
+        );
+        q.push_values(created.iter().zip(&names), |mut row, (id, name)| {
+            row.push_bind(*id)
+                .push_bind(name.as_str())
+                .push_bind(0i64)
+                .push_bind(now);
+        });
+        q.build().execute(&mut *tx).await?;
+        let mut q = QueryBuilder::<Db>::new(
+            "INSERT INTO player_stats (account_id, rating, updated_at_ms) ",
+        );
+        q.push_values(&created, |mut row, id| {
+            row.push_bind(*id).push_bind(INITIAL_RATING).push_bind(now);
+        });
+        q.build().execute(&mut *tx).await?;
+    }
+
+    let mut q = QueryBuilder::<Db>::new("SELECT device_id, id FROM accounts WHERE device_id IN (");
+    let mut list = q.separated(", ");
+    for device in &devices {
+        list.push_bind(*device);
+    }
+    q.push(")");
+    let mut ids: Vec<(String, i64)> = Vec::with_capacity(devices.len());
+    for row in q.build().fetch_all(&mut *tx).await? {
+        ids.push((row.try_get(0)?, row.try_get(1)?));
+    }
+    ids.sort_unstable();
+    let mut account_ids = Vec::with_capacity(logins.len());
+    for login in logins {
+        let i = ids
+            .binary_search_by(|(d, _)| d.as_str().cmp(login.device_id.as_str()))
+            .map_err(|_| StoreError::NotFound { what: "account" })?;
+        account_ids.push(ids[i].1);
+    }
+
+    let mut q = QueryBuilder::<Db>::new(
+        "INSERT INTO sessions (token_id, account_id, created_at_ms, expires_at_ms, revoked) ",
+    );
+    q.push_values(logins.iter().zip(&account_ids), |mut row, (login, id)| {
+        row.push_bind(login.token_id.as_str())
+            .push_bind(*id)
+            .push_bind(now)
+            .push_bind(login.expires_at_ms)
+            .push_bind(false);
+    });
+    q.build()
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| StoreError::unique_as_conflict(e, "session token id taken"))?;
+    tx.commit().await?;
+    Ok(logins
+        .iter()
+        .zip(account_ids)
+        .map(|(login, account_id)| Session {
+            token_id: login.token_id.clone(),
+            account_id,
+            created_at_ms: now,
+            expires_at_ms: login.expires_at_ms,
+            revoked: false,
+        })
+        .collect())
 }
 
 pub(crate) async fn create_named_account(

@@ -13,8 +13,8 @@ use sqlx::{AssertSqlSafe, Connection};
 use crate::StoreError;
 use crate::backend::{postgres, sqlite};
 use crate::model::{
-    Account, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry, MatchRecorded,
-    MatchResult, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, Session,
+    Account, GuestLogin, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry,
+    MatchRecorded, MatchResult, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, Session,
 };
 use crate::writer::{Write, WriteAck};
 
@@ -257,6 +257,13 @@ impl Store {
             return Ok(found);
         }
         on_backend_write!(self, guest_account(device_id))
+    }
+
+    /// Guest logins in one transaction (a batch from a login queue): each
+    /// device's account is created on first use, and each login gets a session.
+    /// All or nothing; sessions come back in `logins` order.
+    pub async fn guest_logins(&self, logins: &[GuestLogin]) -> Result<Vec<Session>, StoreError> {
+        on_backend_write!(self, guest_logins(logins))
     }
 
     /// Creates a named account with an argon2id PHC string (see [`crate::password`]).

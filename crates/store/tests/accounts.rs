@@ -151,3 +151,50 @@ async fn sessions_expire_and_revoke() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_logins_in_one_batch_create_accounts_once_and_sessions_each() {
+    use hightick_store::GuestLogin;
+    for (backend, store) in common::stores("guest_batch").await {
+        let expiry = i64::MAX / 2;
+        let login = |device: &str, token: &str| GuestLogin {
+            device_id: device.into(),
+            token_id: token.into(),
+            expires_at_ms: expiry,
+        };
+        let known = store.guest_account("dev-known").await.unwrap();
+        let batch = [
+            login("dev-b", "t1"),
+            login("dev-known", "t2"),
+            login("dev-a", "t3"),
+            login("dev-b", "t4"),
+        ];
+        let sessions = store.guest_logins(&batch).await.unwrap();
+        assert_eq!(sessions.len(), 4, "{backend}");
+        assert_eq!(sessions[1].account_id, known.id, "{backend}");
+        assert_eq!(sessions[0].account_id, sessions[3].account_id, "{backend}");
+        assert_ne!(sessions[0].account_id, sessions[2].account_id, "{backend}");
+        for (s, l) in sessions.iter().zip(&batch) {
+            assert_eq!(s.token_id, l.token_id);
+            let stored = store.session(&l.token_id).await.unwrap();
+            assert_eq!(stored.account_id, s.account_id, "{backend}");
+            assert!(stored.is_valid_at(0));
+        }
+        let b = store.guest_account("dev-b").await.unwrap();
+        assert_eq!(b.id, sessions[0].account_id, "{backend}");
+        assert!(store.profile(b.id).await.is_ok(), "{backend}");
+        // All or nothing: a reused token id fails the whole batch.
+        let bad = [login("dev-c", "t5"), login("dev-d", "t1")];
+        assert!(store.guest_logins(&bad).await.is_err(), "{backend}");
+        assert!(store.session("t5").await.is_err(), "{backend}");
+        // Bad input is refused before the database.
+        let bad = [login("", "t6")];
+        assert!(matches!(
+            store.guest_logins(&bad).await,
+            Err(hightick_store::StoreError::InvalidInput {
+                field: "device_id",
+                ..
+            })
+        ));
+    }
+}

@@ -1,4 +1,5 @@
-//! [`SwarmError`]: what can go wrong setting up bots.
+//! [`SwarmError`]: what can go wrong setting up bots, reading scenarios,
+//! running them and talking to agents.
 
 use std::net::SocketAddr;
 
@@ -30,4 +31,67 @@ pub enum SwarmError {
     /// `run_fleet` was called outside a tokio runtime.
     #[error("a fleet needs a tokio runtime")]
     NoRuntime,
+    /// A scenario file is wrong at a place.
+    #[error("{file}:{line}:{column}: {field}: {message}")]
+    Scenario {
+        /// The file (or the name it was given).
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The field at fault, as a path (`behaviour[1].step[0].url`).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A scenario file could not be read.
+    #[error("reading {path}: {source}")]
+    ReadScenario {
+        /// The path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A target's host name did not resolve.
+    #[error("target {target} ({url}): {message}")]
+    Resolve {
+        /// The target's name.
+        target: String,
+        /// Its URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// A socket failed (listen, connect, accept).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An agent or the coordinator sent something that does not decode or
+    /// breaks the protocol.
+    #[error("agent protocol: {0}")]
+    Protocol(String),
+    /// A report could not be drawn or written.
+    #[error("report: {0}")]
+    Report(String),
+    /// A result file could not be read.
+    #[error("result {path}: {message}")]
+    Result {
+        /// The path.
+        path: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl SwarmError {
+    /// An I/O error while doing `what`.
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| Self::Io { what, source }
+    }
 }

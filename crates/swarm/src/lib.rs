@@ -1,17 +1,68 @@
-//! hightick-swarm: the load generator's match bots.
+//! hightick-swarm: the load generator. Virtual players by the hundred
+//! thousand, driven by scenario files, speaking the game's own protocols.
 //!
-//! What it is for: a [`MatchBot`] is a real client (`hightick-client`'s
-//! [`UdpClient`](hightick_client::UdpClient) over its own UDP socket) that
-//! plays the arena bot behaviour ([`hightick_arena::bot::Bot`]) from what it
-//! receives: its [`BotSight`](view::BotSight) is the arena bot's
-//! [`BotView`](hightick_arena::bot::BotView) built from the replicated world
-//! and the events. It checks that what arrives decodes and hangs together
-//! ([`consistency`]) and counts what it sees ([`BotCounters`]). A [`Fleet`]
-//! runs many on tokio, one task per bot, with live counters for a progress
-//! line and a [`FleetReport`] at the end.
+//! What it is for:
+//! - [`Scenario`]s (TOML): targets, players, ramp-up, duration, a closed
+//!   model (think times) or an open one (arrival rate), weighted behaviours
+//!   of HTTP steps (templated bodies, values captured from responses, queue
+//!   tickets polled until admission, retries with backoff and jitter) and
+//!   `play_match` steps, thresholds that decide pass or fail;
+//! - virtual players as small state machines stepped by a few
+//!   [driver](driver) tasks from a [timer wheel](wheel), sharing bounded
+//!   [keep-alive](keepalive) pools, so 100,000 of them fit in one process;
+//! - measurement per [interval](interval) (HDR histograms per step and per
+//!   error kind, corrected for coordinated omission in the open model),
+//!   [aggregated](aggregate) into a [result](result) with a table, JSON and
+//!   a self-contained HTML [report](report);
+//! - [pacing] that holds a target response time on a measured percentile;
+//! - [distributed] runs: agents stream interval histograms to a coordinator;
+//! - [`MatchBot`]s: real clients ([`UdpClient`](hightick_client::UdpClient))
+//!   playing the arena bot behaviour, checking what arrives
+//!   ([`consistency`]) and counting it; a [`Fleet`] runs many of them.
 //!
-//! What it is not (yet): no scenarios, pacing of logins, gateway traffic or
-//! distributed agents; no server (the host process is `hightick-server`).
+//! What it is not: a server or a gateway (those are `hightick-server` and
+//! `hightick-gateway`), nor a general web load tester (HTTP/1.1 over plain
+//! TCP only; TLS belongs at the load balancer).
+//!
+//! ```
+//! use hightick_swarm::Scenario;
+//!
+//! let scenario = Scenario::parse(r#"
+//!     users = 1000
+//!     ramp_up = "30s"
+//!     duration = "2m"
+//!     think = { exponential = "7.5s" }
+//!     [targets]
+//!     gateway = "http://127.0.0.1:8080"
+//!     [[setup]]
+//!     name = "login"
+//!     method = "POST"
+//!     url = "/v1/auth/guest"
+//!     json = { device_id = "swarm-{{user}}" }
+//!     capture = { token = "/session_token" }
+//!     [[behaviour]]
+//!     name = "profile"
+//!     [[behaviour.step]]
+//!     url = "/v1/me/profile"
+//!     headers = { authorization = "Bearer {{token}}" }
+//!     [[threshold]]
+//!     metric = "p99"
+//!     step = "login"
+//!     max = "200ms"
+//! "#, "example.toml")?;
+//! assert_eq!(scenario.step_names, ["login", "GET /v1/me/profile"]);
+//!
+//! // A typo is an error naming the file, line, column and field.
+//! let typo = Scenario::parse("users = 1\nduration = \"1s\"\nthinks = \"1s\"\n", "t.toml");
+//! assert!(typo.unwrap_err().to_string().starts_with("t.toml:3:1: thinks: unknown field"));
+//! # Ok::<(), hightick_swarm::SwarmError>(())
+//! ```
+//!
+//! Running it: [`run::run`] in this process, or
+//! [`distributed::run_distributed`] on agents; `hightick swarm run` wires
+//! either to a progress line and the reports.
+//!
+//! A fleet of match bots without a scenario:
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -27,14 +78,31 @@
 //! # Ok(()) }
 //! ```
 
+pub mod aggregate;
 pub mod consistency;
 mod counters;
+pub mod distributed;
+pub mod driver;
 mod error;
 mod fleet;
+pub mod interval;
+pub mod keepalive;
 mod match_bot;
+pub mod pacing;
+mod play;
+mod player;
+pub mod report;
+pub mod result;
+pub mod retry;
+pub mod run;
+pub mod scenario;
+pub mod target;
+pub mod threshold;
 pub mod view;
+pub mod wheel;
 
 pub use counters::{BotCounters, EVENT_KINDS, LiveCounters, event_name};
 pub use error::SwarmError;
 pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, run_fleet};
 pub use match_bot::{MatchBot, MatchBotConfig};
+pub use scenario::Scenario;

@@ -6,7 +6,7 @@
 //! never writes anything or changes a setting.
 
 mod cpu;
-mod host_files;
+pub(crate) mod host_files;
 mod neighbours;
 mod system;
 

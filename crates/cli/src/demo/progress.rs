@@ -1,0 +1,51 @@
+//! A progress bar for one load run: warm-up, then the measured window, with bots
+//! connected, server CPU, tick p99 and kills.
+
+use hightick_lab::{Phase, Progress};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The bar of one run; cleared when finished.
+#[derive(Debug)]
+pub struct RunBar {
+    bar: ProgressBar,
+    label: String,
+}
+
+impl RunBar {
+    /// A bar labelled `label` (may be empty).
+    pub fn new(label: impl Into<String>) -> Self {
+        let bar = ProgressBar::new(1);
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Self {
+            bar,
+            label: label.into(),
+        }
+    }
+
+    /// Shows a progress sample.
+    pub fn update(&self, p: &Progress) {
+        self.bar.set_length(p.total.as_secs().max(1));
+        self.bar.set_position(p.elapsed.as_secs());
+        let phase = match p.phase {
+            Phase::WarmingUp => "warming up",
+            Phase::Measuring => "measuring",
+        };
+        let label = if self.label.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.label)
+        };
+        self.bar.set_message(format!(
+            "{label}{phase} {}/{} bots, server {:.2} cores, tick p99 {:.0} us, kills {}",
+            p.connected, p.bots, p.server_cpu_cores, p.tick_p99_us, p.kills
+        ));
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

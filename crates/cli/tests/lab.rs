@@ -1,0 +1,245 @@
+//! `hightick lab` end to end with the real binary: a short two-step sweep (a real
+//! server child process and real bots) writes JSON with the fields its report needs,
+//! two recorded sweeps of one commit compare without a regression, the history draws,
+//! and a run 30% slower in one subsystem fails `lab compare`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hightick_lab::{RunSummary, SubsystemRow, TickRow};
+use serde_json::Value;
+
+fn hightick(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hightick"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the hightick binary runs")
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hightick-cli-lab-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A short recorded sweep of 1 and 2 matches into `dir/db`; its JSON is `dir/<json>`.
+fn short_sweep(dir: &Path, json: &str) -> Output {
+    hightick(
+        dir,
+        &[
+            "lab",
+            "sweep",
+            "--matches",
+            "2,1",
+            "--step-duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--json",
+            json,
+            "--report",
+            "sweep.html",
+            "--record",
+            "--data-dir",
+            "db",
+        ],
+    )
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+}
+
+#[test]
+fn a_short_sweep_reports_records_and_compares_without_regression() {
+    let dir = scratch("sweep");
+    let out = short_sweep(&dir, "first.json");
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("FIGURE lab_gpc_5v5_128hz "), "{stdout}");
+    assert!(stdout.contains("FIGURE lab_max_matches_5v5_128hz "));
+    assert!(stdout.contains("budget violations"), "violations are shown");
+    assert!(stdout.contains("recorded as run #1"));
+
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("first.json")).unwrap()).unwrap();
+    let steps = json["steps"].as_array().expect("steps");
+    let counts: Vec<u64> = steps
+        .iter()
+        .map(|s| s["matches"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, vec![1, 2], "monotone match counts");
+    for step in steps {
+        let m = step["matches"].as_u64().unwrap();
+        assert!(step["within_budget"].is_boolean());
+        assert!(step["cpu_headroom_ok"].is_boolean());
+        let s = &step["summary"];
+        assert_eq!(s["matches"].as_u64(), Some(m));
+        assert!(num(s, "/tick/ticks") > 0.0, "ticks ran: {s:#}");
+        assert!(num(s, "/tick/p99_us") > 0.0);
+        assert!(s["tick"]["late_ticks"].is_u64());
+        assert_eq!(
+            s["tick"]["budget_p99_us"].as_f64(),
+            Some(100.0),
+            "5v5 budget"
+        );
+        let subsystems = s["subsystems"].as_array().unwrap();
+        assert_eq!(subsystems.len(), 10, "every subsystem");
+        assert!(
+            subsystems
+                .iter()
+                .all(|r| r["p99_us"].is_f64() && r["mean_us"].is_f64())
+        );
+        assert!(num(s, "/server_cpu_cores") > 0.0);
+        assert!(num(s, "/network/client_bytes_out_per_s") > 0.0);
+        assert_eq!(
+            s["match_tick_p99_us"].as_array().map(Vec::len),
+            Some(m as usize),
+            "one p99 per match"
+        );
+    }
+    assert!(json["gpc"].is_f64());
+    assert!(json.get("best_matches").is_some());
+    assert!(json["cores_available"].as_u64().unwrap() >= 1);
+    let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 2, "curve and stacks");
+
+    // The same build again: the two runs share a commit, so their differences are noise.
+    let out = short_sweep(&dir, "second.json");
+    assert!(out.status.success(), "{}", text(&out));
+    let commit = json["host"]["git_commit"].as_str();
+    let out = hightick(&dir, &["lab", "compare", "1", "#2", "--data-dir", "db"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if commit.is_some() {
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(stdout.contains("no regression beyond 10%"), "{stdout}");
+        assert!(stdout.contains("same commit"), "{stdout}");
+        assert!(stdout.contains("noise measured from 1 group"), "{stdout}");
+    } else {
+        eprintln!("no git commit known: same-commit noise cannot be measured, compare not judged");
+    }
+    assert!(stdout.contains("sweeps compared at 2 matches"), "{stdout}");
+
+    let out = hightick(
+        &dir,
+        &["lab", "history", "--data-dir", "db", "--report", "h.html"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(dir.join("h.html")).unwrap();
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "mean and p99 across commits"
+    );
+    assert!(
+        html.contains("#1 #2") || commit.is_none(),
+        "both runs under one commit"
+    );
+
+    let out = hightick(&dir, &["lab", "compare", "1", "99", "--data-dir", "db"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no recorded run #99"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_step_can_spread_matches_over_bound_instances() {
+    let dir = scratch("bind");
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "sweep",
+            "--matches",
+            "2",
+            "--instances",
+            "2",
+            "--bind",
+            "--workers",
+            "1",
+            "--step-duration",
+            "1s",
+            "--warmup",
+            "1s",
+            "--json",
+            "bound.json",
+            "--report",
+            "bound.html",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bound.json")).unwrap()).unwrap();
+    assert_eq!(json["instances"].as_u64(), Some(2));
+    assert_eq!(json["bind"].as_bool(), Some(true));
+    let step = &json["steps"][0]["summary"];
+    assert_eq!(step["match_tick_p99_us"].as_array().map(Vec::len), Some(2));
+    assert!(num(step, "/tick/ticks") > 0.0, "{step:#}");
+    assert!(
+        num(step, "/server_cpu_cores") > 0.0,
+        "both instances' CPU counted"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn synthetic(fow_mean: f64) -> RunSummary {
+    let row = |name: &str, mean: f64| SubsystemRow {
+        name: name.into(),
+        mean_us: mean,
+        p50_us: mean,
+        p99_us: mean * 2.0,
+        ..SubsystemRow::default()
+    };
+    RunSummary {
+        title: "synthetic".into(),
+        mode: "5v5".into(),
+        tick_rate_hz: 128,
+        matches: 8,
+        tick: TickRow {
+            mean_us: 100.0,
+            p99_us: 200.0,
+            ..TickRow::default()
+        },
+        subsystems: vec![row("fow", fow_mean), row("replication", 20.0)],
+        ..RunSummary::default()
+    }
+}
+
+#[test]
+fn a_subsystem_thirty_percent_slower_fails_compare() {
+    let dir = scratch("compare");
+    std::fs::write(dir.join("a.json"), synthetic(10.0).to_json().unwrap()).unwrap();
+    std::fs::write(dir.join("b.json"), synthetic(13.0).to_json().unwrap()).unwrap();
+    let out = hightick(&dir, &["lab", "compare", "a.json", "b.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("REGRESSION"), "{stdout}");
+    assert!(stdout.contains("fow mean +30.0%"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("regressions beyond 10%"));
+    // Within a looser gate it passes; the same file against itself always does.
+    let out = hightick(
+        &dir,
+        &["lab", "compare", "a.json", "b.json", "--threshold", "50"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = hightick(&dir, &["lab", "compare", "a.json", "a.json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // Garbage is an error, not a panic.
+    std::fs::write(dir.join("bad.json"), "{\"steps\": 3}").unwrap();
+    let out = hightick(&dir, &["lab", "compare", "a.json", "bad.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

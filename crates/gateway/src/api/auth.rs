@@ -1,0 +1,206 @@
+//! Logins through the admission queue, login tickets, logout, and the
+//! [`Authed`] extractor every player API call checks its session with.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hightick_store::{MAX_ID_LEN, MAX_NAME_LEN, StoreError};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiError, JsonBody, Shared, query_int};
+use crate::admission::{Submitted, TicketStatus};
+use crate::login::{LoginJob, LoginOutcome, now_ms};
+
+/// An authenticated caller: the session token was well signed, unexpired and
+/// its store record is live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Authed {
+    pub account_id: i64,
+    pub token_id: String,
+}
+
+impl FromRequestParts<Shared> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
+        let value = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| ApiError::unauthorized("missing `Authorization: Bearer` token"))?;
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(|| ApiError::unauthorized("expected `Authorization: Bearer <token>`"))?;
+        let now = now_ms();
+        let claims = state
+            .signer
+            .verify(token.trim(), now)
+            .map_err(|e| ApiError::unauthorized(e.to_string()))?;
+        let session = match state.store.session(&claims.token_id).await {
+            Ok(s) => s,
+            Err(StoreError::NotFound { .. }) => {
+                return Err(ApiError::unauthorized("unknown session"));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if session.account_id != claims.account_id || !session.is_valid_at(now) {
+            return Err(ApiError::unauthorized("session revoked or expired"));
+        }
+        Ok(Self {
+            account_id: claims.account_id,
+            token_id: claims.token_id,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GuestLogin {
+    device_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Credentials {
+    name: String,
+    password: String,
+}
+
+/// Text of 1..=`max` bytes without control characters.
+pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    if value.is_empty() || value.len() > max {
+        return Err(ApiError::invalid(
+            field,
+            format!("{field}: must be 1..={max} bytes"),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            field,
+            format!("{field}: must not contain control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_credentials(c: &Credentials) -> Result<(), ApiError> {
+    check_text("name", &c.name, MAX_NAME_LEN)?;
+    if c.password.is_empty() || c.password.len() > hightick_store::password::MAX_PASSWORD_BYTES {
+        return Err(ApiError::invalid(
+            "password",
+            "password: must be 1..=1024 bytes",
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) async fn guest(
+    State(state): State<Shared>,
+    JsonBody(body): JsonBody<GuestLogin>,
+) -> Result<Response, ApiError> {
+    check_text("device_id", &body.device_id, MAX_ID_LEN)?;
+    submit(
+        &state,
+        LoginJob::Guest {
+            device_id: body.device_id,
+        },
+    )
+    .await
+}
+
+pub(crate) async fn sign_up(
+    State(state): State<Shared>,
+    JsonBody(body): JsonBody<Credentials>,
+) -> Result<Response, ApiError> {
+    check_credentials(&body)?;
+    let (name, password) = (body.name, body.password);
+    submit(&state, LoginJob::SignUp { name, password }).await
+}
+
+pub(crate) async fn password_login(
+    State(state): State<Shared>,
+    JsonBody(body): JsonBody<Credentials>,
+) -> Result<Response, ApiError> {
+    check_credentials(&body)?;
+    let (name, password) = (body.name, body.password);
+    submit(&state, LoginJob::Password { name, password }).await
+}
+
+async fn submit(state: &Shared, job: LoginJob) -> Result<Response, ApiError> {
+    match state.logins.submit(job).await {
+        Ok(Submitted::Done(outcome)) => admitted(outcome),
+        Ok(Submitted::Queued { ticket, status }) => Ok(waiting(&ticket, &status)),
+        Err(full) => Err(ApiError::too_many(
+            "the login queue is full",
+            full.retry_after_ms.div_ceil(1000),
+        )),
+    }
+}
+
+fn admitted(outcome: LoginOutcome) -> Result<Response, ApiError> {
+    let grant = outcome?;
+    Ok(Json(json!({
+        "status": "admitted",
+        "account_id": grant.account_id,
+        "session_token": grant.session_token,
+        "expires_at_ms": grant.expires_at_ms,
+    }))
+    .into_response())
+}
+
+fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
+    let body = match status {
+        TicketStatus::Queued {
+            position,
+            estimate_ms,
+        } => json!({
+            "status": "queued",
+            "ticket": ticket,
+            "position": position,
+            "estimate_ms": estimate_ms,
+            "poll": format!("/v1/auth/tickets/{ticket}"),
+        }),
+        _ => json!({
+            "status": "working",
+            "ticket": ticket,
+            "position": 0,
+            "estimate_ms": 0,
+            "poll": format!("/v1/auth/tickets/{ticket}"),
+        }),
+    };
+    (StatusCode::ACCEPTED, Json(body)).into_response()
+}
+
+pub(crate) async fn ticket(
+    State(state): State<Shared>,
+    Path(ticket): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let max = state.config.max_wait_ms;
+    let wait = query_int(query.as_deref(), "wait_ms", 0..=max)?.unwrap_or(0);
+    if ticket.len() > 64 {
+        return Err(ApiError::not_found("no such ticket").field("ticket"));
+    }
+    let status = state
+        .logins
+        .wait(&ticket, Duration::from_millis(wait))
+        .await
+        .ok_or_else(|| {
+            ApiError::not_found("no such ticket (unknown or expired)").field("ticket")
+        })?;
+    match status {
+        TicketStatus::Done(outcome) => admitted(outcome),
+        other => Ok(waiting(&ticket, &other)),
+    }
+}
+
+pub(crate) async fn logout(State(state): State<Shared>, who: Authed) -> Result<Response, ApiError> {
+    state.store.revoke_session(&who.token_id).await?;
+    Ok(Json(json!({ "revoked": true })).into_response())
+}

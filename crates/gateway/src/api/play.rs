@@ -1,0 +1,107 @@
+//! Matchmaking tickets: join a mode's queue, poll (or long-poll) for the
+//! match and its connect token, leave.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::auth::Authed;
+use super::{ApiError, JsonBody, Shared, query_int};
+use crate::matchmaking::{MatchStatus, MatchmakingError};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Join {
+    mode: String,
+}
+
+fn view(ticket: &str, status: &MatchStatus) -> Response {
+    match status {
+        MatchStatus::Queued {
+            position,
+            waiting,
+            needed,
+        } => (
+            StatusCode::ACCEPTED,
+            Json(json!({
+                "status": "queued",
+                "ticket": ticket,
+                "position": position,
+                "waiting": waiting,
+                "needed": needed,
+            })),
+        )
+            .into_response(),
+        MatchStatus::Forming => (
+            StatusCode::ACCEPTED,
+            Json(json!({ "status": "forming", "ticket": ticket })),
+        )
+            .into_response(),
+        MatchStatus::Matched(a) => Json(json!({
+            "status": "matched",
+            "ticket": ticket,
+            "match": a,
+        }))
+        .into_response(),
+    }
+}
+
+pub(crate) async fn join(
+    State(state): State<Shared>,
+    who: Authed,
+    JsonBody(body): JsonBody<Join>,
+) -> Result<Response, ApiError> {
+    let ticket = state
+        .matchmaker
+        .join(who.account_id, &body.mode)
+        .map_err(|_| {
+            let known: Vec<&str> = state.config.modes.iter().map(|m| m.name.as_str()).collect();
+            ApiError::invalid(
+                "mode",
+                format!("mode: unknown (known: {})", known.join(", ")),
+            )
+        })?;
+    let status = state
+        .matchmaker
+        .status(who.account_id, &ticket)
+        .ok_or_else(|| ApiError::not_found("no such ticket").field("ticket"))?;
+    Ok(view(&ticket, &status))
+}
+
+pub(crate) async fn status(
+    State(state): State<Shared>,
+    who: Authed,
+    Path(ticket): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let max = state.config.max_wait_ms;
+    let wait = query_int(query.as_deref(), "wait_ms", 0..=max)?.unwrap_or(0);
+    let status = state
+        .matchmaker
+        .wait(who.account_id, &ticket, Duration::from_millis(wait))
+        .await
+        .ok_or_else(|| ApiError::not_found("no such ticket").field("ticket"))?;
+    Ok(view(&ticket, &status))
+}
+
+pub(crate) async fn cancel(
+    State(state): State<Shared>,
+    who: Authed,
+    Path(ticket): Path<String>,
+) -> Result<Response, ApiError> {
+    match state.matchmaker.cancel(who.account_id, &ticket) {
+        Ok(true) => Ok(Json(json!({ "cancelled": true })).into_response()),
+        Ok(false) => Err(ApiError::not_found("no such ticket").field("ticket")),
+        Err(MatchmakingError::NotWaiting | MatchmakingError::UnknownMode) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_waiting",
+            "the ticket is being matched or already matched",
+        )
+        .field("ticket")),
+    }
+}

@@ -1,0 +1,153 @@
+//! The side of the API server hosts call, authenticated with the shared
+//! server secret (`Authorization: Bearer <secret>`): register and heartbeat,
+//! and post match results (stored idempotently by match id through the
+//! batching writer).
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::{FromRequestParts, State};
+use axum::http::header;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, Write, WriteAck};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiError, JsonBody, Shared};
+use crate::secrets::constant_time_eq;
+
+/// A caller that presented the server secret.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ServerAuth;
+
+impl FromRequestParts<Shared> for ServerAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
+        let presented = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(|| ApiError::unauthorized("missing server secret"))?;
+        if constant_time_eq(presented.trim().as_bytes(), state.server_secret.as_bytes()) {
+            Ok(Self)
+        } else {
+            Err(ApiError::unauthorized("wrong server secret"))
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Heartbeat {
+    admin: SocketAddr,
+    capacity: usize,
+    #[serde(default)]
+    active: usize,
+}
+
+pub(crate) async fn heartbeat(
+    State(state): State<Shared>,
+    _: ServerAuth,
+    JsonBody(body): JsonBody<Heartbeat>,
+) -> Result<Response, ApiError> {
+    if !(1..=100_000).contains(&body.capacity) {
+        return Err(ApiError::invalid(
+            "capacity",
+            "capacity: must be 1..=100000",
+        ));
+    }
+    if body.active > body.capacity {
+        return Err(ApiError::invalid(
+            "active",
+            "active: must not exceed capacity",
+        ));
+    }
+    if body.admin.ip().is_unspecified() || body.admin.port() == 0 {
+        return Err(ApiError::invalid(
+            "admin",
+            "admin: needs a concrete address and port",
+        ));
+    }
+    state
+        .hosts
+        .heartbeat(body.admin, body.capacity, body.active, Instant::now());
+    Ok(Json(json!({
+        "registered": true,
+        "heartbeat_within_s": state.config.host_timeout_s,
+    }))
+    .into_response())
+}
+
+pub(crate) async fn hosts(State(state): State<Shared>, _: ServerAuth) -> Response {
+    Json(json!({ "hosts": state.hosts.list(Instant::now()) })).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+enum OutcomeBody {
+    Win,
+    Loss,
+    Draw,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlayerBody {
+    account_id: i64,
+    team: i64,
+    score: i64,
+    outcome: OutcomeBody,
+    #[serde(default)]
+    reward: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResultBody {
+    match_id: String,
+    mode: String,
+    players: Vec<PlayerBody>,
+}
+
+pub(crate) async fn result(
+    State(state): State<Shared>,
+    _: ServerAuth,
+    JsonBody(body): JsonBody<ResultBody>,
+) -> Result<Response, ApiError> {
+    let result = MatchResult {
+        match_id: body.match_id,
+        mode: body.mode,
+        players: body
+            .players
+            .into_iter()
+            .map(|p| MatchPlayer {
+                account_id: p.account_id,
+                team: p.team,
+                score: p.score,
+                outcome: match p.outcome {
+                    OutcomeBody::Win => Outcome::Win,
+                    OutcomeBody::Loss => Outcome::Loss,
+                    OutcomeBody::Draw => Outcome::Draw,
+                },
+                reward: p.reward,
+            })
+            .collect(),
+    };
+    // Checked here so a bad result is refused before it reaches the writer.
+    result.validate()?;
+    let match_id = result.match_id.clone();
+    let ack = state.results.submit(Write::MatchResult(result)).await?;
+    let recorded = matches!(ack, WriteAck::Match(MatchRecorded::Recorded));
+    if recorded && state.crash_after_result_commit {
+        // Test hook: die between the commit and the reply, as a crash would.
+        // SAFETY: getpid and kill have no memory-safety preconditions.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+    Ok(Json(json!({ "match_id": match_id, "recorded": recorded })).into_response())
+}

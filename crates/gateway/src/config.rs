@@ -1,0 +1,382 @@
+//! [`GatewayConfig`]: every setting of `hightick gateway`, from a TOML file and
+//! flags, with defaults and validation that names the field at fault.
+//!
+//! The reference file (every field, its default, what it does):
+//!
+//! ```toml
+//! listen = "127.0.0.1:8080"       # HTTP API address
+//! # database_url = "postgres://user:pw@db/hightick"  # default: SQLite under data_dir
+//! data_dir = "hightick-data"      # where the embedded SQLite file lives
+//! database_connections = 8        # pool size
+//! auth_workers = 4                # logins worked on at once (the bounded auth pool)
+//! login_queue_capacity = 1000000  # waiting logins; past it a login gets 429
+//! ticket_ttl_s = 120              # how long an admitted ticket's answer is kept
+//! max_wait_ms = 10000             # longest long-poll a client may ask for
+//! session_ttl_s = 86400           # session token lifetime
+//! connect_token_ttl_s = 60        # connect token lifetime
+//! connect_timeout_s = 10          # game connection silence timeout put in tokens
+//! body_limit_bytes = 16384        # larger request bodies get 413
+//! rate_limit_per_s = 20.0         # per client IP, sustained; 0 = off
+//! rate_limit_burst = 100          # per client IP, burst
+//! host_timeout_s = 15             # a registered host silent this long gets no matches
+//! # token_key_file = "key.hex"    # connect-token key shared with servers (else $HIGHTICK_KEY)
+//! # session_key_file = "session.hex"  # session signing key (else $HIGHTICK_SESSION_KEY, else random)
+//! # server_secret_file = "server.secret"  # servers' bearer secret (else $HIGHTICK_SERVER_SECRET)
+//!
+//! [[modes]]                       # matchmaking queues
+//! name = "5v5"
+//! players = 10
+//!
+//! [[catalog]]                     # what the shop sells
+//! item_id = "skin.red"
+//! price = 100
+//!
+//! [[catalog]]
+//! item_id = "skin.blue"
+//! price = 150
+//!
+//! [[catalog]]
+//! item_id = "xp.boost"
+//! price = 25
+//!
+//! # [[hosts]]                     # server hosts known without registering
+//! # admin = "127.0.0.1:7780"
+//! # capacity = 64
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::GatewayError;
+
+/// A matchmaking queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeConfig {
+    /// The mode name, as the server hosts know it (`5v5`).
+    pub name: String,
+    /// Players per match.
+    pub players: usize,
+}
+
+/// One item the shop sells.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogItem {
+    /// Item id.
+    pub item_id: String,
+    /// Price of one, in currency.
+    pub price: i64,
+}
+
+/// A server host listed in the config (never times out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticHost {
+    /// Its admin API address (`POST /v1/matches`).
+    pub admin: SocketAddr,
+    /// Matches it may be given at once.
+    pub capacity: usize,
+}
+
+/// Every setting of a gateway. See the [module docs](self) for the file format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// HTTP API address.
+    pub listen: SocketAddr,
+    /// Database URL; `None`: SQLite in `data_dir`.
+    pub database_url: Option<String>,
+    /// Directory of the embedded SQLite database.
+    pub data_dir: PathBuf,
+    /// Database pool size.
+    pub database_connections: u32,
+    /// Logins worked on at once.
+    pub auth_workers: usize,
+    /// Logins that may wait in the queue.
+    pub login_queue_capacity: usize,
+    /// Seconds an answered ticket is kept for its client to collect.
+    pub ticket_ttl_s: u64,
+    /// Longest long-poll, milliseconds.
+    pub max_wait_ms: u64,
+    /// Session token lifetime, seconds.
+    pub session_ttl_s: u64,
+    /// Connect token lifetime, seconds.
+    pub connect_token_ttl_s: u64,
+    /// Silence timeout written in connect tokens, seconds.
+    pub connect_timeout_s: u32,
+    /// Largest request body, bytes.
+    pub body_limit_bytes: usize,
+    /// Sustained requests per second per client IP (0: no limit).
+    pub rate_limit_per_s: f64,
+    /// Burst of requests per client IP.
+    pub rate_limit_burst: u32,
+    /// Seconds after its last heartbeat a registered host stops getting matches.
+    pub host_timeout_s: u64,
+    /// Connect-token key file (64 hex digits), else `$HIGHTICK_KEY`.
+    pub token_key_file: Option<PathBuf>,
+    /// Session signing key file (64 hex digits), else `$HIGHTICK_SESSION_KEY`, else random.
+    pub session_key_file: Option<PathBuf>,
+    /// File holding the servers' bearer secret, else `$HIGHTICK_SERVER_SECRET`.
+    pub server_secret_file: Option<PathBuf>,
+    /// Matchmaking queues.
+    pub modes: Vec<ModeConfig>,
+    /// The shop.
+    pub catalog: Vec<CatalogItem>,
+    /// Hosts known without registering.
+    pub hosts: Vec<StaticHost>,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".parse().expect("literal address"),
+            database_url: None,
+            data_dir: PathBuf::from("hightick-data"),
+            database_connections: 8,
+            auth_workers: 4,
+            login_queue_capacity: 1_000_000,
+            ticket_ttl_s: 120,
+            max_wait_ms: 10_000,
+            session_ttl_s: 86_400,
+            connect_token_ttl_s: 60,
+            connect_timeout_s: 10,
+            body_limit_bytes: 16 * 1024,
+            rate_limit_per_s: 20.0,
+            rate_limit_burst: 100,
+            host_timeout_s: 15,
+            token_key_file: None,
+            session_key_file: None,
+            server_secret_file: None,
+            modes: vec![ModeConfig {
+                name: "5v5".to_owned(),
+                players: 10,
+            }],
+            catalog: vec![
+                item("skin.red", 100),
+                item("skin.blue", 150),
+                item("xp.boost", 25),
+            ],
+            hosts: Vec::new(),
+        }
+    }
+}
+
+fn item(id: &str, price: i64) -> CatalogItem {
+    CatalogItem {
+        item_id: id.to_owned(),
+        price,
+    }
+}
+
+impl GatewayConfig {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Self, GatewayError> {
+        let text = std::fs::read_to_string(path).map_err(|source| GatewayError::ReadConfig {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates config text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, GatewayError> {
+        let config: Self = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|span| line_column(text, span.start))
+                .unwrap_or((1, 1));
+            GatewayError::ParseConfig {
+                file: file.to_owned(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every field, naming the first one out of range.
+    pub fn validate(&self) -> Result<(), GatewayError> {
+        let bad = |field, reason: &str| {
+            Err(GatewayError::InvalidField {
+                field,
+                reason: reason.to_owned(),
+            })
+        };
+        if !(1..=1024).contains(&self.database_connections) {
+            return bad("database_connections", "must be in 1..=1024");
+        }
+        if !(1..=4096).contains(&self.auth_workers) {
+            return bad("auth_workers", "must be in 1..=4096");
+        }
+        if !(1..=100_000_000).contains(&self.login_queue_capacity) {
+            return bad("login_queue_capacity", "must be in 1..=100000000");
+        }
+        if !(1..=86_400).contains(&self.ticket_ttl_s) {
+            return bad("ticket_ttl_s", "must be in 1..=86400");
+        }
+        if self.max_wait_ms > 60_000 {
+            return bad("max_wait_ms", "must be at most 60000");
+        }
+        if !(60..=31_536_000).contains(&self.session_ttl_s) {
+            return bad("session_ttl_s", "must be in 60..=31536000");
+        }
+        if !(5..=86_400).contains(&self.connect_token_ttl_s) {
+            return bad("connect_token_ttl_s", "must be in 5..=86400");
+        }
+        if !(1..=3600).contains(&self.connect_timeout_s) {
+            return bad("connect_timeout_s", "must be in 1..=3600");
+        }
+        if !(256..=16 * 1024 * 1024).contains(&self.body_limit_bytes) {
+            return bad("body_limit_bytes", "must be in 256..=16777216");
+        }
+        if !(self.rate_limit_per_s.is_finite() && (0.0..=1e9).contains(&self.rate_limit_per_s)) {
+            return bad("rate_limit_per_s", "must be in 0..=1e9 (0 = off)");
+        }
+        if self.rate_limit_per_s > 0.0 && self.rate_limit_burst == 0 {
+            return bad("rate_limit_burst", "must be at least 1 when rate limiting");
+        }
+        if !(1..=3600).contains(&self.host_timeout_s) {
+            return bad("host_timeout_s", "must be in 1..=3600");
+        }
+        if let Some(url) = &self.database_url
+            && !(url.starts_with("sqlite:")
+                || url.starts_with("postgres://")
+                || url.starts_with("postgresql://"))
+        {
+            return bad("database_url", "must start with sqlite: or postgres://");
+        }
+        if self.modes.is_empty() {
+            return bad("modes", "at least one mode");
+        }
+        for (i, mode) in self.modes.iter().enumerate() {
+            if !valid_id(&mode.name) {
+                return bad("modes.name", "1..=64 characters of [A-Za-z0-9_.-]");
+            }
+            if !(1..=128).contains(&mode.players) {
+                return bad("modes.players", "must be in 1..=128");
+            }
+            if self.modes[..i].iter().any(|m| m.name == mode.name) {
+                return bad("modes.name", "listed twice");
+            }
+        }
+        for (i, item) in self.catalog.iter().enumerate() {
+            if !valid_id(&item.item_id) {
+                return bad("catalog.item_id", "1..=64 characters of [A-Za-z0-9_.-]");
+            }
+            if !(0..=hightick_store::MAX_AMOUNT).contains(&item.price) {
+                return bad("catalog.price", "must be in 0..=1e12");
+            }
+            if self.catalog[..i].iter().any(|c| c.item_id == item.item_id) {
+                return bad("catalog.item_id", "listed twice");
+            }
+        }
+        for host in &self.hosts {
+            if !(1..=100_000).contains(&host.capacity) {
+                return bad("hosts.capacity", "must be in 1..=100000");
+            }
+        }
+        Ok(())
+    }
+
+    /// The players per match of `mode`, if it is a queue.
+    pub fn mode(&self, name: &str) -> Option<&ModeConfig> {
+        self.modes.iter().find(|m| m.name == name)
+    }
+
+    /// The price of `item_id`, if the shop sells it.
+    pub fn price(&self, item_id: &str) -> Option<i64> {
+        self.catalog
+            .iter()
+            .find(|c| c.item_id == item_id)
+            .map(|c| c.price)
+    }
+
+    /// Longest long-poll.
+    pub fn max_wait(&self) -> Duration {
+        Duration::from_millis(self.max_wait_ms)
+    }
+}
+
+/// Mode names and item ids: short, plain characters.
+pub(crate) fn valid_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_file_in_the_docs_parses_to_the_defaults() {
+        let docs = include_str!("config.rs");
+        let start = docs.find("//! ```toml\n").unwrap() + "//! ```toml\n".len();
+        let end = start + docs[start..].find("//! ```").unwrap();
+        let text: String = docs[start..end]
+            .lines()
+            .map(|l| l.trim_start_matches("//!").trim_start())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            GatewayConfig::parse(&text, "doc").unwrap(),
+            GatewayConfig::default()
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_is_named_with_its_line() {
+        let err =
+            GatewayConfig::parse("auth_workers = 2\nauth_wrokers = 3\n", "gw.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("gw.toml:2:"), "{text}");
+        assert!(text.contains("auth_wrokers"), "{text}");
+    }
+
+    #[test]
+    fn a_wrong_type_is_named_with_its_line() {
+        let err = GatewayConfig::parse("\nlisten = 8080\n", "gw.toml").unwrap_err();
+        assert!(err.to_string().starts_with("gw.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_field() {
+        for (text, field) in [
+            ("auth_workers = 0\n", "auth_workers"),
+            ("rate_limit_per_s = -1.0\n", "rate_limit_per_s"),
+            ("database_url = \"mysql://x\"\n", "database_url"),
+            ("[[modes]]\nname = \"5v5\"\nplayers = 0\n", "modes.players"),
+            (
+                "[[catalog]]\nitem_id = \"x\"\nprice = -5\n",
+                "catalog.price",
+            ),
+            ("[[modes]]\nname = \"a b\"\nplayers = 2\n", "modes.name"),
+        ] {
+            let err = GatewayConfig::parse(text, "gw.toml").unwrap_err();
+            assert!(err.to_string().contains(field), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn lookups_find_modes_and_prices() {
+        let c = GatewayConfig::default();
+        assert_eq!(c.mode("5v5").map(|m| m.players), Some(10));
+        assert!(c.mode("nope").is_none());
+        assert_eq!(c.price("skin.red"), Some(100));
+        assert_eq!(c.price("'; DROP TABLE accounts; --"), None);
+    }
+}

@@ -1,0 +1,183 @@
+//! [`Gateway`]: opens the store, starts the auth pool, the matchmaker and the
+//! batching writer, and serves the API until shut down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hightick_store::{BatchWriter, Store, StoreOptions, WriterConfig};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::admission::Admission;
+use crate::api::{AppState, Shared, router};
+use crate::config::GatewayConfig;
+use crate::error::GatewayError;
+use crate::hosts::Hosts;
+use crate::login::Logins;
+use crate::matchmaking::{Matchmaker, TokenSettings};
+use crate::metrics::RequestCounts;
+use crate::rate_limit::RateLimit;
+use crate::secrets::Secrets;
+use crate::session::SessionSigner;
+
+/// Test hook: when this variable is `1`, the gateway SIGKILLs itself right
+/// after a match result commits and before it replies.
+pub const CRASH_AFTER_RESULT_COMMIT_ENV: &str = "HIGHTICK_GATEWAY_CRASH_AFTER_RESULT_COMMIT";
+
+/// A running gateway.
+#[derive(Debug)]
+pub struct Gateway {
+    address: SocketAddr,
+    state: Shared,
+    stop: Option<oneshot::Sender<()>>,
+    serving: JoinHandle<std::io::Result<()>>,
+    writer: BatchWriter,
+}
+
+/// Opens the database the config names (SQLite in `data_dir` by default).
+pub async fn open_store(config: &GatewayConfig) -> Result<Store, GatewayError> {
+    Ok(match &config.database_url {
+        Some(url) => {
+            let mut options = StoreOptions::new(url.clone());
+            options.max_connections = config.database_connections;
+            Store::open_with(&options).await?
+        }
+        None => Store::open_in_data_dir(&config.data_dir).await?,
+    })
+}
+
+impl Gateway {
+    /// Opens the store and starts serving on `config.listen`.
+    pub async fn start(config: &GatewayConfig, secrets: Secrets) -> Result<Self, GatewayError> {
+        config.validate()?;
+        let store = open_store(config).await?;
+        Self::start_with_store(config, secrets, store).await
+    }
+
+    /// Starts serving over an already open `store`.
+    pub async fn start_with_store(
+        config: &GatewayConfig,
+        secrets: Secrets,
+        store: Store,
+    ) -> Result<Self, GatewayError> {
+        config.validate()?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| GatewayError::Bind {
+                address: config.listen,
+                source,
+            })?;
+        let address = listener.local_addr()?;
+        let writer = BatchWriter::spawn(store.clone(), WriterConfig::default());
+        let signer = SessionSigner::new(&secrets.session_key);
+        let ticket_ttl = Duration::from_secs(config.ticket_ttl_s);
+        let logins = Admission::start(
+            Logins::new(
+                store.clone(),
+                signer.clone(),
+                Duration::from_secs(config.session_ttl_s),
+            ),
+            config.auth_workers,
+            config.login_queue_capacity,
+            ticket_ttl,
+        );
+        let fixed: Vec<(SocketAddr, usize)> =
+            config.hosts.iter().map(|h| (h.admin, h.capacity)).collect();
+        let hosts = Arc::new(Hosts::new(
+            &fixed,
+            Duration::from_secs(config.host_timeout_s),
+        ));
+        let modes: Vec<(String, usize)> = config
+            .modes
+            .iter()
+            .map(|m| (m.name.clone(), m.players))
+            .collect();
+        let matchmaker = Matchmaker::start(
+            &modes,
+            Arc::clone(&hosts),
+            TokenSettings {
+                key: secrets.token_key.clone(),
+                ttl_s: config.connect_token_ttl_s,
+                connect_timeout_s: config.connect_timeout_s,
+            },
+            ticket_ttl,
+        );
+        let state = Arc::new(AppState {
+            config: config.clone(),
+            store,
+            logins,
+            signer,
+            matchmaker,
+            hosts,
+            results: writer.sender(),
+            server_secret: secrets.server_secret.clone(),
+            requests: RequestCounts::default(),
+            rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
+            crash_after_result_commit: std::env::var(CRASH_AFTER_RESULT_COMMIT_ENV)
+                .is_ok_and(|v| v == "1"),
+            started: Instant::now(),
+        });
+        let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Self {
+            address,
+            state,
+            stop: Some(stop),
+            serving,
+            writer,
+        })
+    }
+
+    /// Where the API listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The store it serves from.
+    pub fn store(&self) -> &Store {
+        &self.state.store
+    }
+
+    /// Stops accepting, lets requests in flight finish, commits queued writes.
+    pub async fn shutdown(mut self) -> Result<(), GatewayError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let served = (&mut self.serving).await;
+        self.writer.shutdown().await;
+        match served {
+            Ok(result) => Ok(result?),
+            Err(join) => Err(GatewayError::Io(std::io::Error::other(join))),
+        }
+    }
+}
+
+/// Runs a gateway until SIGINT or SIGTERM; `started` is told its address.
+pub fn serve(
+    config: &GatewayConfig,
+    secrets: Secrets,
+    started: impl FnOnce(SocketAddr),
+) -> Result<(), GatewayError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("hightick-gateway")
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let gateway = Gateway::start(config, secrets).await?;
+        started(gateway.address());
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        gateway.shutdown().await
+    })
+}

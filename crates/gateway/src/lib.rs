@@ -1,0 +1,71 @@
+//! hightick-gateway: the front door. Players log in here, get a session,
+//! use the meta-game API and queue for matches; server hosts register here
+//! and post match results.
+//!
+//! What it is for:
+//! - **Logins that survive a stampede** ([`admission`]): guest login by device
+//!   id, password sign-up and login (argon2id on blocking threads). Every
+//!   login runs on a bounded pool of auth workers; when they are all busy the
+//!   login joins a FIFO queue and the caller gets `202` with a ticket, its
+//!   position and an estimate, then polls (or long-polls) the ticket. Positions
+//!   only ever decrease; load never turns into a 5xx or a dropped connection.
+//!   Guest logins side by side in the queue share one transaction.
+//! - **Sessions** ([`session`]): HMAC-SHA256 signed tokens with an expiry; every
+//!   API call checks the signature, the expiry and the store's revocation record.
+//! - **Meta API** ([`api`]): profile, inventory, shop, purchases with an
+//!   idempotency key (a retry never charges twice, a balance never goes
+//!   negative), match history, leaderboard (top 100 and the caller's rank).
+//! - **Matchmaking** ([`matchmaking`], [`hosts`]): a queue per mode; a full
+//!   group becomes a match allocated through a host's admin API
+//!   (`POST /v1/matches` on `hightick serve`), and each player receives a
+//!   connect token sealed with the key the hosts share.
+//! - **Servers' side**: hosts register and heartbeat with their capacity;
+//!   results are posted with the server secret and stored idempotently by
+//!   match id through the store's batching writer.
+//! - `/metrics` (Prometheus: requests by route and status, login queue depth,
+//!   admission latency histogram, auth workers busy), `/healthz`, and the
+//!   OpenAPI document ([`api::OPENAPI`], `openapi.json` in this crate) at
+//!   `/openapi.json`. Per-IP rate limits answer `429` with `Retry-After`.
+//!
+//! Every refusal is a JSON body `{"error", "message", "field"}` naming the
+//! field at fault; bad input never reaches the database unchecked.
+//!
+//! What it is not: a game server (it never touches UDP game traffic), a
+//! database (the `store` crate is), or a cluster manager (run several
+//! gateways behind a load balancer over PostgreSQL; a login ticket lives on
+//! the gateway that issued it, so route a client's polls to the same one).
+//!
+//! ```
+//! use hightick_gateway::{Gateway, GatewayConfig, Secrets};
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! let config = GatewayConfig {
+//!     listen: "127.0.0.1:0".parse().unwrap(),
+//!     database_url: Some("sqlite::memory:".into()),
+//!     ..GatewayConfig::default()
+//! };
+//! let gateway = Gateway::start(&config, Secrets::generate()).await?;
+//! println!("API on http://{}", gateway.address());
+//! let player = gateway.store().guest_account("device-1").await?;
+//! assert_eq!(gateway.store().balance(player.id).await?, 0);
+//! gateway.shutdown().await?;
+//! # Ok::<(), hightick_gateway::GatewayError>(())
+//! # }).unwrap();
+//! ```
+
+pub mod admission;
+pub mod api;
+pub mod config;
+mod error;
+mod gateway;
+pub mod hosts;
+pub mod login;
+pub mod matchmaking;
+pub mod metrics;
+pub mod rate_limit;
+pub mod secrets;
+pub mod session;
+
+pub use config::GatewayConfig;
+pub use error::GatewayError;
+pub use gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, Gateway, open_store, serve};
+pub use secrets::Secrets;

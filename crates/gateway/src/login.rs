@@ -1,0 +1,227 @@
+//! What an auth worker does: guest login by device id, password sign-up and
+//! password login, each ending in a fresh session (a store record plus a
+//! signed token). argon2id runs on a blocking thread; the admission pool's
+//! permit bounds how many run at once.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use hightick_store::{GuestLogin, Store, StoreError, password};
+
+use crate::admission::Work;
+use crate::api::ApiError;
+use crate::session::{SessionClaims, SessionSigner};
+
+/// One login to work on (already checked for shape by the API).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoginJob {
+    /// Guest account for a device, created on first use.
+    Guest {
+        /// The device id.
+        device_id: String,
+    },
+    /// A new named account.
+    SignUp {
+        /// Account name.
+        name: String,
+        /// Password (hashed with argon2id).
+        password: String,
+    },
+    /// A named account's password login.
+    Password {
+        /// Account name.
+        name: String,
+        /// Password.
+        password: String,
+    },
+}
+
+/// A successful login.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The account.
+    pub account_id: i64,
+    /// Session token for `Authorization: Bearer ...`.
+    pub session_token: String,
+    /// Expiry, unix milliseconds.
+    pub expires_at_ms: i64,
+}
+
+/// What a login comes to.
+pub type LoginOutcome = Result<Grant, ApiError>;
+
+/// The auth workers' work: store plus session signing.
+#[derive(Debug, Clone)]
+pub struct Logins {
+    store: Store,
+    signer: SessionSigner,
+    session_ttl: Duration,
+}
+
+impl Logins {
+    /// Logins against `store`, sessions signed by `signer` lasting `session_ttl`.
+    pub fn new(store: Store, signer: SessionSigner, session_ttl: Duration) -> Self {
+        Self {
+            store,
+            signer,
+            session_ttl,
+        }
+    }
+
+    /// The signer (API calls verify tokens with it).
+    pub fn signer(&self) -> &SessionSigner {
+        &self.signer
+    }
+
+    fn expiry(&self) -> i64 {
+        let ttl_ms = i64::try_from(self.session_ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        now_ms().saturating_add(ttl_ms)
+    }
+
+    fn signed(&self, account_id: i64, token_id: String, expires_at_ms: i64) -> Grant {
+        let claims = SessionClaims {
+            account_id,
+            token_id,
+            expires_at_ms,
+        };
+        Grant {
+            account_id,
+            session_token: self.signer.sign(&claims),
+            expires_at_ms,
+        }
+    }
+
+    async fn grant(&self, account_id: i64) -> LoginOutcome {
+        let token_id = SessionSigner::new_token_id();
+        let expires_at_ms = self.expiry();
+        self.store
+            .create_session(&token_id, account_id, expires_at_ms)
+            .await?;
+        Ok(self.signed(account_id, token_id, expires_at_ms))
+    }
+
+    async fn sign_up(&self, name: &str, secret: String) -> LoginOutcome {
+        let hash = on_blocking_thread(move || password::hash_password(&secret)).await?;
+        let account = self
+            .store
+            .create_named_account(name, &hash)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict { .. } => ApiError::new(
+                    StatusCode::CONFLICT,
+                    "name_taken",
+                    "an account with this name exists",
+                )
+                .field("name"),
+                other => other.into(),
+            })?;
+        self.grant(account.id).await
+    }
+
+    async fn password_login(&self, name: &str, secret: String) -> LoginOutcome {
+        let refused = || ApiError::unauthorized("wrong name or password").field("password");
+        let (account_id, phc) = match self.store.account_by_name(name).await {
+            Ok(a) => (Some(a.id), a.password_hash.unwrap_or_default()),
+            // Hash anyway so an unknown name takes as long as a wrong password.
+            Err(StoreError::NotFound { .. }) => (None, dummy_hash().to_owned()),
+            Err(e) => return Err(e.into()),
+        };
+        let ok = on_blocking_thread(move || password::verify_password(&secret, &phc)).await?;
+        match account_id {
+            Some(id) if ok => self.grant(id).await,
+            _ => Err(refused()),
+        }
+    }
+}
+
+impl Work for Logins {
+    type Job = LoginJob;
+    type Outcome = LoginOutcome;
+    /// Guest logins waiting side by side share one transaction (on a single
+    /// writer database this is what keeps a stampede moving).
+    const BATCH: usize = 64;
+
+    fn batchable(&self, job: &LoginJob) -> bool {
+        matches!(job, LoginJob::Guest { .. })
+    }
+
+    async fn run_batch(&self, jobs: Vec<LoginJob>) -> Vec<LoginOutcome> {
+        let expires_at_ms = self.expiry();
+        let mut logins = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            if let LoginJob::Guest { device_id } = job {
+                logins.push(GuestLogin {
+                    device_id,
+                    token_id: SessionSigner::new_token_id(),
+                    expires_at_ms,
+                });
+            }
+        }
+        match self.store.guest_logins(&logins).await {
+            Ok(sessions) => sessions
+                .into_iter()
+                .map(|s| Ok(self.signed(s.account_id, s.token_id, s.expires_at_ms)))
+                .collect(),
+            Err(e) => {
+                let e = ApiError::from(e);
+                logins.iter().map(|_| Err(e.clone())).collect()
+            }
+        }
+    }
+
+    async fn run(&self, job: LoginJob) -> LoginOutcome {
+        match job {
+            LoginJob::Guest { device_id } => {
+                let token_id = SessionSigner::new_token_id();
+                let login = GuestLogin {
+                    device_id,
+                    token_id,
+                    expires_at_ms: self.expiry(),
+                };
+                let session = self
+                    .store
+                    .guest_logins(std::slice::from_ref(&login))
+                    .await?
+                    .pop()
+                    .ok_or_else(|| ApiError::not_found("no session"))?;
+                Ok(self.signed(session.account_id, session.token_id, session.expires_at_ms))
+            }
+            LoginJob::SignUp { name, password } => self.sign_up(&name, password).await,
+            LoginJob::Password { name, password } => self.password_login(&name, password).await,
+        }
+    }
+}
+
+/// A hash nobody's password matches, made once.
+fn dummy_hash() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| {
+        password::hash_password("no account has this password").unwrap_or_else(|_| {
+            "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$\
+             aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
+                .to_owned()
+        })
+    })
+}
+
+async fn on_blocking_thread<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ApiError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result.map_err(ApiError::from),
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "password worker stopped",
+        )),
+    }
+}
+
+/// Unix milliseconds now.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,489 @@
+//! Matchmaking: one FIFO queue per mode. When a queue holds a match's worth of
+//! players, the first of them become a match allocated on the host with most
+//! room; each player's ticket then carries the match and a connect token
+//! (sealed with the key the hosts share, the account id as client id, the
+//! allocated address as the only server). When no host can take the match,
+//! the players go back to the head of the queue and the allocation is tried
+//! again shortly; nobody gets an error for it.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use hightick_net::{ConnectToken, Key, TokenParams};
+use serde::Serialize;
+use tokio::sync::{Notify, watch};
+
+use crate::hosts::{AllocateError, Allocated, HostClient, Hosts};
+use crate::secrets::hex;
+
+/// How often waiting groups retry allocation when no host had room.
+const RETRY_EVERY: Duration = Duration::from_millis(500);
+
+/// A found match, as one player's ticket holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assignment {
+    /// The gateway's match id (servers report results under it).
+    pub match_id: String,
+    /// The host's own id of the match.
+    pub host_match_id: u64,
+    /// Mode.
+    pub mode: String,
+    /// Where to connect.
+    pub address: SocketAddr,
+    /// The 2048-byte connect token, base64.
+    pub connect_token: String,
+    /// When the token stops being accepted, unix seconds.
+    pub token_expires_unix: u64,
+    /// Every player's account id, in seat order.
+    pub roster: Vec<i64>,
+}
+
+/// Where a matchmaking ticket stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchStatus {
+    /// Waiting for players.
+    Queued {
+        /// 1 = first in its mode's queue.
+        position: usize,
+        /// Players queued in the mode.
+        waiting: usize,
+        /// Players a match needs.
+        needed: usize,
+    },
+    /// A match is being allocated for it.
+    Forming,
+    /// Found.
+    Matched(Assignment),
+}
+
+/// Why a join or cancel was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MatchmakingError {
+    /// No such queue.
+    #[error("unknown mode")]
+    UnknownMode,
+    /// The ticket is being allocated or already matched.
+    #[error("the ticket is no longer waiting")]
+    NotWaiting,
+}
+
+#[derive(Debug)]
+struct Ticket {
+    account_id: i64,
+    mode: String,
+    forming: bool,
+    outcome: watch::Sender<Option<Assignment>>,
+    finished_at: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    queues: HashMap<String, VecDeque<String>>,
+    tickets: HashMap<String, Ticket>,
+    by_account: HashMap<i64, String>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    modes: HashMap<String, usize>,
+    state: Mutex<State>,
+    hosts: Arc<Hosts>,
+    client: HostClient,
+    token_key: Key,
+    token_ttl_s: u64,
+    connect_timeout_s: i32,
+    ticket_ttl: Duration,
+    wake: Notify,
+    formed: AtomicU64,
+    failed_allocations: AtomicU64,
+}
+
+/// Token settings of a matchmaker.
+#[derive(Debug, Clone)]
+pub struct TokenSettings {
+    /// The key shared with hosts.
+    pub key: Key,
+    /// Token lifetime, seconds.
+    pub ttl_s: u64,
+    /// Connection silence timeout, seconds.
+    pub connect_timeout_s: u32,
+}
+
+/// The matchmaker. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Matchmaker {
+    inner: Arc<Inner>,
+}
+
+fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Matchmaker {
+    /// Queues for `modes` (name, players per match) allocating on `hosts`.
+    /// Starts its task on the current tokio runtime.
+    pub fn start(
+        modes: &[(String, usize)],
+        hosts: Arc<Hosts>,
+        tokens: TokenSettings,
+        ticket_ttl: Duration,
+    ) -> Self {
+        let inner = Arc::new(Inner {
+            modes: modes.iter().cloned().collect(),
+            state: Mutex::new(State::default()),
+            hosts,
+            client: HostClient::default(),
+            token_key: tokens.key,
+            token_ttl_s: tokens.ttl_s,
+            connect_timeout_s: i32::try_from(tokens.connect_timeout_s).unwrap_or(i32::MAX),
+            ticket_ttl,
+            wake: Notify::new(),
+            formed: AtomicU64::new(0),
+            failed_allocations: AtomicU64::new(0),
+        });
+        tokio::spawn(form_matches(Arc::downgrade(&inner)));
+        Self { inner }
+    }
+
+    /// Puts `account_id` in the `mode` queue; an account already waiting gets
+    /// its existing ticket back.
+    pub fn join(&self, account_id: i64, mode: &str) -> Result<String, MatchmakingError> {
+        let Some(&needed) = self.inner.modes.get(mode) else {
+            return Err(MatchmakingError::UnknownMode);
+        };
+        let mut state = lock(&self.inner.state);
+        if let Some(existing) = state.by_account.get(&account_id)
+            && state
+                .tickets
+                .get(existing)
+                .is_some_and(|t| t.finished_at.is_none())
+        {
+            return Ok(existing.clone());
+        }
+        let mut id = [0u8; 16];
+        rand::fill(&mut id);
+        let ticket = hex(&id);
+        let (outcome, _) = watch::channel(None);
+        state.tickets.insert(
+            ticket.clone(),
+            Ticket {
+                account_id,
+                mode: mode.to_owned(),
+                forming: false,
+                outcome,
+                finished_at: None,
+            },
+        );
+        state.by_account.insert(account_id, ticket.clone());
+        let queue = state.queues.entry(mode.to_owned()).or_default();
+        queue.push_back(ticket.clone());
+        let full = queue.len() >= needed;
+        drop(state);
+        if full {
+            self.inner.wake.notify_one();
+        }
+        Ok(ticket)
+    }
+
+    /// The status of `ticket` if it belongs to `account_id`.
+    pub fn status(&self, account_id: i64, ticket: &str) -> Option<MatchStatus> {
+        let state = lock(&self.inner.state);
+        let t = state
+            .tickets
+            .get(ticket)
+            .filter(|t| t.account_id == account_id)?;
+        Some(self.inner.status_of(&state, ticket, t))
+    }
+
+    /// Like [`Self::status`], waiting up to `wait` for a match.
+    pub async fn wait(&self, account_id: i64, ticket: &str, wait: Duration) -> Option<MatchStatus> {
+        let mut outcome = {
+            let state = lock(&self.inner.state);
+            let t = state
+                .tickets
+                .get(ticket)
+                .filter(|t| t.account_id == account_id)?;
+            if t.finished_at.is_some() || wait.is_zero() {
+                return Some(self.inner.status_of(&state, ticket, t));
+            }
+            t.outcome.subscribe()
+        };
+        let _ = tokio::time::timeout(wait, outcome.wait_for(Option::is_some)).await;
+        self.status(account_id, ticket)
+    }
+
+    /// Leaves the queue. `Ok(false)`: no such ticket of this account.
+    pub fn cancel(&self, account_id: i64, ticket: &str) -> Result<bool, MatchmakingError> {
+        let mut state = lock(&self.inner.state);
+        let Some(t) = state
+            .tickets
+            .get(ticket)
+            .filter(|t| t.account_id == account_id)
+        else {
+            return Ok(false);
+        };
+        if t.forming || t.finished_at.is_some() {
+            return Err(MatchmakingError::NotWaiting);
+        }
+        let mode = t.mode.clone();
+        state.tickets.remove(ticket);
+        state.by_account.remove(&account_id);
+        if let Some(q) = state.queues.get_mut(&mode) {
+            q.retain(|t| t != ticket);
+        }
+        Ok(true)
+    }
+
+    /// Players waiting, all modes.
+    pub fn queued(&self) -> usize {
+        lock(&self.inner.state)
+            .queues
+            .values()
+            .map(VecDeque::len)
+            .sum()
+    }
+
+    /// Matches formed since start.
+    pub fn formed(&self) -> u64 {
+        self.inner.formed.load(Ordering::Relaxed)
+    }
+
+    /// Allocation attempts no host accepted.
+    pub fn failed_allocations(&self) -> u64 {
+        self.inner.failed_allocations.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    fn status_of(&self, state: &State, id: &str, t: &Ticket) -> MatchStatus {
+        if let Some(a) = t.outcome.borrow().clone() {
+            return MatchStatus::Matched(a);
+        }
+        if t.forming {
+            return MatchStatus::Forming;
+        }
+        let queue = state.queues.get(&t.mode);
+        MatchStatus::Queued {
+            position: queue
+                .and_then(|q| q.iter().position(|x| x == id))
+                .map_or(0, |p| p + 1),
+            waiting: queue.map_or(0, VecDeque::len),
+            needed: self.modes.get(&t.mode).copied().unwrap_or(0),
+        }
+    }
+
+    /// Takes the first `needed` tickets of `mode` if there are that many.
+    fn take_group(&self, mode: &str, needed: usize) -> Option<Vec<(String, i64)>> {
+        let mut state = lock(&self.state);
+        let queue = state.queues.get_mut(mode)?;
+        if queue.len() < needed {
+            return None;
+        }
+        let ids: Vec<String> = queue.drain(..needed).collect();
+        let mut group = Vec::with_capacity(needed);
+        for id in ids {
+            if let Some(t) = state.tickets.get_mut(&id) {
+                t.forming = true;
+                group.push((id, t.account_id));
+            }
+        }
+        Some(group)
+    }
+
+    /// Puts a group that found no host back at the head of its queue.
+    fn requeue(&self, mode: &str, group: Vec<(String, i64)>) {
+        let mut state = lock(&self.state);
+        for (id, _) in &group {
+            if let Some(t) = state.tickets.get_mut(id) {
+                t.forming = false;
+            }
+        }
+        let queue = state.queues.entry(mode.to_owned()).or_default();
+        for (id, _) in group.into_iter().rev() {
+            queue.push_front(id);
+        }
+    }
+
+    async fn allocate(&self, mode: &str, roster: &[u64]) -> Option<(SocketAddr, Allocated)> {
+        for host in self.hosts.candidates(Instant::now()) {
+            match self.client.allocate(host, mode, roster).await {
+                Ok(allocated) => {
+                    self.hosts.allocated(host);
+                    return Some((host, allocated));
+                }
+                Err(AllocateError::Full(_)) => self.hosts.full(host),
+                Err(AllocateError::Failed { .. }) => {}
+            }
+        }
+        None
+    }
+
+    fn token(&self, client_id: u64, address: SocketAddr, match_id: &str) -> Option<(String, u64)> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+        let expire = now + self.token_ttl_s;
+        let token = ConnectToken::generate(
+            &TokenParams {
+                protocol_id: hightick_proto_id(),
+                client_id,
+                create_unix: now,
+                expire_unix: expire,
+                timeout_seconds: self.connect_timeout_s,
+                server_addresses: &[address],
+                user_data: match_id.as_bytes(),
+            },
+            &self.token_key,
+            &mut rand::rng(),
+        )
+        .ok()?;
+        Some((
+            base64::engine::general_purpose::STANDARD.encode(token.encode()),
+            expire,
+        ))
+    }
+
+    async fn form(&self, mode: &str, needed: usize) -> bool {
+        let Some(group) = self.take_group(mode, needed) else {
+            return false;
+        };
+        let roster: Vec<u64> = group.iter().map(|&(_, a)| a as u64).collect();
+        let Some((_, allocated)) = self.allocate(mode, &roster).await else {
+            self.failed_allocations.fetch_add(1, Ordering::Relaxed);
+            self.requeue(mode, group);
+            return false;
+        };
+        let mut id = [0u8; 12];
+        rand::fill(&mut id);
+        let match_id = format!("m-{}", hex(&id));
+        let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
+        let now = Instant::now();
+        let mut state = lock(&self.state);
+        for (ticket, account) in &group {
+            let Some((connect_token, token_expires_unix)) =
+                self.token(*account as u64, allocated.address, &match_id)
+            else {
+                continue;
+            };
+            if let Some(t) = state.tickets.get_mut(ticket) {
+                t.forming = false;
+                t.finished_at = Some(now);
+                t.outcome.send_replace(Some(Assignment {
+                    match_id: match_id.clone(),
+                    host_match_id: allocated.id,
+                    mode: mode.to_owned(),
+                    address: allocated.address,
+                    connect_token,
+                    token_expires_unix,
+                    roster: accounts.clone(),
+                }));
+            }
+        }
+        drop(state);
+        self.formed.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    fn sweep(&self) {
+        let ttl = self.ticket_ttl;
+        let mut state = lock(&self.state);
+        let State {
+            tickets,
+            by_account,
+            ..
+        } = &mut *state;
+        tickets.retain(|id, t| {
+            let keep = t.finished_at.is_none_or(|at| at.elapsed() < ttl);
+            if !keep && by_account.get(&t.account_id) == Some(id) {
+                by_account.remove(&t.account_id);
+            }
+            keep
+        });
+    }
+}
+
+/// The protocol id tokens carry (the game's; hosts refuse others).
+fn hightick_proto_id() -> u64 {
+    hightick_proto::PROTOCOL_ID
+}
+
+async fn form_matches(weak: std::sync::Weak<Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let modes: Vec<(String, usize)> =
+            inner.modes.iter().map(|(m, &n)| (m.clone(), n)).collect();
+        for (mode, needed) in &modes {
+            while inner.form(mode, *needed).await {}
+        }
+        inner.sweep();
+        let _ = tokio::time::timeout(RETRY_EVERY, inner.wake.notified()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matchmaker(players: usize) -> Matchmaker {
+        Matchmaker::start(
+            &[("duel".to_owned(), players)],
+            Arc::new(Hosts::new(&[], Duration::from_secs(10))),
+            TokenSettings {
+                key: Key::generate(&mut rand::rng()),
+                ttl_s: 30,
+                connect_timeout_s: 5,
+            },
+            Duration::from_secs(60),
+        )
+    }
+
+    #[tokio::test]
+    async fn joining_twice_returns_the_same_ticket_and_cancel_leaves() {
+        let mm = matchmaker(3);
+        let a = mm.join(1, "duel").unwrap();
+        assert_eq!(mm.join(1, "duel").unwrap(), a);
+        let b = mm.join(2, "duel").unwrap();
+        assert_eq!(
+            mm.status(2, &b),
+            Some(MatchStatus::Queued {
+                position: 2,
+                waiting: 2,
+                needed: 3
+            })
+        );
+        // Another account cannot see or cancel it.
+        assert_eq!(mm.status(1, &b), None);
+        assert_eq!(mm.cancel(1, &b), Ok(false));
+        assert_eq!(mm.cancel(1, &a), Ok(true));
+        assert!(matches!(
+            mm.status(2, &b),
+            Some(MatchStatus::Queued { position: 1, .. })
+        ));
+        assert_eq!(mm.join(1, "nope"), Err(MatchmakingError::UnknownMode));
+    }
+
+    #[tokio::test]
+    async fn without_hosts_a_full_group_waits_at_the_head_of_the_queue() {
+        let mm = matchmaker(2);
+        let a = mm.join(1, "duel").unwrap();
+        let _b = mm.join(2, "duel").unwrap();
+        let c = mm.join(3, "duel").unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let s = mm.wait(1, &a, Duration::from_millis(700)).await.unwrap();
+        assert!(
+            matches!(
+                s,
+                MatchStatus::Queued { position: 1, .. } | MatchStatus::Forming
+            ),
+            "{s:?}"
+        );
+        assert!(mm.failed_allocations() >= 1);
+        assert_eq!(mm.formed(), 0);
+        assert!(matches!(
+            mm.status(3, &c),
+            Some(MatchStatus::Queued { position: 3, .. })
+        ));
+    }
+}

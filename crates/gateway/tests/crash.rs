@@ -1,0 +1,151 @@
+//! A gateway killed with SIGKILL after a match result commits and before it
+//! replies, then restarted on the same database, answers the retried post
+//! with "already recorded": the reward is credited once and nothing is lost.
+//!
+//! The gateway runs in a child process: this test binary re-executes itself
+//! to run `child_gateway` (which serves until killed) with the crash hook
+//! (`HIGHTICK_GATEWAY_CRASH_AFTER_RESULT_COMMIT=1`) set the first time.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::Http;
+use hightick_gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, GatewayConfig, Secrets, serve};
+use serde_json::json;
+
+const CHILD_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_DIR";
+const SECRET: &str = "crash-test-server-secret-0123456789";
+
+/// Runs only inside the child process: a gateway over the SQLite database in
+/// the given directory, until it is killed.
+#[test]
+fn child_gateway() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let dir = Path::new(&dir);
+    let config = GatewayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: dir.join("data"),
+        rate_limit_per_s: 0.0,
+        token_key_file: Some(dir.join("key.hex")),
+        session_key_file: Some(dir.join("session.hex")),
+        server_secret_file: Some(dir.join("server.secret")),
+        ..GatewayConfig::default()
+    };
+    let secrets = Secrets::load(
+        config.token_key_file.as_deref(),
+        config.session_key_file.as_deref(),
+        config.server_secret_file.as_deref(),
+    )
+    .unwrap();
+    serve(&config, secrets, |address| {
+        println!("LISTENING {address}");
+    })
+    .unwrap();
+}
+
+fn spawn_child(dir: &Path, crash: bool) -> (Child, SocketAddr) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--exact",
+            "child_gateway",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if crash {
+        command.env(CRASH_AFTER_RESULT_COMMIT_ENV, "1");
+    } else {
+        command.env_remove(CRASH_AFTER_RESULT_COMMIT_ENV);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let address = loop {
+        let line = lines.next().expect("the child prints its address").unwrap();
+        // The harness may print "test child_gateway ... " before it.
+        if let Some((_, a)) = line.split_once("LISTENING ") {
+            break a.trim().parse().unwrap();
+        }
+    };
+    // Keep reading, so the child's later output never meets a closed pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, address)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_committed_before_a_sigkill_is_credited_once_after_the_retry() {
+    let dir = common::temp_dir("crash");
+    std::fs::write(dir.join("key.hex"), "11".repeat(32)).unwrap();
+    std::fs::write(dir.join("session.hex"), "22".repeat(32)).unwrap();
+    std::fs::write(dir.join("server.secret"), SECRET).unwrap();
+
+    let (mut child, address) = spawn_child(&dir, true);
+    let http = Http::new(address, 4);
+    let (a, token_a) = http.guest("crash-a").await;
+    let (b, _) = http.guest("crash-b").await;
+    let result = json!({ "match_id": "m-crash", "mode": "5v5", "players": [
+        { "account_id": a, "team": 0, "score": 7, "outcome": "win", "reward": 70 },
+        { "account_id": b, "team": 1, "score": 2, "outcome": "loss", "reward": 5 },
+    ]});
+
+    // The gateway dies between the commit and the reply: the client sees no answer.
+    let body = serde_json::to_vec(&result).unwrap();
+    let request = hyper::Request::post(format!("http://{address}/v1/results"))
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {SECRET}"))
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .unwrap();
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http();
+    let answer = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+        .await
+        .expect("the connection ends");
+    assert!(answer.is_err(), "no reply after the crash: {answer:?}");
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+
+    // Restarted on the same database, the retried post credits nothing more.
+    let (mut child, address) = spawn_child(&dir, false);
+    let http = Http::new(address, 4);
+    let retry = http.post_result(SECRET, &result).await;
+    assert_eq!(retry.status, 200, "{}", retry.text);
+    assert_eq!(
+        retry.body["recorded"], false,
+        "the first post had committed"
+    );
+    let again = http.post_result(SECRET, &result).await;
+    assert_eq!(again.body["recorded"], false);
+
+    // The session from before the crash still works (signing key from a file).
+    let profile = http.get("/v1/me/profile", Some(&token_a)).await;
+    assert_eq!(profile.status, 200, "{}", profile.text);
+    assert_eq!(profile.body["balance"], 70, "credited exactly once");
+    assert_eq!(profile.body["stats"]["matches_played"], 1);
+    assert_eq!(profile.body["stats"]["wins"], 1);
+    let history = http.get("/v1/me/matches", Some(&token_a)).await;
+    assert_eq!(history.body["matches"].as_array().unwrap().len(), 1);
+    assert_eq!(history.body["matches"][0]["match_id"], "m-crash");
+
+    // A clean stop this time.
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,201 @@
+//! Matchmaking end to end: a real hightick-server host registers with the
+//! gateway, ten players queue for a 5v5, the gateway allocates one match on
+//! the host and hands each player a connect token, and every one of the ten
+//! connects to the host over UDP with it.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::Http;
+use hightick_net::wire::MAX_PACKET_BYTES;
+use hightick_net::{Client, ClientConfig, ConnectToken};
+use hightick_server::{Host, HostConfig, MatchInfo};
+use serde_json::{Value, json};
+
+fn start_host(key: &hightick_net::Key) -> Host {
+    let config = HostConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        admin: "127.0.0.1:0".parse().unwrap(),
+        workers: 1,
+        max_matches_per_worker: 4,
+        match_linger_s: 0.5,
+        ..HostConfig::default()
+    };
+    Host::start(&config, key).expect("host starts")
+}
+
+/// Drives ten secure-layer clients over real sockets until all are connected.
+fn connect_all(tokens: Vec<ConnectToken>, patience: Duration) -> usize {
+    let mut clients: Vec<(Client, UdpSocket)> = tokens
+        .into_iter()
+        .map(|t| {
+            let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+            socket.set_nonblocking(true).unwrap();
+            (
+                Client::new(t, ClientConfig::default(), Instant::now()).unwrap(),
+                socket,
+            )
+        })
+        .collect();
+    let mut buf = vec![0u8; MAX_PACKET_BYTES + 64];
+    let start = Instant::now();
+    while start.elapsed() < patience {
+        let now = Instant::now();
+        for (net, socket) in &mut clients {
+            if net.poll_timeout().is_some_and(|t| t <= now) {
+                net.handle_timeout(now);
+            }
+            while let Some(t) = net.poll_transmit(now, &mut buf) {
+                let _ = socket.send_to(&buf[..t.len], t.destination);
+            }
+            while let Ok((n, from)) = socket.recv_from(&mut buf) {
+                net.handle_datagram(now, from, &mut buf[..n]);
+            }
+        }
+        if clients.iter().all(|(c, _)| c.is_connected()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    clients.iter().filter(|(c, _)| c.is_connected()).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_queued_players_get_one_match_and_tokens_the_host_accepts() {
+    let (_, store) = common::stores("matchmaking", 4).await.remove(0);
+    let (gateway, secrets) = common::start(&common::test_config(), store).await;
+    let host = start_host(&secrets.token_key);
+    let http = Http::new(gateway.address(), 16);
+
+    // The host registers (and would heartbeat) with the server secret.
+    let register = json!({ "admin": host.admin_address().to_string(), "capacity": 4 });
+    let a = http
+        .post("/v1/hosts", &register, Some(&secrets.server_secret))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        http.post("/v1/hosts", &register, Some("wrong-secret"))
+            .await
+            .status,
+        401
+    );
+
+    let mut players = Vec::new();
+    for i in 0..10 {
+        players.push(http.guest(&format!("mm-player-{i}")).await);
+    }
+    let mut tickets = Vec::new();
+    for (i, (_, token)) in players.iter().enumerate() {
+        let a = http
+            .post(
+                "/v1/matchmaking/tickets",
+                &json!({ "mode": "5v5" }),
+                Some(token),
+            )
+            .await;
+        assert!(a.status == 202 || a.status == 200, "{}", a.text);
+        if i < 9 {
+            assert_eq!(a.body["status"], "queued", "{}", a.text);
+            assert_eq!(a.body["position"], i + 1);
+            assert_eq!(a.body["needed"], 10);
+        }
+        tickets.push(a.body["ticket"].as_str().unwrap().to_owned());
+    }
+
+    let mut assignments: Vec<Value> = Vec::new();
+    for ((_, token), ticket) in players.iter().zip(&tickets) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let a = http
+                .get(
+                    &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
+                    Some(token),
+                )
+                .await;
+            if a.status == 200 {
+                assert_eq!(a.body["status"], "matched");
+                assignments.push(a.body["match"].clone());
+                break;
+            }
+            assert_eq!(a.status, 202, "{}", a.text);
+            assert!(Instant::now() < deadline, "no match: {}", a.text);
+        }
+    }
+    let match_ids: BTreeSet<&str> = assignments
+        .iter()
+        .map(|a| a["match_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(match_ids.len(), 1, "one match for all ten");
+    let ids: BTreeSet<i64> = players.iter().map(|(id, _)| *id).collect();
+    let roster: BTreeSet<i64> = assignments[0]["roster"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(roster, ids);
+
+    // The host runs the match with the ten accounts as its roster.
+    let address: SocketAddr = assignments[0]["address"].as_str().unwrap().parse().unwrap();
+    assert_eq!(address, host.game_addresses()[0]);
+    let tokens: Vec<ConnectToken> = assignments
+        .iter()
+        .map(|a| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(a["connect_token"].as_str().unwrap())
+                .unwrap();
+            ConnectToken::decode(&bytes).expect("a well-formed connect token")
+        })
+        .collect();
+    let connected =
+        tokio::task::spawn_blocking(move || connect_all(tokens, Duration::from_secs(20)))
+            .await
+            .unwrap();
+    assert_eq!(connected, 10, "every player connects with its token");
+
+    let admin = Http::new(host.admin_address(), 2);
+    let listed = admin.get("/v1/matches", None).await;
+    let matches: Vec<MatchInfo> = serde_json::from_str(&listed.text).unwrap();
+    assert_eq!(matches.len(), 1, "{}", listed.text);
+    assert_eq!(matches[0].players, 10);
+    assert_eq!(
+        matches[0].id,
+        assignments[0]["host_match_id"].as_u64().unwrap()
+    );
+
+    let metrics = http.get("/metrics", None).await.text;
+    assert!(
+        metrics.contains("hightick_gateway_matches_formed_total 1\n"),
+        "{metrics}"
+    );
+    // A player leaves nothing behind: joining again queues afresh.
+    let again = http
+        .post(
+            "/v1/matchmaking/tickets",
+            &json!({ "mode": "5v5" }),
+            Some(&players[0].1),
+        )
+        .await;
+    assert_eq!(again.body["status"], "queued", "{}", again.text);
+    let t = again.body["ticket"].as_str().unwrap();
+    let gone = http
+        .raw(
+            "DELETE",
+            &format!("/v1/matchmaking/tickets/{t}"),
+            None,
+            None,
+            Some(&players[0].1),
+        )
+        .await;
+    assert_eq!(gone.status, 200, "{}", gone.text);
+
+    host.drain(Duration::ZERO);
+    tokio::task::spawn_blocking(move || host.wait())
+        .await
+        .unwrap();
+    gateway.shutdown().await.unwrap();
+}

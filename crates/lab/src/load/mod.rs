@@ -1,0 +1,436 @@
+//! One load run, the unit every lab command is made of (`hightick demo` is one, each
+//! step of `hightick lab sweep` is one): server instances as child processes with
+//! `N` matches of a mode, a fleet of match bots in this process playing every seat,
+//! a warm-up, a steady measured window, and a [`RunSummary`] judged against the
+//! budgets.
+//!
+//! The caller names the `hightick` binary the servers run from (the CLI passes
+//! `std::env::current_exe()`), so the lab never guesses paths.
+
+mod admin;
+mod placement;
+mod server_process;
+mod tokens;
+mod window;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use hightick_arena::scenario::Scenario;
+use hightick_client::GameClientConfig;
+use hightick_net::Key;
+use hightick_server::{CreateMatch, format_key};
+use hightick_swarm::{BotTarget, Fleet, FleetConfig, FleetReport, MatchBotConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::budget_book::BudgetBook;
+use crate::error::LabError;
+use crate::summary::{BotRow, HostFacts, RunSummary};
+use admin::AdminClient;
+use server_process::{Launch, ServerProcess};
+use window::{InstanceWindow, RunShape};
+
+pub use placement::instance_cpu_sets;
+
+/// Most server instances one run starts.
+pub const MAX_INSTANCES: usize = 64;
+/// Longest a server instance may take to start answering.
+const STARTUP_PATIENCE: Duration = Duration::from_secs(15);
+/// Longest a server instance may take to drain and exit.
+const STOP_PATIENCE: Duration = Duration::from_secs(10);
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// The `hightick` binary the server instances run (`hightick serve`).
+    pub server_exe: PathBuf,
+    /// A human title for the summary.
+    pub title: String,
+    /// The server's scenario preset: `5v5`, `plaza100` or `plaza100_30hz`.
+    pub mode: String,
+    /// Matches at once, spread round-robin over the instances.
+    pub matches: u32,
+    /// Warm-up before measuring (connects, first rounds), not measured.
+    pub warmup: Duration,
+    /// The measured window.
+    pub duration: Duration,
+    /// Worker threads per instance (0: one per CPU the instance may use).
+    pub workers: usize,
+    /// Server processes.
+    pub instances: usize,
+    /// Bind instance `i` to its CPU set (NUMA node `i mod nodes`, see
+    /// [`instance_cpu_sets`]).
+    pub bind: bool,
+}
+
+impl LoadSpec {
+    /// A spec for `matches` matches of `mode` with one unbound instance, one worker
+    /// per CPU, 5 s of warm-up and 20 s measured.
+    pub fn new(server_exe: impl Into<PathBuf>, mode: &str, matches: u32) -> Self {
+        LoadSpec {
+            server_exe: server_exe.into(),
+            title: format!("hightick {mode} x {matches}"),
+            mode: mode.to_string(),
+            matches,
+            warmup: Duration::from_secs(5),
+            duration: Duration::from_secs(20),
+            workers: 0,
+            instances: 1,
+            bind: false,
+        }
+    }
+
+    /// The scenario preset of the spec's mode, or an error listing the known ones.
+    pub fn scenario(&self) -> Result<Scenario, LabError> {
+        Scenario::by_name(&self.mode).ok_or_else(|| {
+            LabError::config(
+                "mode",
+                format!("unknown `{}` (known: {})", self.mode, Scenario::NAMES),
+            )
+        })
+    }
+
+    /// Checks the spec without starting anything.
+    pub fn validate(&self) -> Result<Scenario, LabError> {
+        let scenario = self.scenario()?;
+        if self.matches == 0 || self.matches > 4096 {
+            return Err(LabError::config("matches", "must be 1 to 4096"));
+        }
+        if self.duration < Duration::from_secs(1) {
+            return Err(LabError::config("duration", "at least 1s"));
+        }
+        if self.instances == 0 || self.instances > MAX_INSTANCES {
+            return Err(LabError::config(
+                "instances",
+                format!("must be 1 to {MAX_INSTANCES}"),
+            ));
+        }
+        Ok(scenario)
+    }
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Bots connecting, first rounds; not measured.
+    WarmingUp,
+    /// The measured window.
+    Measuring,
+}
+
+/// A progress sample, about once a second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Where the run is.
+    pub phase: Phase,
+    /// Since the bots started.
+    pub elapsed: Duration,
+    /// Warm-up plus measured window.
+    pub total: Duration,
+    /// Bots connected now.
+    pub connected: u64,
+    /// Bots in the fleet.
+    pub bots: usize,
+    /// Server CPU cores used in the last second, all instances.
+    pub server_cpu_cores: f64,
+    /// p99 match-tick time in the last second, worst instance, microseconds.
+    pub tick_p99_us: f64,
+    /// Kills so far.
+    pub kills: u64,
+}
+
+/// The commit and host facts of this build and machine: `git rev-parse HEAD` in the
+/// working directory, else in the source tree the lab was built from.
+pub fn this_host() -> HostFacts {
+    HostFacts::detect(Path::new("/"), crate::history::git_commit())
+}
+
+/// The CPU set of each instance of `spec` (empty when the instances are not bound).
+pub fn cpu_sets_for(spec: &LoadSpec) -> Vec<Vec<u32>> {
+    if spec.bind {
+        let nodes = placement::numa_nodes(Path::new("/"));
+        instance_cpu_sets(spec.instances, &nodes, &placement::allowed_cpus())
+    } else {
+        Vec::new()
+    }
+}
+
+/// CPUs the servers of `spec` may use: their CPU sets together when bound, else every
+/// CPU this process may use.
+pub fn cores_for(spec: &LoadSpec) -> u32 {
+    let mut cpus: Vec<u32> = if spec.bind {
+        cpu_sets_for(spec).concat()
+    } else {
+        placement::allowed_cpus()
+    };
+    cpus.sort_unstable();
+    cpus.dedup();
+    u32::try_from(cpus.len()).unwrap_or(u32::MAX).max(1)
+}
+
+/// A scratch directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self, LabError> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("hightick-lab-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(LabError::io(format!("creating {}", dir.display())))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The bots' settings for a scenario: its map, play style, entity count and rate.
+fn fleet_config(scenario: &Scenario, length: Duration) -> FleetConfig {
+    let rate = scenario.match_config.tick_rate_hz;
+    let defaults = MatchBotConfig::default();
+    // Inputs about 47 ms ahead of the server (6 ticks at 128 Hz), inside its window.
+    let lead = (6 * rate).div_ceil(128).clamp(
+        2,
+        u32::from(scenario.match_config.input_window_ticks.max(3)) - 1,
+    );
+    FleetConfig {
+        duration: length,
+        tick_rate_hz: rate,
+        bot: MatchBotConfig {
+            map: scenario.arena.map.clone(),
+            style: scenario.bots,
+            input_lead_ticks: lead,
+            client: GameClientConfig {
+                entities: usize::from(scenario.match_config.max_entities),
+                tick_rate_hz: rate,
+                ..defaults.client.clone()
+            },
+            ..defaults
+        },
+    }
+}
+
+fn bot_row(report: &FleetReport, players: u32) -> BotRow {
+    let c = &report.counters;
+    let per_match = u64::from(players.max(1));
+    BotRow {
+        bots: u32::try_from(report.bots).unwrap_or(u32::MAX),
+        connected: u32::try_from(c.connected).unwrap_or(u32::MAX),
+        snapshots: c.snapshots,
+        decode_errors: c.decode_errors,
+        desyncs: c.desyncs,
+        // Each kill and round end reaches every player of its match.
+        kills: c.kills() / per_match,
+        rounds: c.round_ends() / per_match,
+        snapshot_interval_p50_ms: report.interarrival_p50_us() as f64 / 1000.0,
+        snapshot_interval_p99_ms: report.interarrival_p99_us() as f64 / 1000.0,
+    }
+}
+
+/// Runs one load run to its summary, judged against `budgets` (also handed to the
+/// servers). `progress` is called about once a second.
+pub fn run_load(
+    spec: &LoadSpec,
+    budgets: &BudgetBook,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RunSummary, LabError> {
+    let scenario = spec.validate()?;
+    let scratch = Scratch::new()?;
+    let key = Key::generate(&mut rand::rng());
+    let key_file = scratch.0.join("key.hex");
+    tokens::write_secret(&key_file, &format_key(&key))?;
+
+    let cpu_sets = cpu_sets_for(spec);
+    let mut servers = Vec::with_capacity(spec.instances);
+    for i in 0..spec.instances {
+        let launch = Launch {
+            exe: &spec.server_exe,
+            workers: spec.workers,
+            key_file: &key_file,
+            budgets: budgets.path(),
+            cpus: cpu_sets.get(i).map(Vec::as_slice),
+            log: scratch.0.join(format!("server-{i}.log")),
+        };
+        servers.push(ServerProcess::start(&launch)?);
+    }
+    let admins: Vec<AdminClient> = servers.iter().map(|s| AdminClient::new(s.admin)).collect();
+    for admin in &admins {
+        admin.wait_healthy(STARTUP_PATIENCE)?;
+    }
+
+    let players = u32::from(scenario.players);
+    let mut targets = Vec::with_capacity((spec.matches * players) as usize);
+    for m in 0..spec.matches {
+        let roster: Vec<u64> = (1..=u64::from(players))
+            .map(|p| 10_000 * (u64::from(m) + 1) + p)
+            .collect();
+        let mut request = CreateMatch::new(&spec.mode, roster.clone());
+        request.seed = Some(u64::from(m) + 1);
+        let info = admins[m as usize % admins.len()].create_match(&request)?;
+        for id in roster {
+            targets.push(BotTarget {
+                server: info.address,
+                token: tokens::mint_token(&key, id, info.address)?,
+            });
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("hightick-bots")
+        .enable_all()
+        .build()
+        .map_err(LabError::io("starting the bots' runtime"))?;
+    let _guard = runtime.enter();
+    let total = spec.warmup + spec.duration;
+    let config = fleet_config(&scenario, total + Duration::from_secs(30));
+    let fleet = Fleet::launch(&targets, &config, Arc::new(AtomicBool::new(false)))?;
+
+    let mut run_start_uptime = Vec::with_capacity(admins.len());
+    for admin in &admins {
+        run_start_uptime.push(admin.stats()?.uptime_s);
+    }
+    let start = Instant::now();
+    let mut window_start: Option<(Vec<hightick_server::HostStats>, Vec<f64>, Instant)> = None;
+    while start.elapsed() < total {
+        // Once a second, like the servers' own timeline: every stats call makes each
+        // worker build a report between ticks, so polling costs the servers a little.
+        std::thread::sleep(Duration::from_secs(1));
+        if window_start.is_none() && start.elapsed() >= spec.warmup {
+            for admin in &admins {
+                admin.reset_stats()?;
+            }
+            let mut at = Vec::with_capacity(admins.len());
+            for admin in &admins {
+                at.push(admin.stats()?);
+            }
+            let cpu = servers.iter().map(ServerProcess::cpu_seconds).collect();
+            window_start = Some((at, cpu, Instant::now()));
+        }
+        let mut cpu = 0.0;
+        let mut p99: f64 = 0.0;
+        for admin in &admins {
+            if let Some(point) = admin.stats()?.timeline.last() {
+                cpu += point.cpu_cores;
+                p99 = p99.max(point.tick_p99_us);
+            }
+        }
+        let live = fleet.live();
+        progress(&Progress {
+            phase: if window_start.is_some() {
+                Phase::Measuring
+            } else {
+                Phase::WarmingUp
+            },
+            elapsed: start.elapsed(),
+            total,
+            connected: live.connected,
+            bots: fleet.bots(),
+            server_cpu_cores: cpu,
+            tick_p99_us: p99,
+            kills: live.kills() / u64::from(players.max(1)),
+        });
+    }
+    let mut end = Vec::with_capacity(admins.len());
+    for admin in &admins {
+        end.push(admin.stats()?);
+    }
+    let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
+    let end_at = Instant::now();
+    fleet.stop();
+    let report = runtime.block_on(fleet.finish());
+    for server in servers {
+        server.stop(STOP_PATIENCE)?;
+    }
+
+    let Some((start_stats, cpu_start, start_at)) = window_start else {
+        return Err(LabError::config(
+            "duration",
+            "the run ended before the measured window began",
+        ));
+    };
+    let windows: Vec<InstanceWindow> = start_stats
+        .into_iter()
+        .zip(end)
+        .zip(cpu_start.into_iter().zip(cpu_end))
+        .zip(run_start_uptime)
+        .map(
+            |(((start, end), (cpu_start_s, cpu_end_s)), run_start_uptime_s)| InstanceWindow {
+                start,
+                end,
+                cpu_start_s,
+                cpu_end_s,
+                run_start_uptime_s,
+            },
+        )
+        .collect();
+    let shape = RunShape {
+        title: spec.title.clone(),
+        mode: spec.mode.clone(),
+        tick_rate_hz: scenario.match_config.tick_rate_hz,
+        matches: spec.matches,
+        players_per_match: players,
+        warmup_s: spec.warmup.as_secs_f64(),
+    };
+    let wall_s = end_at.duration_since(start_at).as_secs_f64();
+    let mut summary = window::build(
+        &shape,
+        &windows,
+        wall_s,
+        bot_row(&report, players),
+        this_host(),
+    );
+    budgets.apply(&mut summary);
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bots_follow_their_scenario() {
+        let five = fleet_config(&Scenario::five_v_five(), Duration::from_secs(1));
+        assert_eq!(five.tick_rate_hz, 128);
+        assert_eq!(five.bot.input_lead_ticks, 6);
+        assert_eq!(five.bot.map, Scenario::five_v_five().arena.map);
+        let plaza = fleet_config(&Scenario::plaza100(30), Duration::from_secs(1));
+        assert_eq!(plaza.tick_rate_hz, 30);
+        assert_eq!(plaza.bot.client.tick_rate_hz, 30);
+        assert_eq!(plaza.bot.map, "plaza");
+        assert_eq!(plaza.bot.client.entities, 256);
+        assert_eq!(plaza.bot.input_lead_ticks, 2);
+    }
+
+    #[test]
+    fn specs_are_checked_before_anything_starts() {
+        let spec = LoadSpec::new("/bin/false", "5v5", 2);
+        assert!(spec.validate().is_ok());
+        let bad = |edit: fn(&mut LoadSpec)| {
+            let mut s = spec.clone();
+            edit(&mut s);
+            s.validate().unwrap_err().to_string()
+        };
+        assert!(bad(|s| s.mode = "duel".into()).contains("known: 5v5"));
+        assert!(bad(|s| s.matches = 0).starts_with("matches"));
+        assert!(bad(|s| s.instances = 0).starts_with("instances"));
+        assert!(bad(|s| s.duration = Duration::from_millis(10)).starts_with("duration"));
+    }
+
+    #[test]
+    fn a_binary_that_is_no_server_is_a_clear_error() {
+        let spec = LoadSpec {
+            duration: Duration::from_secs(1),
+            ..LoadSpec::new("/bin/true", "5v5", 1)
+        };
+        let err = run_load(&spec, &BudgetBook::shipped(), &mut |_| {}).unwrap_err();
+        assert!(matches!(err, LabError::Server(_)), "{err}");
+    }
+}

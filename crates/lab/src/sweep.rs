@@ -1,0 +1,400 @@
+//! The density sweep: the same load run at more and more matches (1, 2, 4, 8, ... or a
+//! given list) until budgets break, then the answer: the largest load at which every
+//! match's p99 tick time stays within its budget while the servers leave 10% of their
+//! CPUs free, and the games per core at that load. Optionally a probe of one 100-player
+//! plaza match at several tick rates, for the highest rate that keeps its budget.
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget_book::BudgetBook;
+use crate::error::LabError;
+use crate::load::{LoadSpec, Progress, run_load};
+use crate::summary::{GPC_HEADROOM, HostFacts, RunSummary};
+
+/// How the number of matches steps up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StepPlan {
+    /// Exactly these counts, in increasing order; every step runs.
+    Matches(Vec<u32>),
+    /// 1, 2, 4, ... up to `max` (and `max` itself), stopping after the first step that
+    /// breaks its budget or the CPU headroom.
+    Doubling {
+        /// The largest count tried.
+        max: u32,
+    },
+}
+
+impl StepPlan {
+    /// A list of counts, sorted with duplicates removed; zero is refused.
+    pub fn matches(mut counts: Vec<u32>) -> Result<Self, LabError> {
+        if counts.is_empty() || counts.contains(&0) {
+            return Err(LabError::config(
+                "matches",
+                "give one or more counts of at least 1, e.g. 1,2,4,8",
+            ));
+        }
+        counts.sort_unstable();
+        counts.dedup();
+        Ok(StepPlan::Matches(counts))
+    }
+
+    /// Every count the plan may run, in order.
+    pub fn counts(&self) -> Vec<u32> {
+        match self {
+            StepPlan::Matches(c) => c.clone(),
+            StepPlan::Doubling { max } => {
+                let mut c: Vec<u32> = std::iter::successors(Some(1u32), |n| n.checked_mul(2))
+                    .take_while(|n| n <= max)
+                    .collect();
+                if c.last() != Some(max) && *max > 0 {
+                    c.push(*max);
+                }
+                c
+            }
+        }
+    }
+
+    fn stops_at_first_break(&self) -> bool {
+        matches!(self, StepPlan::Doubling { .. })
+    }
+}
+
+/// `1 match`, `4 matches`.
+pub fn matches_text(n: u32) -> String {
+    if n == 1 {
+        "1 match".to_string()
+    } else {
+        format!("{n} matches")
+    }
+}
+
+/// The plaza tick rates the server has presets for, with their mode names: the
+/// server takes the rate from the preset (`POST /v1/matches` has no tick-rate field).
+pub const PLAZA_PRESETS: [(u32, &str); 2] = [(128, "plaza100"), (30, "plaza100_30hz")];
+
+/// The plaza preset running at `rate` Hz, or an error naming the rates there are.
+pub fn plaza_mode(rate: u32) -> Result<&'static str, LabError> {
+    PLAZA_PRESETS
+        .iter()
+        .find(|(r, _)| *r == rate)
+        .map(|(_, m)| *m)
+        .ok_or_else(|| {
+            LabError::config(
+                "plaza-rates",
+                format!(
+                    "{rate} Hz: the server runs plaza100 only at {} Hz (its presets; \
+                     a match's tick rate cannot be set per request)",
+                    PLAZA_PRESETS
+                        .iter()
+                        .map(|(r, _)| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            )
+        })
+}
+
+/// A whole sweep's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPlan {
+    /// Each step's run (its `matches` is replaced by the step's count).
+    pub base: LoadSpec,
+    /// The counts.
+    pub steps: StepPlan,
+    /// Plaza tick rates to probe, any order (empty: no probe).
+    pub plaza_rates: Vec<u32>,
+}
+
+/// One step of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepStep {
+    /// Matches run.
+    pub matches: u32,
+    /// Every match's p99 tick time within the tick budget.
+    pub within_budget: bool,
+    /// Server CPU at most 90% of the CPUs the servers may use.
+    pub cpu_headroom_ok: bool,
+    /// The run.
+    pub summary: RunSummary,
+}
+
+impl SweepStep {
+    /// Within budget and with CPU headroom.
+    pub fn passed(&self) -> bool {
+        self.within_budget && self.cpu_headroom_ok
+    }
+}
+
+/// One plaza tick rate tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlazaStep {
+    /// Ticks per second.
+    pub tick_rate_hz: u32,
+    /// The server preset run.
+    pub mode: String,
+    /// The match's p99 tick time within its budget.
+    pub within_budget: bool,
+    /// The run.
+    pub summary: RunSummary,
+}
+
+/// What a sweep found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    /// A human title.
+    pub title: String,
+    /// The mode swept.
+    pub mode: String,
+    /// Its tick rate.
+    pub tick_rate_hz: u32,
+    /// Players per match.
+    pub players_per_match: u32,
+    /// Measured window per step, seconds.
+    pub step_duration_s: f64,
+    /// Warm-up per step, seconds.
+    pub warmup_s: f64,
+    /// Server processes per step.
+    pub instances: usize,
+    /// Whether instances were bound to CPU sets.
+    pub bind: bool,
+    /// CPUs the servers could use (the 100% of the CPU headroom rule).
+    pub cores_available: u32,
+    /// The budgets file judged against.
+    pub budget_file: String,
+    /// The machine.
+    pub host: HostFacts,
+    /// Steps run, in increasing match count.
+    pub steps: Vec<SweepStep>,
+    /// The largest count that passed (within budget with CPU headroom).
+    pub best_matches: Option<u32>,
+    /// Games per core at that count (0 when none passed).
+    pub gpc: f64,
+    /// Plaza rates tried, highest first.
+    pub plaza: Vec<PlazaStep>,
+    /// The highest plaza rate within budget.
+    pub plaza_max_hz: Option<u32>,
+}
+
+/// What a sweep tells its watcher.
+#[derive(Debug)]
+pub enum SweepEvent<'a> {
+    /// A step begins.
+    Started {
+        /// e.g. `5v5 x 4 matches`.
+        label: String,
+        /// 1-based step number.
+        step: usize,
+        /// Steps planned (a doubling sweep may end sooner).
+        of: usize,
+    },
+    /// A progress sample of the running step.
+    Progress(&'a Progress),
+    /// A step ended.
+    Finished {
+        /// As in `Started`.
+        label: String,
+        /// Its result.
+        summary: &'a RunSummary,
+        /// Whether it passed.
+        passed: bool,
+    },
+}
+
+/// Runs the sweep, each step a fresh set of servers.
+pub fn run_sweep(
+    plan: &SweepPlan,
+    budgets: &BudgetBook,
+    watch: &mut dyn FnMut(SweepEvent<'_>),
+) -> Result<SweepReport, LabError> {
+    let scenario = plan.base.validate()?;
+    let mut plaza_rates = plan.plaza_rates.clone();
+    plaza_rates.sort_unstable_by(|a, b| b.cmp(a));
+    plaza_rates.dedup();
+    let plaza_modes = plaza_rates
+        .iter()
+        .map(|&r| plaza_mode(r).map(|m| (r, m)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let counts = plan.steps.counts();
+    let cores_available = crate::load::cores_for(&plan.base);
+    let of = counts.len() + plaza_modes.len();
+    let mut report = SweepReport {
+        title: format!("hightick lab sweep: {}", plan.base.mode),
+        mode: plan.base.mode.clone(),
+        tick_rate_hz: scenario.match_config.tick_rate_hz,
+        players_per_match: u32::from(scenario.players),
+        step_duration_s: plan.base.duration.as_secs_f64(),
+        warmup_s: plan.base.warmup.as_secs_f64(),
+        instances: plan.base.instances,
+        bind: plan.base.bind,
+        cores_available,
+        budget_file: budgets.file().to_string(),
+        host: crate::load::this_host(),
+        steps: Vec::new(),
+        best_matches: None,
+        gpc: 0.0,
+        plaza: Vec::new(),
+        plaza_max_hz: None,
+    };
+    for (i, &matches) in counts.iter().enumerate() {
+        let label = format!("{} x {}", plan.base.mode, matches_text(matches));
+        watch(SweepEvent::Started {
+            label: label.clone(),
+            step: i + 1,
+            of,
+        });
+        let spec = LoadSpec {
+            title: format!("hightick lab sweep: {label}"),
+            matches,
+            ..plan.base.clone()
+        };
+        let summary = run_load(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
+        let step = judge_step(summary, cores_available);
+        watch(SweepEvent::Finished {
+            label,
+            summary: &step.summary,
+            passed: step.passed(),
+        });
+        let passed = step.passed();
+        report.steps.push(step);
+        if !passed && plan.steps.stops_at_first_break() {
+            break;
+        }
+    }
+    for (k, &(rate, mode)) in plaza_modes.iter().enumerate() {
+        let label = format!("{mode}: 1 match of 100 at {rate} Hz");
+        watch(SweepEvent::Started {
+            label: label.clone(),
+            step: report.steps.len() + k + 1,
+            of,
+        });
+        let spec = LoadSpec {
+            title: format!("hightick lab sweep: {label}"),
+            mode: mode.to_string(),
+            matches: 1,
+            ..plan.base.clone()
+        };
+        let summary = run_load(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
+        let within_budget = summary.within_budget;
+        watch(SweepEvent::Finished {
+            label,
+            summary: &summary,
+            passed: within_budget,
+        });
+        report.plaza.push(PlazaStep {
+            tick_rate_hz: rate,
+            mode: mode.to_string(),
+            within_budget,
+            summary,
+        });
+    }
+    conclude(&mut report);
+    Ok(report)
+}
+
+/// A step's verdicts: budget (already judged) and CPU headroom.
+pub fn judge_step(summary: RunSummary, cores_available: u32) -> SweepStep {
+    let limit = f64::from(cores_available) * GPC_HEADROOM;
+    SweepStep {
+        matches: summary.matches,
+        within_budget: summary.within_budget,
+        cpu_headroom_ok: summary.server_cpu_cores <= limit,
+        summary,
+    }
+}
+
+/// Fills in the answers from the steps: the best count, its games per core, and the
+/// highest plaza rate within budget.
+pub fn conclude(report: &mut SweepReport) {
+    let best = report
+        .steps
+        .iter()
+        .filter(|s| s.passed())
+        .max_by_key(|s| s.matches);
+    report.best_matches = best.map(|s| s.matches);
+    report.gpc = best.map_or(0.0, |s| s.summary.gpc);
+    report.plaza_max_hz = report
+        .plaza
+        .iter()
+        .filter(|p| p.within_budget)
+        .map(|p| p.tick_rate_hz)
+        .max();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubling_reaches_the_maximum() {
+        assert_eq!(StepPlan::Doubling { max: 8 }.counts(), vec![1, 2, 4, 8]);
+        assert_eq!(
+            StepPlan::Doubling { max: 12 }.counts(),
+            vec![1, 2, 4, 8, 12]
+        );
+        assert_eq!(StepPlan::Doubling { max: 1 }.counts(), vec![1]);
+        assert!(StepPlan::Doubling { max: 0 }.counts().is_empty());
+    }
+
+    #[test]
+    fn match_lists_are_sorted_and_zero_is_refused() {
+        assert_eq!(
+            StepPlan::matches(vec![4, 1, 2, 4]).unwrap().counts(),
+            vec![1, 2, 4]
+        );
+        assert!(StepPlan::matches(vec![0, 1]).is_err());
+        assert!(StepPlan::matches(vec![]).is_err());
+    }
+
+    #[test]
+    fn plaza_rates_map_to_server_presets() {
+        assert_eq!(plaza_mode(128).unwrap(), "plaza100");
+        assert_eq!(plaza_mode(30).unwrap(), "plaza100_30hz");
+        let err = plaza_mode(64).unwrap_err().to_string();
+        assert!(err.contains("128 and 30"), "{err}");
+    }
+
+    fn step(matches: u32, cpu: f64, within_budget: bool) -> SweepStep {
+        let summary = RunSummary {
+            matches,
+            server_cpu_cores: cpu,
+            gpc: crate::games_per_core(matches, cpu),
+            within_budget,
+            ..RunSummary::default()
+        };
+        judge_step(summary, 2)
+    }
+
+    #[test]
+    fn the_answer_is_the_largest_passing_step() {
+        let mut report = SweepReport {
+            title: String::new(),
+            mode: "5v5".into(),
+            tick_rate_hz: 128,
+            players_per_match: 10,
+            step_duration_s: 1.0,
+            warmup_s: 1.0,
+            instances: 1,
+            bind: false,
+            cores_available: 2,
+            budget_file: String::new(),
+            host: HostFacts::default(),
+            steps: vec![
+                step(1, 0.1, true),
+                step(2, 0.2, true),
+                step(4, 1.85, true),
+                step(8, 1.0, false),
+            ],
+            best_matches: None,
+            gpc: 0.0,
+            plaza: Vec::new(),
+            plaza_max_hz: None,
+        };
+        assert!(!report.steps[2].cpu_headroom_ok, "1.85 > 0.9 x 2 cores");
+        conclude(&mut report);
+        assert_eq!(report.best_matches, Some(2));
+        assert!((report.gpc - 9.0).abs() < 1e-9);
+        report.steps.truncate(0);
+        conclude(&mut report);
+        assert_eq!((report.best_matches, report.gpc), (None, 0.0));
+    }
+}

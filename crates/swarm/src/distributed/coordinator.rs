@@ -1,0 +1,211 @@
+//! `hightick swarm run --agents a,b`: the coordinator hands each agent its
+//! shard, merges their intervals as they stream in, runs pacing on the
+//! merged measurements and sends the rate back, and writes the result.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+
+use super::wire::{Message, StartPlan, read_message, write_message};
+use crate::aggregate::{Aggregate, Progress};
+use crate::driver::Shard;
+use crate::error::SwarmError;
+use crate::interval::Interval;
+use crate::result::RunResult;
+use crate::scenario::{Overrides, Scenario};
+
+/// How long agents get between the start message and the run's start.
+const START_DELAY: Duration = Duration::from_millis(1_000);
+
+enum Event {
+    Message(usize, Message),
+    Gone(usize, String),
+}
+
+struct Pending {
+    merged: Interval,
+    from: usize,
+}
+
+/// Runs `scenario` (with `overrides`) on `agents` (`host:port` each),
+/// calling `observe` after every merged interval. An agent that does not
+/// accept yet is tried again for up to `connect_wait` (agents on a cluster
+/// come up in their own time).
+pub async fn run_distributed(
+    scenario: Arc<Scenario>,
+    overrides: &Overrides,
+    agents: &[String],
+    connect_wait: Duration,
+    stop: Arc<AtomicBool>,
+    mut observe: impl FnMut(&Progress),
+) -> Result<RunResult, SwarmError> {
+    if agents.is_empty() {
+        return Err(SwarmError::Protocol("no agents".to_owned()));
+    }
+    let n = agents.len();
+    let steps = scenario.step_names.len();
+    let seed: u64 = rand::random();
+    let mut writers: Vec<Option<OwnedWriteHalf>> = Vec::with_capacity(n);
+    let (events, mut inbox) = tokio::sync::mpsc::unbounded_channel();
+    let mut wbuf = Vec::new();
+    for (i, addr) in agents.iter().enumerate() {
+        let stream = connect(addr, connect_wait).await?;
+        let _ = stream.set_nodelay(true);
+        let (mut rx, mut tx) = stream.into_split();
+        let plan = StartPlan {
+            scenario: scenario.text.clone(),
+            file: scenario.file.clone(),
+            overrides: overrides.clone(),
+            shard: Shard {
+                index: i as u32,
+                count: n as u32,
+            },
+            start_in_ms: START_DELAY.as_millis() as u64,
+            seed,
+        };
+        write_message(&mut tx, &Message::Start(plan), &mut wbuf)
+            .await
+            .map_err(|e| SwarmError::Protocol(format!("agent {addr}: {e}")))?;
+        let mut rbuf = Vec::new();
+        match read_message(&mut rx, &mut rbuf, steps).await {
+            Ok(Message::Ready) => {}
+            Ok(Message::Failed(why)) => {
+                return Err(SwarmError::Protocol(format!("agent {addr}: {why}")));
+            }
+            Ok(other) => {
+                return Err(SwarmError::Protocol(format!(
+                    "agent {addr}: expected Ready, got {other:?}"
+                )));
+            }
+            Err(e) => return Err(SwarmError::Protocol(format!("agent {addr}: {e}"))),
+        }
+        let events = events.clone();
+        tokio::spawn(async move {
+            loop {
+                match read_message(&mut rx, &mut rbuf, steps).await {
+                    Ok(msg) => {
+                        let done = matches!(msg, Message::Done);
+                        if events.send(Event::Message(i, msg)).is_err() || done {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = events.send(Event::Gone(i, e));
+                        break;
+                    }
+                }
+            }
+        });
+        writers.push(Some(tx));
+    }
+    drop(events);
+
+    let mut aggregate = Aggregate::new(&scenario, n as u32);
+    if let Some(rate) = aggregate.rate() {
+        broadcast(&mut writers, &Message::Rate(rate), &mut wbuf).await;
+    }
+    let mut pending: BTreeMap<u32, Pending> = BTreeMap::new();
+    let mut live = n;
+    let mut done = 0;
+    let mut last_t = Duration::ZERO;
+    let mut stop_sent = false;
+    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    while done < live {
+        let event = tokio::select! {
+            e = inbox.recv() => e,
+            _ = ticker.tick() => {
+                if stop.load(Ordering::Relaxed) && !stop_sent {
+                    stop_sent = true;
+                    broadcast(&mut writers, &Message::Stop, &mut wbuf).await;
+                }
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        match event {
+            Event::Message(
+                _,
+                Message::Interval {
+                    drain: true,
+                    interval,
+                    ..
+                },
+            ) => {
+                aggregate.absorb(&interval);
+            }
+            Event::Message(_, Message::Interval { seq, interval, .. }) => {
+                let entry = pending.entry(seq).or_insert_with(|| Pending {
+                    merged: Interval::new(steps),
+                    from: 0,
+                });
+                entry.merged.add(&interval);
+                entry.from += 1;
+                // Complete intervals go in order; one that waits on a lost or
+                // late agent goes in once a later one is complete.
+                while let Some((&first, p)) = pending.first_key_value() {
+                    let complete = p.from >= live;
+                    let overtaken = pending.range(first + 1..).any(|(_, q)| q.from >= live);
+                    if !(complete || overtaken) {
+                        break;
+                    }
+                    let Some((seq, p)) = pending.pop_first() else {
+                        break;
+                    };
+                    last_t = scenario.interval * (seq + 1);
+                    if let Some(rate) = aggregate.push(last_t, &p.merged) {
+                        broadcast(&mut writers, &Message::Rate(rate), &mut wbuf).await;
+                    }
+                    observe(&aggregate.progress(last_t));
+                }
+            }
+            Event::Message(_, Message::Done) => done += 1,
+            Event::Message(i, other) => {
+                return Err(SwarmError::Protocol(format!(
+                    "agent {}: unexpected {other:?}",
+                    agents[i]
+                )));
+            }
+            Event::Gone(i, why) => {
+                eprintln!("hightick swarm: agent {} lost: {why}", agents[i]);
+                writers[i] = None;
+                live -= 1;
+            }
+        }
+    }
+    // Whatever is still incomplete goes in as it is.
+    for (seq, p) in std::mem::take(&mut pending) {
+        last_t = scenario.interval * (seq + 1);
+        aggregate.push(last_t, &p.merged);
+    }
+    Ok(aggregate.finish(last_t))
+}
+
+async fn connect(addr: &str, wait: Duration) -> Result<TcpStream, SwarmError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match TcpStream::connect(addr).await {
+            Ok(s) => return Ok(s),
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(SwarmError::Io {
+                    what: format!("connecting to agent {addr}"),
+                    source: e,
+                });
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+async fn broadcast(writers: &mut [Option<OwnedWriteHalf>], msg: &Message, buf: &mut Vec<u8>) {
+    for w in writers.iter_mut() {
+        if let Some(tx) = w {
+            if write_message(tx, msg, buf).await.is_err() {
+                *w = None;
+            }
+        }
+    }
+}

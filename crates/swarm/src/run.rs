@@ -1,0 +1,169 @@
+//! Running a scenario in this process: [`LocalSwarm`] starts the drivers
+//! and collects their intervals; [`run`] is the whole local run (drivers,
+//! collection every interval, pacing, progress, result).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use tokio::task::JoinHandle;
+
+use crate::aggregate::{Aggregate, Progress};
+use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
+use crate::error::SwarmError;
+use crate::interval::Interval;
+use crate::result::RunResult;
+use crate::scenario::Scenario;
+
+/// Resolves every target's host to an address.
+pub async fn resolve_targets(scenario: &Scenario) -> Result<Vec<SocketAddr>, SwarmError> {
+    let mut addrs = Vec::with_capacity(scenario.targets.len());
+    for t in &scenario.targets {
+        let fail = |message: String| SwarmError::Resolve {
+            target: t.name.clone(),
+            url: t.url.clone(),
+            message,
+        };
+        let mut found = tokio::net::lookup_host((t.host.as_str(), t.port))
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        addrs.push(found.next().ok_or_else(|| fail("no address".to_owned()))?);
+    }
+    Ok(addrs)
+}
+
+/// This process's drivers of a run. See the [module docs](self).
+#[derive(Debug)]
+pub struct LocalSwarm {
+    control: Arc<Control>,
+    slots: Vec<Arc<DriverSlot>>,
+    tasks: Vec<JoinHandle<()>>,
+    spare: Interval,
+    shard: Shard,
+}
+
+impl LocalSwarm {
+    /// Starts this process's share (`shard`) of `scenario`, its clock at
+    /// `start`, on the current tokio runtime.
+    pub async fn start(
+        scenario: Arc<Scenario>,
+        shard: Shard,
+        start: Instant,
+        seed: u64,
+    ) -> Result<Self, SwarmError> {
+        let addrs = resolve_targets(&scenario).await?;
+        let drivers = if scenario.drivers == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            scenario.drivers
+        } as u32;
+        let control = Arc::new(Control::new());
+        let steps = scenario.step_names.len();
+        let end = start + scenario.total_duration();
+        let mut slots = Vec::new();
+        let mut tasks = Vec::new();
+        for driver in 0..drivers {
+            let slot = Arc::new(DriverSlot::new(steps));
+            let plan = DriverPlan {
+                scenario: scenario.clone(),
+                addrs: addrs.clone(),
+                shard,
+                driver,
+                drivers,
+                start,
+                end,
+                seed: seed
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add(u64::from(shard.index) << 32 | u64::from(driver)),
+            };
+            tasks.push(tokio::spawn(drive(plan, slot.clone(), control.clone())));
+            slots.push(slot);
+        }
+        Ok(Self {
+            control,
+            slots,
+            tasks,
+            spare: Interval::new(steps),
+            shard,
+        })
+    }
+
+    /// Moves every driver's measurements since the last call into `into`
+    /// (adding), with the players alive and requests in flight now.
+    pub fn collect(&mut self, into: &mut Interval) {
+        for slot in &self.slots {
+            {
+                let mut current = slot
+                    .interval
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                std::mem::swap(&mut *current, &mut self.spare);
+            }
+            self.spare.users = slot.users.load(Ordering::Relaxed);
+            self.spare.in_flight = slot.in_flight.load(Ordering::Relaxed);
+            into.add(&self.spare);
+            self.spare.reset();
+        }
+    }
+
+    /// Sets the paced rate for the whole run; this process takes its share.
+    pub fn set_rate(&self, whole_run: f64) {
+        self.control
+            .set_rate(whole_run / f64::from(self.shard.count.max(1)));
+    }
+
+    /// Asks the drivers to stop now.
+    pub fn stop(&self) {
+        self.control.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Waits for the drivers to finish (the run's end plus a short grace).
+    pub async fn join(&mut self) {
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Runs `scenario` in this process to its end (or until `stop` is set),
+/// calling `observe` after every interval.
+pub async fn run(
+    scenario: Arc<Scenario>,
+    stop: Arc<AtomicBool>,
+    mut observe: impl FnMut(&Progress),
+) -> Result<RunResult, SwarmError> {
+    let start = Instant::now();
+    let mut swarm =
+        LocalSwarm::start(scenario.clone(), Shard::WHOLE, start, rand::random()).await?;
+    let mut aggregate = Aggregate::new(&scenario, 1);
+    if let Some(rate) = aggregate.rate() {
+        swarm.set_rate(rate);
+    }
+    let mut merged = Interval::new(scenario.step_names.len());
+    let end = start + scenario.total_duration();
+    let mut boundary = start;
+    let last = loop {
+        boundary = (boundary + scenario.interval).min(end);
+        tokio::time::sleep_until(boundary.into()).await;
+        let stopping = stop.load(Ordering::Relaxed);
+        if stopping {
+            swarm.stop();
+        }
+        merged.reset();
+        swarm.collect(&mut merged);
+        let t = boundary.duration_since(start);
+        if let Some(rate) = aggregate.push(t, &merged) {
+            swarm.set_rate(rate);
+        }
+        observe(&aggregate.progress(t));
+        if boundary >= end || stopping {
+            break t;
+        }
+    };
+    swarm.join().await;
+    merged.reset();
+    swarm.collect(&mut merged);
+    aggregate.absorb(&merged);
+    Ok(aggregate.finish(last))
+}

@@ -1,0 +1,751 @@
+//! Turning the raw file into a [`Scenario`]: defaults, cross-field checks
+//! (targets, variables, thresholds naming steps) and errors that point at
+//! the line and field.
+
+use std::net::IpAddr;
+use std::ops::Range;
+use std::time::Duration;
+
+use http::{HeaderName, Method};
+use toml::Spanned;
+
+use super::raw::{self, Model, RawRetry, RawScenario, RawStep};
+use super::template::{Builtin, Template, Var};
+use super::think::ThinkTime;
+use super::{
+    Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, Scenario, Step, StepKind,
+    TargetSpec, duration,
+};
+use crate::error::SwarmError;
+use crate::pacing::PacingConfig;
+use crate::retry::RetryPolicy;
+use crate::threshold::{Bound, Metric, Threshold, Unit};
+
+#[derive(Clone, Copy)]
+pub(super) struct Locator<'a> {
+    pub text: &'a str,
+    pub file: &'a str,
+}
+
+impl Locator<'_> {
+    pub fn error_at(&self, span: Option<Range<usize>>, field: &str, message: &str) -> SwarmError {
+        let (line, column) = span.map_or((1, 1), |s| line_column(self.text, s.start));
+        SwarmError::Scenario {
+            file: self.file.to_owned(),
+            line,
+            column,
+            field: if field.is_empty() || field == "." {
+                "(document)".to_owned()
+            } else {
+                field.to_owned()
+            },
+            message: message.trim().to_owned(),
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.chars().count(), |nl| {
+        before[nl + 1..].chars().count()
+    }) + 1;
+    (line, column)
+}
+
+pub(super) struct Compiler<'a> {
+    at: Locator<'a>,
+    step_names: Vec<String>,
+    variables: Vec<String>,
+}
+
+type Compiled<T> = Result<T, SwarmError>;
+
+impl<'a> Compiler<'a> {
+    pub fn new(at: Locator<'a>) -> Self {
+        Self {
+            at,
+            step_names: Vec::new(),
+            variables: Vec::new(),
+        }
+    }
+
+    fn err<T>(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Compiled<T> {
+        Err(self.at.error_at(Some(span), field, &message.into()))
+    }
+
+    pub fn compile(mut self, raw: RawScenario) -> Compiled<Scenario> {
+        let file = self.at.file.to_owned();
+        let users = *raw.users.get_ref();
+        if users == 0 {
+            return self.err(raw.users.span(), "users", "at least 1 player");
+        }
+        let arrival_rate = match (raw.model, &raw.arrival_rate) {
+            (Model::Open, Some(r)) if *r.get_ref() > 0.0 && r.get_ref().is_finite() => *r.get_ref(),
+            (Model::Open, Some(r)) => return self.err(r.span(), "arrival_rate", "above 0"),
+            (Model::Open, None) => {
+                return self.err(
+                    0..0,
+                    "arrival_rate",
+                    "an open model needs arrival_rate (players arriving per second)",
+                );
+            }
+            (Model::Closed, Some(r)) => {
+                return self.err(
+                    r.span(),
+                    "arrival_rate",
+                    "only for model = \"open\" (a closed model has users and think times)",
+                );
+            }
+            (Model::Closed, None) => 0.0,
+        };
+        let duration = raw.duration.get_ref().0;
+        if duration.is_zero() {
+            return self.err(raw.duration.span(), "duration", "longer than 0s");
+        }
+        let interval = match &raw.interval {
+            Some(i) if i.get_ref().0 < Duration::from_millis(50) => {
+                return self.err(i.span(), "interval", "at least 50ms");
+            }
+            Some(i) => i.get_ref().0,
+            None => Duration::from_secs(1),
+        };
+        let drivers = match &raw.drivers {
+            Some(d) if *d.get_ref() > 1024 => return self.err(d.span(), "drivers", "at most 1024"),
+            Some(d) => *d.get_ref(),
+            None => 0,
+        };
+        let mut targets = Vec::new();
+        for (name, url) in &raw.targets {
+            match TargetSpec::parse(name, url.get_ref()) {
+                Ok(t) => targets.push(t),
+                Err(m) => return self.err(url.span(), &format!("targets.{name}"), m),
+            }
+        }
+        let http = self.http(&raw)?;
+        let retry = match &raw.retry {
+            Some(r) => self.retry(r, &RetryPolicy::default(), "retry")?,
+            None => RetryPolicy::default(),
+        };
+        let matches = match &raw.matches {
+            None => MatchSettings::default(),
+            Some(m) => {
+                let defaults = MatchSettings::default();
+                let tick_rate_hz = match &m.tick_rate_hz {
+                    Some(t) if !(1..=1000).contains(t.get_ref()) => {
+                        return self.err(t.span(), "matches.tick_rate_hz", "between 1 and 1000");
+                    }
+                    Some(t) => *t.get_ref(),
+                    None => defaults.tick_rate_hz,
+                };
+                MatchSettings {
+                    map: m.map.clone().unwrap_or(defaults.map),
+                    tick_rate_hz,
+                    seed: m.seed.unwrap_or(defaults.seed),
+                }
+            }
+        };
+
+        // Variables first, so a step may use what a later step captures
+        // (a behaviour's loop comes round again).
+        let all_raw_steps = raw
+            .setup
+            .iter()
+            .chain(raw.behaviour.iter().flat_map(|b| &b.step));
+        for step in all_raw_steps {
+            for name in step.capture.keys().chain(step.wait_capture.keys()) {
+                if !self.variables.contains(name) {
+                    self.variables.push(name.clone());
+                }
+            }
+        }
+        let setup_captures = raw.setup.iter().map(|s| (s, "setup".to_owned()));
+        let behaviour_captures = raw.behaviour.iter().enumerate().flat_map(|(b, beh)| {
+            beh.step
+                .iter()
+                .map(move |s| (s, format!("behaviour[{b}].step")))
+        });
+        for (step, path) in setup_captures.chain(behaviour_captures) {
+            if let Some((name, pointer)) = step
+                .capture
+                .iter()
+                .chain(&step.wait_capture)
+                .find(|(name, _)| Builtin::named(name).is_some())
+            {
+                return self.err(
+                    pointer.span(),
+                    &format!("{path}.capture.{name}"),
+                    format!("`{name}` is a built-in; capture into another name"),
+                );
+            }
+        }
+
+        let default_think = raw.think.unwrap_or_default();
+        let mut setup = Vec::new();
+        for (i, step) in raw.setup.iter().enumerate() {
+            setup.push(self.step(
+                step,
+                &format!("setup[{i}]"),
+                default_think,
+                &targets,
+                &http,
+                &retry,
+            )?);
+        }
+        let mut behaviours = Vec::new();
+        for (b, beh) in raw.behaviour.iter().enumerate() {
+            let think = beh.think.unwrap_or(default_think);
+            let weight = beh.weight.as_ref().map_or(1, |w| *w.get_ref());
+            if beh.step.is_empty() {
+                return self.err(
+                    0..0,
+                    &format!("behaviour[{b}].step"),
+                    format!("behaviour `{}` has no steps", beh.name),
+                );
+            }
+            let mut steps = Vec::new();
+            for (s, step) in beh.step.iter().enumerate() {
+                steps.push(self.step(
+                    step,
+                    &format!("behaviour[{b}].step[{s}]"),
+                    think,
+                    &targets,
+                    &http,
+                    &retry,
+                )?);
+            }
+            behaviours.push(Behaviour {
+                name: beh.name.clone(),
+                weight,
+                steps,
+            });
+        }
+        if !behaviours.is_empty() && behaviours.iter().all(|b| b.weight == 0) {
+            return self.err(
+                0..0,
+                "behaviour[0].weight",
+                "every weight is 0: nothing to pick",
+            );
+        }
+        if self.step_names.len() > 1024 {
+            return self.err(0..0, "behaviour", "more than 1024 distinct step names");
+        }
+        if setup.is_empty() && behaviours.is_empty() {
+            return self.err(
+                0..0,
+                "behaviour",
+                "no steps at all: add [[setup]] or [[behaviour]] with [[behaviour.step]]",
+            );
+        }
+
+        let pacing = match &raw.pacing {
+            None => None,
+            Some(p) => {
+                Some(self.pacing(p, raw.model, arrival_rate, users, default_think, interval)?)
+            }
+        };
+
+        let mut thresholds = Vec::new();
+        for (i, t) in raw.threshold.iter().enumerate() {
+            thresholds.push(self.threshold(t, i)?);
+        }
+
+        Ok(Scenario {
+            name: raw.name.unwrap_or_else(|| {
+                std::path::Path::new(&file)
+                    .file_stem()
+                    .map_or(file.clone(), |s| s.to_string_lossy().into_owned())
+            }),
+            text: self.at.text.to_owned(),
+            file,
+            model: raw.model,
+            users,
+            arrival_rate,
+            ramp_up: raw.ramp_up.unwrap_or_default().0,
+            duration,
+            interval,
+            drivers,
+            targets,
+            setup,
+            behaviours,
+            step_names: self.step_names,
+            variables: self.variables,
+            pacing,
+            http,
+            matches,
+            thresholds,
+        })
+    }
+
+    fn http(&self, raw: &RawScenario) -> Compiled<HttpSettings> {
+        let mut http = HttpSettings::default();
+        let Some(h) = &raw.http else {
+            return Ok(http);
+        };
+        if let Some(c) = &h.connections {
+            if !(1..=16_384).contains(c.get_ref()) {
+                return self.err(c.span(), "http.connections", "between 1 and 16384");
+            }
+            http.connections = *c.get_ref();
+        }
+        if let Some(t) = h.timeout {
+            http.timeout = t.0;
+        }
+        for (i, s) in h.source_addresses.iter().enumerate() {
+            match parse_sources(s.get_ref()) {
+                Ok(mut ips) => http.sources.append(&mut ips),
+                Err(m) => return self.err(s.span(), &format!("http.source_addresses[{i}]"), m),
+            }
+        }
+        Ok(http)
+    }
+
+    fn retry(&self, r: &RawRetry, base: &RetryPolicy, path: &str) -> Compiled<RetryPolicy> {
+        let mut policy = base.clone();
+        if let Some(a) = &r.attempts {
+            if !(1..=100).contains(a.get_ref()) {
+                return self.err(a.span(), &format!("{path}.attempts"), "between 1 and 100");
+            }
+            policy.attempts = *a.get_ref();
+        }
+        if let Some(b) = r.backoff {
+            policy.backoff = b.0;
+        }
+        if let Some(m) = r.max_backoff {
+            policy.max_backoff = m.0;
+        }
+        if let Some(s) = &r.on_status {
+            policy.on_status = s.clone();
+        }
+        Ok(policy)
+    }
+
+    fn pacing(
+        &self,
+        p: &raw::RawPacing,
+        model: Model,
+        arrival_rate: f64,
+        users: u64,
+        think: ThinkTime,
+        interval: Duration,
+    ) -> Compiled<PacingConfig> {
+        let intervals = |d: Duration| d.as_secs_f64() / interval.as_secs_f64();
+        let target = p.target_response_time.get_ref().0;
+        if target.is_zero() {
+            return self.err(
+                p.target_response_time.span(),
+                "pacing.target_response_time",
+                "longer than 0s",
+            );
+        }
+        let natural = match model {
+            Model::Open => arrival_rate,
+            Model::Closed => users as f64 / think.mean().as_secs_f64().max(0.001),
+        };
+        let mut c = PacingConfig::new(target, (natural / 10.0).max(1.0));
+        c.max_rate = natural.max(1.0);
+        let positive = |v: &Option<Spanned<f64>>, field: &str| -> Compiled<Option<f64>> {
+            match v {
+                Some(x) if !(*x.get_ref() > 0.0 && x.get_ref().is_finite()) => {
+                    self.err(x.span(), &format!("pacing.{field}"), "above 0")
+                }
+                Some(x) => Ok(Some(*x.get_ref())),
+                None => Ok(None),
+            }
+        };
+        if let Some(pc) = &p.percentile {
+            let v = *pc.get_ref();
+            if !(v > 0.0 && v <= 100.0) {
+                return self.err(pc.span(), "pacing.percentile", "in (0, 100], e.g. 99");
+            }
+            c.quantile = v / 100.0;
+        }
+        if let Some(w) = p.window {
+            c.window = intervals(w.0).round().clamp(1.0, 600.0) as u32;
+        }
+        if let Some(v) = positive(&p.min_rate, "min_rate")? {
+            c.min_rate = v;
+        }
+        if let Some(v) = positive(&p.max_rate, "max_rate")? {
+            c.max_rate = v;
+        }
+        if c.max_rate < c.min_rate {
+            let span = p.max_rate.as_ref().map_or(0..0, |s| s.span());
+            return self.err(span, "pacing.max_rate", "below min_rate");
+        }
+        c.initial_rate = c.initial_rate.clamp(c.min_rate, c.max_rate);
+        if let Some(v) = positive(&p.initial_rate, "initial_rate")? {
+            c.initial_rate = v;
+        }
+        if let Some(v) = positive(&p.max_change, "max_change")? {
+            c.max_change = v;
+        }
+        if let Some(v) = positive(&p.gain, "gain")? {
+            c.gain = v;
+        }
+        if let Some(t) = &p.integral_time {
+            if t.get_ref().0.is_zero() {
+                return self.err(t.span(), "pacing.integral_time", "longer than 0s");
+            }
+            c.integral_intervals = intervals(t.get_ref().0);
+        }
+        Ok(c)
+    }
+
+    fn threshold(&self, t: &raw::RawThreshold, i: usize) -> Compiled<Threshold> {
+        let path = format!("threshold[{i}]");
+        let metric = Metric::parse(t.metric.get_ref()).map_or_else(
+            || {
+                self.err(
+                    t.metric.span(),
+                    &format!("{path}.metric"),
+                    format!(
+                        "unknown metric `{}`; one of {}",
+                        t.metric.get_ref(),
+                        Metric::NAMES
+                    ),
+                )
+            },
+            Ok,
+        )?;
+        let step = match &t.step {
+            Some(s) if !metric.is_per_step() => {
+                return self.err(
+                    s.span(),
+                    &format!("{path}.step"),
+                    format!("{metric} is about match bots, not a step"),
+                );
+            }
+            Some(s) if !self.step_names.contains(s.get_ref()) => {
+                return self.err(
+                    s.span(),
+                    &format!("{path}.step"),
+                    format!(
+                        "no step named `{}` (steps: {})",
+                        s.get_ref(),
+                        self.step_names.join(", ")
+                    ),
+                );
+            }
+            Some(s) => Some(s.get_ref().clone()),
+            None => None,
+        };
+        let (value, field, make): (&Spanned<toml::Value>, &str, fn(f64) -> Bound) =
+            match (&t.max, &t.min) {
+                (Some(v), None) => (v, "max", Bound::Max),
+                (None, Some(v)) => (v, "min", Bound::Min),
+                (Some(v), Some(_)) => {
+                    return self.err(v.span(), &format!("{path}.max"), "max or min, not both");
+                }
+                (None, None) => {
+                    return self.err(t.metric.span(), &path, "a threshold needs max or min");
+                }
+            };
+        let field = format!("{path}.{field}");
+        let limit = match (metric.unit(), value.get_ref()) {
+            (Unit::Duration, toml::Value::String(s)) => match duration::parse_duration(s) {
+                Ok(d) => d.as_secs_f64() * 1e6,
+                Err(m) => return self.err(value.span(), &field, m),
+            },
+            (Unit::Duration, _) => {
+                return self.err(value.span(), &field, "a duration such as \"200ms\"");
+            }
+            (unit, toml::Value::Integer(n)) if *n >= 0 => {
+                let v = *n as f64;
+                if unit == Unit::Fraction && v > 1.0 {
+                    return self.err(value.span(), &field, "a fraction in [0, 1]");
+                }
+                v
+            }
+            (Unit::Count, _) => return self.err(value.span(), &field, "a whole number >= 0"),
+            (unit, toml::Value::Float(f)) if *f >= 0.0 && f.is_finite() => {
+                if unit == Unit::Fraction && *f > 1.0 {
+                    return self.err(value.span(), &field, "a fraction in [0, 1]");
+                }
+                *f
+            }
+            _ => return self.err(value.span(), &field, "a number >= 0"),
+        };
+        Ok(Threshold {
+            metric,
+            step,
+            bound: make(limit),
+        })
+    }
+
+    fn step_id(&mut self, name: String) -> u16 {
+        if let Some(i) = self.step_names.iter().position(|n| *n == name) {
+            return i as u16;
+        }
+        self.step_names.push(name);
+        (self.step_names.len() - 1) as u16
+    }
+
+    fn resolver(&self) -> impl Fn(&str) -> Option<Var> + '_ {
+        |name| {
+            Builtin::named(name).map(Var::Builtin).or_else(|| {
+                self.variables
+                    .iter()
+                    .position(|v| v == name)
+                    .map(|slot| Var::Capture(slot as u16))
+            })
+        }
+    }
+
+    fn template(&self, s: &Spanned<String>, field: &str) -> Compiled<Template> {
+        Template::compile(s.get_ref(), self.resolver()).or_else(|m| self.err(s.span(), field, m))
+    }
+
+    fn captures(
+        &self,
+        raw: &std::collections::BTreeMap<String, Spanned<String>>,
+        path: &str,
+    ) -> Compiled<Vec<Capture>> {
+        let mut captures = Vec::new();
+        for (name, pointer) in raw {
+            let p = pointer.get_ref();
+            if !(p.is_empty() || p.starts_with('/')) {
+                return self.err(
+                    pointer.span(),
+                    &format!("{path}.{name}"),
+                    "a JSON pointer such as \"/token\" (RFC 6901)",
+                );
+            }
+            let slot = self
+                .variables
+                .iter()
+                .position(|v| v == name)
+                .unwrap_or_default() as u16;
+            captures.push(Capture {
+                slot,
+                pointer: p.clone(),
+            });
+        }
+        Ok(captures)
+    }
+
+    fn step(
+        &mut self,
+        raw: &RawStep,
+        path: &str,
+        default_think: ThinkTime,
+        targets: &[TargetSpec],
+        http: &HttpSettings,
+        retry: &RetryPolicy,
+    ) -> Compiled<Step> {
+        let think = raw.think.unwrap_or(default_think);
+        if let Some(pm) = &raw.play_match {
+            let conflicting = [
+                ("url", raw.url.is_some()),
+                ("poll_url", raw.poll_url.is_some()),
+                ("wait_capture", !raw.wait_capture.is_empty()),
+                ("method", raw.method.is_some()),
+                ("body", raw.body.is_some()),
+                ("json", raw.json.is_some()),
+                ("capture", !raw.capture.is_empty()),
+                ("headers", !raw.headers.is_empty()),
+            ];
+            if let Some((field, _)) = conflicting.iter().find(|(_, set)| *set) {
+                return self.err(
+                    pm.span(),
+                    &format!("{path}.{field}"),
+                    "a play_match step makes no HTTP request; put the request in its own step",
+                );
+            }
+            let pm = pm.get_ref();
+            let token = self.template(&pm.token, &format!("{path}.play_match.token"))?;
+            let id = self.step_id(raw.name.clone().unwrap_or_else(|| "play_match".to_owned()));
+            return Ok(Step {
+                id,
+                think,
+                kind: StepKind::PlayMatch(MatchStep {
+                    token,
+                    encoding: pm.encoding.unwrap_or_default(),
+                    duration: pm.duration.map_or(Duration::from_secs(600), |d| d.0),
+                }),
+            });
+        }
+        let Some(url) = &raw.url else {
+            return self.err(
+                0..0,
+                &format!("{path}.url"),
+                "a step needs url (an HTTP request) or play_match",
+            );
+        };
+        if !url.get_ref().starts_with('/') {
+            return self.err(
+                url.span(),
+                &format!("{path}.url"),
+                "a path starting with `/`; the host comes from [targets]",
+            );
+        }
+        let target = match &raw.target {
+            Some(t) => match targets.iter().position(|x| &x.name == t.get_ref()) {
+                Some(i) => i,
+                None => {
+                    return self.err(
+                        t.span(),
+                        &format!("{path}.target"),
+                        format!("no target named `{}` in [targets]", t.get_ref()),
+                    );
+                }
+            },
+            None if targets.len() == 1 => 0,
+            None if targets.is_empty() => {
+                return self.err(
+                    url.span(),
+                    &format!("{path}.target"),
+                    "no [targets]: add e.g. gateway = \"http://127.0.0.1:8080\"",
+                );
+            }
+            None => {
+                return self.err(
+                    url.span(),
+                    &format!("{path}.target"),
+                    "several targets: say which one with target = \"...\"",
+                );
+            }
+        };
+        let method = match &raw.method {
+            None => Method::GET,
+            Some(m) => match Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes()) {
+                Ok(m) => m,
+                Err(_) => {
+                    return self.err(m.span(), &format!("{path}.method"), "not an HTTP method");
+                }
+            },
+        };
+        let url_t = self.template(url, &format!("{path}.url"))?;
+        let mut headers = Vec::new();
+        for (name, value) in &raw.headers {
+            let field = format!("{path}.headers.{name}");
+            let Ok(h) = HeaderName::from_bytes(name.as_bytes()) else {
+                return self.err(value.span(), &field, "not a header name");
+            };
+            headers.push((h, self.template(value, &field)?));
+        }
+        let (body, json) = match (&raw.body, &raw.json) {
+            (Some(b), None) => (Some(self.template(b, &format!("{path}.body"))?), false),
+            (None, Some(j)) => {
+                let text = serde_json::to_string(j.get_ref()).map_err(|e| {
+                    self.at
+                        .error_at(Some(j.span()), &format!("{path}.json"), &e.to_string())
+                })?;
+                let t = Template::compile(&text, self.resolver())
+                    .or_else(|m| self.err(j.span(), &format!("{path}.json"), m))?;
+                (Some(t), true)
+            }
+            (Some(b), Some(_)) => {
+                return self.err(b.span(), &format!("{path}.body"), "body or json, not both");
+            }
+            (None, None) => (None, false),
+        };
+        let captures = self.captures(&raw.capture, &format!("{path}.capture"))?;
+        let wait_captures = self.captures(&raw.wait_capture, &format!("{path}.wait_capture"))?;
+        if raw.wait_while_status.is_empty() {
+            if let Some((name, p)) = raw.wait_capture.iter().next() {
+                return self.err(
+                    p.span(),
+                    &format!("{path}.wait_capture.{name}"),
+                    "wait_capture needs wait_while_status",
+                );
+            }
+            if let Some(p) = &raw.poll_url {
+                return self.err(
+                    p.span(),
+                    &format!("{path}.poll_url"),
+                    "poll_url needs wait_while_status",
+                );
+            }
+        }
+        let poll_url = match &raw.poll_url {
+            Some(p) if !p.get_ref().starts_with('/') => {
+                return self.err(
+                    p.span(),
+                    &format!("{path}.poll_url"),
+                    "a path starting with `/`; the host comes from [targets]",
+                );
+            }
+            Some(p) => Some(self.template(p, &format!("{path}.poll_url"))?),
+            None => None,
+        };
+        let expect = raw
+            .expect_status
+            .as_ref()
+            .map(|s| {
+                let span = s.span();
+                let v = match s.get_ref() {
+                    raw::StatusList::One(x) => vec![*x],
+                    raw::StatusList::Many(v) => v.clone(),
+                };
+                if v.iter().any(|s| !(100..=599).contains(s)) {
+                    return self.err(
+                        span,
+                        &format!("{path}.expect_status"),
+                        "statuses are 100..599",
+                    );
+                }
+                Ok(v)
+            })
+            .transpose()?
+            .unwrap_or_default();
+        let step_retry = match &raw.retry {
+            Some(r) => self.retry(r, retry, &format!("{path}.retry"))?,
+            None => retry.clone(),
+        };
+        let name = raw
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", method, url.get_ref()));
+        let id = self.step_id(name);
+        Ok(Step {
+            id,
+            think,
+            kind: StepKind::Http(Box::new(HttpStep {
+                target,
+                method,
+                url: url_t,
+                headers,
+                body,
+                json,
+                expect,
+                captures,
+                wait_while: raw.wait_while_status.clone(),
+                wait_captures,
+                poll_url,
+                wait_interval: raw
+                    .wait_interval
+                    .map_or(Duration::from_millis(500), |d| d.0),
+                max_wait: raw.max_wait.map_or(Duration::from_secs(600), |d| d.0),
+                timeout: raw.timeout.map_or(http.timeout, |d| d.0),
+                retry: step_retry,
+            })),
+        })
+    }
+}
+
+/// Reads `127.0.0.2`, `::1` or an IPv4 block `127.0.1.0/24` (at most 65,536 addresses).
+fn parse_sources(text: &str) -> Result<Vec<IpAddr>, String> {
+    if let Some((base, bits)) = text.split_once('/') {
+        let base: std::net::Ipv4Addr = base
+            .parse()
+            .map_err(|_| format!("`{base}` is not an IPv4 address"))?;
+        let bits: u32 = bits
+            .parse()
+            .ok()
+            .filter(|b| (16..=32).contains(b))
+            .ok_or_else(|| format!("`/{bits}`: a prefix length from 16 to 32"))?;
+        let size = 1u32 << (32 - bits);
+        let start = u32::from(base) & !(size - 1);
+        // Skip the network and broadcast addresses of blocks bigger than 2.
+        let range = if size > 2 { 1..size - 1 } else { 0..size };
+        Ok(range
+            .map(|i| IpAddr::V4(std::net::Ipv4Addr::from(start + i)))
+            .collect())
+    } else {
+        text.parse::<IpAddr>().map(|ip| vec![ip]).map_err(|_| {
+            format!("`{text}` is not an IP address or an IPv4 block like 127.0.1.0/24")
+        })
+    }
+}

@@ -1,0 +1,408 @@
+//! Scenarios: what virtual players do, read from a TOML file, checked and
+//! compiled once before a run.
+//!
+//! ```toml
+//! name = "meta-game mix"
+//! model = "closed"              # closed (users + think time) | open (arrival_rate)
+//! users = 1000
+//! ramp_up = "30s"
+//! duration = "2m"               # after the ramp-up
+//! think = { exponential = "7.5s" }
+//!
+//! [targets]
+//! gateway = "http://127.0.0.1:8080"
+//!
+//! [[setup]]                     # once per player, before any behaviour
+//! name = "login"
+//! method = "POST"
+//! url = "/v1/auth/guest"
+//! json = { device = "swarm-{{user}}" }
+//! capture = { token = "/token" }
+//!
+//! [[behaviour]]
+//! name = "profile"
+//! weight = 3
+//! [[behaviour.step]]
+//! url = "/v1/profile"
+//! headers = { authorization = "Bearer {{token}}" }
+//!
+//! [[threshold]]
+//! metric = "p99"
+//! step = "login"
+//! max = "200ms"
+//! ```
+//!
+//! Every table refuses unknown fields, and every error names the file, the
+//! line and column, and the field (`behaviour[0].step[1].url`).
+//!
+//! Other sections: `[pacing]` (`target_response_time`, `percentile`,
+//! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
+//! `integral_time`), `[http]` (`connections` per target, `timeout`,
+//! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`), `[retry]`
+//! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`map`,
+//! `tick_rate_hz`, `seed`). A step is an HTTP request (`method`, `url`,
+//! `headers`, `body` or `json`, `expect_status`, `capture`,
+//! `wait_while_status` + `wait_capture` + `poll_url` + `wait_interval` +
+//! `max_wait` for queues (ask, get a ticket, poll the ticket), `timeout`,
+//! `retry`, `think`) or a `play_match = { token = "{{connect_token}}" }`
+//! that plays a match with a [`MatchBot`](crate::MatchBot).
+
+mod compile;
+pub mod duration;
+mod raw;
+pub mod template;
+pub mod think;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use http::{HeaderName, Method};
+
+use crate::error::SwarmError;
+use crate::pacing::PacingConfig;
+use crate::retry::RetryPolicy;
+use crate::threshold::Threshold;
+use raw::RawScenario;
+pub use raw::{Model, TokenEncoding};
+use template::Template;
+use think::ThinkTime;
+
+/// A checked, compiled scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Its name (the file's `name`, or the file name).
+    pub name: String,
+    /// Where it was read from.
+    pub file: String,
+    /// Its text (sent to agents, which compile it again).
+    pub text: String,
+    /// Closed or open.
+    pub model: Model,
+    /// Closed: the players. Open: the most players alive at once.
+    pub users: u64,
+    /// Open: players arriving per second (after the ramp-up).
+    pub arrival_rate: f64,
+    /// Closed: players start evenly over this. Open: the rate climbs linearly over it.
+    pub ramp_up: Duration,
+    /// How long the run holds after the ramp-up.
+    pub duration: Duration,
+    /// The measurement interval.
+    pub interval: Duration,
+    /// Driver tasks per process (0: one per core).
+    pub drivers: usize,
+    /// The HTTP targets, by name.
+    pub targets: Vec<TargetSpec>,
+    /// Steps each player runs once, first.
+    pub setup: Vec<Step>,
+    /// What players do after the setup, picked by weight.
+    pub behaviours: Vec<Behaviour>,
+    /// Step names, by step id.
+    pub step_names: Vec<String>,
+    /// Captured variable names, by slot.
+    pub variables: Vec<String>,
+    /// Adaptive pacing, if asked for.
+    pub pacing: Option<PacingConfig>,
+    /// HTTP connection settings.
+    pub http: HttpSettings,
+    /// Match bot settings for `play_match` steps.
+    pub matches: MatchSettings,
+    /// Pass/fail thresholds.
+    pub thresholds: Vec<Threshold>,
+}
+
+/// A named HTTP target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetSpec {
+    /// Its name in the scenario.
+    pub name: String,
+    /// The URL as written.
+    pub url: String,
+    /// `host:port` for the `Host` header.
+    pub authority: String,
+    /// The host to resolve.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// A path prefix put before every step's URL (no trailing `/`).
+    pub prefix: String,
+}
+
+impl TargetSpec {
+    /// Reads `http://host[:port][/prefix]`.
+    pub fn parse(name: &str, url: &str) -> Result<Self, String> {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some(other) => {
+                return Err(format!(
+                    "`{url}`: scheme {other} is not supported (http only; put TLS in front of the load balancer, not the swarm)"
+                ));
+            }
+            None => return Err(format!("`{url}`: say http://host:port")),
+        }
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("`{url}` has no host"))?;
+        if uri.query().is_some() {
+            return Err(format!("`{url}`: a target has no query"));
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            url: url.to_owned(),
+            authority: authority.as_str().to_owned(),
+            host: authority.host().trim_matches(['[', ']']).to_owned(),
+            port: authority.port_u16().unwrap_or(80),
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+        })
+    }
+}
+
+/// HTTP connection settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// Keep-alive connections per target per process, at most.
+    pub connections: usize,
+    /// Default request timeout.
+    pub timeout: Duration,
+    /// Source addresses to spread connections over (empty: the system's choice).
+    pub sources: Vec<IpAddr>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            connections: 256,
+            timeout: Duration::from_secs(10),
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// Match bot settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchSettings {
+    /// The arena map.
+    pub map: String,
+    /// Bot ticks per second.
+    pub tick_rate_hz: u32,
+    /// Seed of the bots' decisions.
+    pub seed: u64,
+}
+
+impl Default for MatchSettings {
+    fn default() -> Self {
+        Self {
+            map: hightick_arena::game::ArenaConfig::default().map,
+            tick_rate_hz: 128,
+            seed: 1,
+        }
+    }
+}
+
+/// A behaviour: steps run in order, picked by weight.
+#[derive(Debug, Clone)]
+pub struct Behaviour {
+    /// Its name.
+    pub name: String,
+    /// Its weight among behaviours.
+    pub weight: u32,
+    /// Its steps.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a behaviour or the setup.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Its id (index into [`Scenario::step_names`]); steps with the same
+    /// name share it and their measurements.
+    pub id: u16,
+    /// The wait after it.
+    pub think: ThinkTime,
+    /// What it does.
+    pub kind: StepKind,
+}
+
+/// What a step does.
+#[derive(Debug, Clone)]
+pub enum StepKind {
+    /// An HTTP request.
+    Http(Box<HttpStep>),
+    /// Plays a match with a match bot.
+    PlayMatch(MatchStep),
+}
+
+/// A captured variable: the JSON pointer into the response and the slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The player's variable slot.
+    pub slot: u16,
+    /// RFC 6901 pointer into the JSON response (`/token`, `/queue/ticket`).
+    pub pointer: String,
+}
+
+/// An HTTP request step.
+#[derive(Debug, Clone)]
+pub struct HttpStep {
+    /// Index into [`Scenario::targets`].
+    pub target: usize,
+    /// The method.
+    pub method: Method,
+    /// The path and query (after the target's prefix).
+    pub url: Template,
+    /// Headers.
+    pub headers: Vec<(HeaderName, Template)>,
+    /// The body, if any.
+    pub body: Option<Template>,
+    /// Whether the body is JSON (sets the content type and escapes values).
+    pub json: bool,
+    /// Statuses that count as success (empty: any 2xx).
+    pub expect: Vec<u16>,
+    /// Variables captured from a successful response.
+    pub captures: Vec<Capture>,
+    /// Statuses that mean "not yet": ask again after `wait_interval`.
+    pub wait_while: Vec<u16>,
+    /// Variables captured from a "not yet" response (a queue ticket).
+    pub wait_captures: Vec<Capture>,
+    /// Where to ask again (GET), if not the same request.
+    pub poll_url: Option<Template>,
+    /// The wait between asks.
+    pub wait_interval: Duration,
+    /// The longest it waits in all.
+    pub max_wait: Duration,
+    /// The request timeout.
+    pub timeout: Duration,
+    /// Retries.
+    pub retry: RetryPolicy,
+}
+
+impl HttpStep {
+    /// Whether `status` is a success.
+    pub fn accepts(&self, status: u16) -> bool {
+        if self.expect.is_empty() {
+            (200..300).contains(&status)
+        } else {
+            self.expect.contains(&status)
+        }
+    }
+}
+
+/// A `play_match` step.
+#[derive(Debug, Clone)]
+pub struct MatchStep {
+    /// The connect token (usually a captured variable).
+    pub token: Template,
+    /// How the token is written.
+    pub encoding: TokenEncoding,
+    /// The longest it plays.
+    pub duration: Duration,
+}
+
+/// Changes to a scenario made from the command line.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Overrides {
+    /// Players (closed) or the most alive (open).
+    pub users: Option<u64>,
+    /// The hold duration, in milliseconds.
+    pub duration_ms: Option<u64>,
+    /// The ramp-up, in milliseconds.
+    pub ramp_up_ms: Option<u64>,
+    /// Open model: arrivals per second.
+    pub arrival_rate: Option<f64>,
+    /// `name=url` target replacements.
+    pub targets: Vec<(String, String)>,
+}
+
+impl Scenario {
+    /// Reads and compiles a scenario file.
+    pub fn load(path: &std::path::Path) -> Result<Self, SwarmError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SwarmError::ReadScenario {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Compiles scenario `text`; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, SwarmError> {
+        let here = compile::Locator { text, file };
+        let de = toml::Deserializer::parse(text)
+            .map_err(|e| here.error_at(e.span(), "(document)", e.message()))?;
+        let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let field = path
+                .strip_suffix(".$__serde_spanned_private_value")
+                .unwrap_or(&path)
+                .to_owned();
+            let inner = e.into_inner();
+            here.error_at(inner.span(), &field, inner.message())
+        })?;
+        compile::Compiler::new(here).compile(raw)
+    }
+
+    /// Applies command-line changes; a target that does not exist or a URL
+    /// that does not parse is an error.
+    pub fn apply(&mut self, o: &Overrides) -> Result<(), SwarmError> {
+        let bad = |field: &str, message: String| SwarmError::Scenario {
+            file: "(command line)".to_owned(),
+            line: 0,
+            column: 0,
+            field: field.to_owned(),
+            message,
+        };
+        if let Some(users) = o.users {
+            if users == 0 {
+                return Err(bad("users", "at least 1".to_owned()));
+            }
+            self.users = users;
+        }
+        if let Some(ms) = o.duration_ms {
+            self.duration = Duration::from_millis(ms);
+        }
+        if let Some(ms) = o.ramp_up_ms {
+            self.ramp_up = Duration::from_millis(ms);
+        }
+        if let Some(rate) = o.arrival_rate {
+            if self.model != Model::Open || rate.is_nan() || rate <= 0.0 {
+                return Err(bad(
+                    "arrival_rate",
+                    "only for open models, and above 0".to_owned(),
+                ));
+            }
+            self.arrival_rate = rate;
+        }
+        for (name, url) in &o.targets {
+            let slot = self
+                .targets
+                .iter_mut()
+                .find(|t| &t.name == name)
+                .ok_or_else(|| bad("target", format!("no target named `{name}`")))?;
+            *slot = TargetSpec::parse(name, url).map_err(|m| bad("target", m))?;
+        }
+        Ok(())
+    }
+
+    /// Every step, setup first, then behaviours in order.
+    pub fn all_steps(&self) -> impl Iterator<Item = &Step> {
+        self.setup
+            .iter()
+            .chain(self.behaviours.iter().flat_map(|b| &b.steps))
+    }
+
+    /// The whole run: ramp-up and hold.
+    pub fn total_duration(&self) -> Duration {
+        self.ramp_up + self.duration
+    }
+
+    /// The id of the step called `name`.
+    pub fn step_id(&self, name: &str) -> Option<u16> {
+        self.step_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as u16)
+    }
+}
+
+#[cfg(test)]
+mod tests;

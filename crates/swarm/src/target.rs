@@ -1,0 +1,246 @@
+//! [`Target`]: a minimal HTTP server with a known behaviour and capacity,
+//! for the swarm's own tests and `hightick swarm selftest` (it is not a
+//! game backend; the gateway is).
+//!
+//! Routes:
+//! - `POST /login` answers `{"token": "t<n>"}`; `POST /login?queue=1`
+//!   answers 202 `{"ticket": "<n>"}` instead, and `GET /login/tickets/<n>`
+//!   answers 202 to the first ask and `{"token": "t<n>"}` to the next;
+//! - `GET /queue` with `Authorization: Bearer t<n>` answers 202 to that
+//!   token's first two asks and 200 `{"admitted": true}` to the third;
+//! - `GET /status/<code>` answers with that status;
+//! - any other path answers 200 `{"ok": true}`, or 401 if an
+//!   `Authorization` header is there but is not `Bearer t<n>`.
+//!
+//! With a `service_time`, every request goes through one first-come
+//! first-served server that takes exactly that long per request: a
+//! capacity of `1 / service_time` requests per second, with the queueing
+//! delays of a real saturated service.
+
+use std::collections::{BTreeSet, HashMap};
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::error::SwarmError;
+
+/// How the target behaves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TargetConfig {
+    /// Each request's service time on one FIFO server (`None`: answer at once).
+    pub service_time: Option<Duration>,
+}
+
+#[derive(Debug)]
+struct State {
+    config: TargetConfig,
+    served: AtomicU64,
+    logins: AtomicU64,
+    /// When the FIFO server is next free.
+    next_free: Mutex<Instant>,
+    queue_asks: Mutex<HashMap<u64, u32>>,
+    /// Addresses connections came from.
+    peers: Mutex<BTreeSet<IpAddr>>,
+    accepted: AtomicU64,
+}
+
+/// A running target. See the [module docs](self).
+#[derive(Debug)]
+pub struct Target {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    state: Arc<State>,
+    task: JoinHandle<()>,
+}
+
+impl Target {
+    /// Starts listening on `listen` (port 0: any) on the current runtime.
+    pub async fn start(listen: SocketAddr, config: TargetConfig) -> Result<Self, SwarmError> {
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(SwarmError::io(format!("listening on {listen}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(SwarmError::io("reading the target's address"))?;
+        let state = Arc::new(State {
+            config,
+            served: AtomicU64::new(0),
+            logins: AtomicU64::new(0),
+            next_free: Mutex::new(Instant::now()),
+            queue_asks: Mutex::new(HashMap::new()),
+            peers: Mutex::new(BTreeSet::new()),
+            accepted: AtomicU64::new(0),
+        });
+        let task = tokio::spawn(accept(listener, state.clone()));
+        Ok(Self { addr, state, task })
+    }
+
+    /// Requests answered so far.
+    pub fn served(&self) -> u64 {
+        self.state.served.load(Ordering::Relaxed)
+    }
+
+    /// Logins answered so far.
+    pub fn logins(&self) -> u64 {
+        self.state.logins.load(Ordering::Relaxed)
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.state.accepted.load(Ordering::Relaxed)
+    }
+
+    /// The addresses connections came from.
+    pub fn peers(&self) -> Vec<IpAddr> {
+        self.state
+            .peers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect()
+    }
+
+    /// Stops accepting (open connections end with their clients).
+    pub fn stop(self) {
+        self.task.abort();
+    }
+}
+
+async fn accept(listener: TcpListener, state: Arc<State>) {
+    loop {
+        let Ok((stream, peer)) = listener.accept().await else {
+            // Out of file descriptors or similar: back off, keep serving.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        state.accepted.fetch_add(1, Ordering::Relaxed);
+        state
+            .peers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(peer.ip());
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| answer(req, state.clone()));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Counts one more ask under `key`; returns the count.
+fn ask(state: &State, key: u64) -> u32 {
+    let mut asks = state
+        .queue_asks
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let a = asks.entry(key).or_insert(0);
+    *a += 1;
+    *a
+}
+
+fn json(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn bearer(req: &Request<Incoming>) -> Option<Result<u64, ()>> {
+    let value = req.headers().get(http::header::AUTHORIZATION)?;
+    Some(
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer t"))
+            .and_then(|n| n.parse().ok())
+            .ok_or(()),
+    )
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    state: Arc<State>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if let Some(service) = state.config.service_time {
+        let done_at = {
+            let mut next_free = state
+                .next_free
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let begin = (*next_free).max(Instant::now());
+            *next_free = begin + service;
+            *next_free
+        };
+        tokio::time::sleep_until(done_at.into()).await;
+    }
+    state.served.fetch_add(1, Ordering::Relaxed);
+    let path = req.uri().path().to_owned();
+    let queued_login = req.uri().query() == Some("queue=1");
+    let token = bearer(&req);
+    let method = req.method().clone();
+    // Read the body so the connection can carry the next request.
+    let _ = req.into_body().collect().await;
+    let response = match (method, path.as_str()) {
+        (http::Method::POST, "/login") => {
+            let n = state.logins.fetch_add(1, Ordering::Relaxed) + 1;
+            if queued_login {
+                json(StatusCode::ACCEPTED, format!("{{\"ticket\":\"{n}\"}}"))
+            } else {
+                json(StatusCode::OK, format!("{{\"token\":\"t{n}\"}}"))
+            }
+        }
+        (http::Method::GET, p) if p.starts_with("/login/tickets/") => {
+            match p["/login/tickets/".len()..].parse::<u64>() {
+                Ok(n) if n >= 1 && n <= state.logins.load(Ordering::Relaxed) => {
+                    if ask(&state, u64::MAX - n) < 2 {
+                        json(StatusCode::ACCEPTED, format!("{{\"ticket\":\"{n}\"}}"))
+                    } else {
+                        json(StatusCode::OK, format!("{{\"token\":\"t{n}\"}}"))
+                    }
+                }
+                _ => json(StatusCode::NOT_FOUND, "{}".to_owned()),
+            }
+        }
+        (_, "/queue") => match token {
+            Some(Ok(n)) => {
+                if ask(&state, n) < 3 {
+                    json(StatusCode::ACCEPTED, "{\"queued\":true}".to_owned())
+                } else {
+                    json(StatusCode::OK, "{\"admitted\":true}".to_owned())
+                }
+            }
+            _ => json(StatusCode::UNAUTHORIZED, "{}".to_owned()),
+        },
+        (_, p) if p.starts_with("/status/") => {
+            let code = p["/status/".len()..]
+                .parse()
+                .ok()
+                .and_then(|c| StatusCode::from_u16(c).ok())
+                .unwrap_or(StatusCode::BAD_REQUEST);
+            json(code, "{}".to_owned())
+        }
+        _ => match token {
+            Some(Err(())) => json(StatusCode::UNAUTHORIZED, "{}".to_owned()),
+            _ => json(StatusCode::OK, "{\"ok\":true}".to_owned()),
+        },
+    };
+    Ok(response)
+}

@@ -1,0 +1,81 @@
+//! The pacing controller holds a target response time on a server of known
+//! capacity: one FIFO server at 5 ms per request (200 requests/s at most).
+//! Poisson arrivals whose p99 is held at 50 ms must settle near the target
+//! and below capacity, without running into collapse on the way.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use hightick_swarm::Scenario;
+use hightick_swarm::run::run;
+use hightick_swarm::target::{Target, TargetConfig};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pacing_settles_at_the_target_response_time() {
+    let config = TargetConfig {
+        service_time: Some(Duration::from_millis(5)),
+    };
+    let target = Target::start("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let text = format!(
+        r#"
+model = "open"
+users = 2000
+arrival_rate = 400.0
+duration = "20s"
+interval = "500ms"
+drivers = 1
+[targets]
+t = "http://{}"
+[http]
+connections = 64
+[pacing]
+target_response_time = "50ms"
+percentile = 99
+window = "1500ms"
+initial_rate = 40.0
+[[behaviour]]
+name = "work"
+[[behaviour.step]]
+name = "work"
+url = "/work"
+"#,
+        target.addr
+    );
+    let scenario = Arc::new(Scenario::parse(&text, "pacing.toml").unwrap());
+    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
+        .await
+        .unwrap();
+    let summary: Vec<String> = result
+        .timeline
+        .iter()
+        .map(|p| {
+            format!(
+                "{:.1}s {:.0}/s p99 {:.1}ms",
+                p.t_s,
+                p.paced_rate.unwrap_or(0.0),
+                p.paced_measure_us.unwrap_or(0.0) / 1e3
+            )
+        })
+        .collect();
+    let settled: Vec<_> = result.timeline.iter().filter(|p| p.t_s > 12.0).collect();
+    let measured: Vec<f64> = settled.iter().filter_map(|p| p.paced_measure_us).collect();
+    let mean_p99 = measured.iter().sum::<f64>() / measured.len() as f64;
+    let mean_rate = settled.iter().filter_map(|p| p.paced_rate).sum::<f64>() / settled.len() as f64;
+    // Held within 30 % of the target (a tail percentile over 1.5 s is noisy).
+    assert!(
+        (mean_p99 / 50_000.0 - 1.0).abs() < 0.3,
+        "mean p99 {mean_p99} us: {summary:#?}"
+    );
+    // Below capacity, and not far below it.
+    assert!(
+        (120.0..200.0).contains(&mean_rate),
+        "rate {mean_rate}: {summary:#?}"
+    );
+    // Never deep into overload: no settled interval's p99 above 3x the target.
+    assert!(measured.iter().all(|m| *m < 150_000.0), "{summary:#?}");
+    assert_eq!(result.total.failed, 0, "{:?}", result.errors);
+    assert!(result.pacing.is_some());
+}
