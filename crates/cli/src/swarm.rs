@@ -1,7 +1,8 @@
 //! `hightick swarm`: scenario-driven virtual players (crate `hightick-swarm`).
 //!
 //! - `run SCENARIO [--agents a,b]`: run locally or on agents; live progress,
-//!   summary table, JSON result, HTML report; exit status 1 if a threshold fails;
+//!   summary table, JSON result, HTML report, a raw per-request log only with
+//!   `--request-log`; exit status 1 if a threshold fails;
 //! - `check SCENARIO`: read and validate a scenario, say what it will do;
 //! - `agent --listen ADDR`: run shards of coordinators' runs;
 //! - `compare A.json B.json`: per-step differences;
@@ -22,7 +23,9 @@ use clap::{Args, Subcommand};
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::distributed::{Agent, run_distributed};
 use hightick_swarm::report::{render_comparison, render_html, render_table};
+use hightick_swarm::request_log::RequestLogConfig;
 use hightick_swarm::result::RunResult;
+use hightick_swarm::scenario::duration::format_duration;
 use hightick_swarm::scenario::{Model, Overrides, StepKind};
 use hightick_swarm::target::{Target, TargetConfig};
 use hightick_swarm::{Scenario, run::run};
@@ -110,6 +113,10 @@ pub struct RunArgs {
     /// Where the HTML report goes.
     #[arg(long, value_name = "PATH", default_value = "swarm-report.html")]
     report: PathBuf,
+    /// Also stream every request to this tab-separated file, rotated at 64 MiB
+    /// (or as the scenario's `[request_log]` says); off unless asked for.
+    #[arg(long, value_name = "PATH")]
+    request_log: Option<PathBuf>,
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -251,6 +258,17 @@ fn run_scenario(a: &RunArgs) -> Result<()> {
     let mut scenario = Scenario::load(&a.scenario)?;
     let o = overrides(a)?;
     scenario.apply(&o)?;
+    if let Some(path) = &a.request_log {
+        if !a.agents.is_empty() {
+            bail!(
+                "--request-log: with --agents, put a [request_log] table in the scenario (each agent writes its own file)"
+            );
+        }
+        match &mut scenario.request_log {
+            Some(log) => log.path.clone_from(path),
+            None => scenario.request_log = Some(RequestLogConfig::at(path)),
+        }
+    }
     let scenario = Arc::new(scenario);
     let rt = runtime(a.threads)?;
     let stop = stop_on_ctrl_c(&rt);
@@ -283,6 +301,12 @@ fn run_scenario(a: &RunArgs) -> Result<()> {
 
 fn write_outputs(result: &RunResult, json: Option<&Path>, report: Option<&Path>) -> Result<()> {
     print!("{}", render_table(result));
+    if let Some(log) = &result.request_log {
+        println!(
+            "request log: {} lines, {} rotations, {} dropped (the writer fell behind)",
+            log.lines, log.rotations, log.dropped
+        );
+    }
     if let Some(path) = json {
         std::fs::write(path, result.to_json())
             .with_context(|| format!("writing {}", path.display()))?;
@@ -313,10 +337,10 @@ fn describe(s: &Scenario, agents: &[String]) -> String {
         format!(", pacing p{} to {:?}", p.quantile * 100.0, p.target)
     });
     format!(
-        "hightick swarm: {} — {load}, ramp-up {:?}, hold {:?}, {} behaviours, {} steps, {} thresholds{pacing}, {place}",
+        "hightick swarm: {} — {load}, ramp-up {}, hold {}, {} behaviours, {} steps, {} thresholds{pacing}, {place}",
         s.name,
-        s.ramp_up,
-        s.duration,
+        format_duration(s.ramp_up),
+        format_duration(s.duration),
         s.behaviours.len(),
         s.step_names.len(),
         s.thresholds.len()

@@ -39,3 +39,99 @@ fn a_bad_flag_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
 }
+
+/// `hightick swarm target` on any port, as a child that exits when its
+/// stdin closes (on drop).
+struct SwarmTarget {
+    child: std::process::Child,
+    url: String,
+}
+
+impl SwarmTarget {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hightick"))
+            .args(["swarm", "target", "--listen", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the target starts");
+        let mut banner = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut banner)
+            .unwrap();
+        let addr = banner.trim().rsplit(' ').next().unwrap().to_owned();
+        Self {
+            child,
+            url: format!("http://{addr}"),
+        }
+    }
+}
+
+impl Drop for SwarmTarget {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn swarm_thresholds_set_the_exit_status_and_results_compare() {
+    let target = SwarmTarget::start();
+    let dir = std::env::temp_dir().join(format!("hightick-cli-swarm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The same short run twice, once asking a path that answers 500: the
+    // error-rate threshold passes on the first and fails on the second.
+    let scenario = |path: &str| {
+        format!(
+            "users = 4\nramp_up = \"0s\"\nduration = \"1s\"\nthink = \"100ms\"\n\
+             [targets]\nt = \"{url}\"\n\
+             [[behaviour]]\nname = \"ask\"\n[[behaviour.step]]\nname = \"ask\"\nurl = \"{path}\"\n\
+             retry = {{ attempts = 1 }}\n\
+             [[threshold]]\nmetric = \"error_rate\"\nmax = 0.01\n",
+            url = target.url
+        )
+    };
+    let run = |name: &str, path: &str| {
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(&file, scenario(path)).unwrap();
+        let json = dir.join(format!("{name}.json"));
+        let report = dir.join(format!("{name}.html"));
+        let out = hightick(&[
+            "swarm",
+            "run",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--threads",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]);
+        let html = std::fs::read_to_string(&report).unwrap_or_default();
+        assert!(html.contains("<svg"), "{name}: no chart in the report");
+        (out, json)
+    };
+    let (good, good_json) = run("good", "/ping");
+    let (bad, bad_json) = run("bad", "/status/500");
+    let compared = hightick(&[
+        "swarm",
+        "compare",
+        good_json.to_str().unwrap(),
+        bad_json.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(good.status.code(), Some(0), "{}", stderr(&good));
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("threshold(s) failed"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(String::from_utf8_lossy(&good.stdout).contains("ask"));
+    assert!(compared.status.success(), "{}", stderr(&compared));
+    assert!(String::from_utf8_lossy(&compared.stdout).contains("ask"));
+}

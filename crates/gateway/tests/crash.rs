@@ -5,6 +5,8 @@
 //! The gateway runs in a child process: this test binary re-executes itself
 //! to run `child_gateway` (which serves until killed) with the crash hook
 //! (`HIGHTICK_GATEWAY_CRASH_AFTER_RESULT_COMMIT=1`) set the first time.
+//! SQLite always; PostgreSQL too (in a schema of its own) when
+//! `HIGHTICK_TEST_DATABASE_URL` is set.
 
 mod common;
 
@@ -16,14 +18,17 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::Http;
-use hightick_gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, GatewayConfig, Secrets, serve};
+use hightick_gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, Gateway, GatewayConfig, Secrets, serve};
+use hightick_store::{Store, StoreOptions};
 use serde_json::json;
 
 const CHILD_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_DIR";
+const CHILD_SCHEMA_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_PG_SCHEMA";
 const SECRET: &str = "crash-test-server-secret-0123456789";
 
-/// Runs only inside the child process: a gateway over the SQLite database in
-/// the given directory, until it is killed.
+/// Runs only inside the child process: a gateway over the database the
+/// parent names (SQLite in the given directory, or PostgreSQL in the given
+/// schema), until it is killed or told to stop with SIGTERM.
 #[test]
 fn child_gateway() {
     let Ok(dir) = std::env::var(CHILD_ENV) else {
@@ -45,14 +50,37 @@ fn child_gateway() {
         config.server_secret_file.as_deref(),
     )
     .unwrap();
-    serve(&config, secrets, |address| {
-        println!("LISTENING {address}");
-    })
-    .unwrap();
+    let Ok(schema) = std::env::var(CHILD_SCHEMA_ENV) else {
+        // SQLite: exactly what `hightick gateway` runs.
+        serve(&config, secrets, |address| {
+            println!("LISTENING {address}");
+        })
+        .unwrap();
+        return;
+    };
+    // PostgreSQL in a per-test schema, which the config cannot name.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut options = StoreOptions::new(std::env::var(common::PG_ENV).unwrap());
+        options.postgres_schema = Some(schema);
+        let store = Store::open_with(&options).await.unwrap();
+        let gateway = Gateway::start_with_store(&config, secrets, store)
+            .await
+            .unwrap();
+        println!("LISTENING {}", gateway.address());
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        term.recv().await;
+        gateway.shutdown().await.unwrap();
+    });
 }
 
-fn spawn_child(dir: &Path, crash: bool) -> (Child, SocketAddr) {
+fn spawn_child(dir: &Path, schema: Option<&str>, crash: bool) -> (Child, SocketAddr) {
     let mut command = Command::new(std::env::current_exe().unwrap());
+    match schema {
+        Some(schema) => command.env(CHILD_SCHEMA_ENV, schema),
+        None => command.env_remove(CHILD_SCHEMA_ENV),
+    };
     command
         .args([
             "--exact",
@@ -84,12 +112,32 @@ fn spawn_child(dir: &Path, crash: bool) -> (Child, SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_committed_before_a_sigkill_is_credited_once_after_the_retry() {
+    let mut schemas = vec![None];
+    match std::env::var(common::PG_ENV) {
+        Ok(url) if !url.is_empty() => schemas.push(Some(format!("t_{}", common::unique("crash")))),
+        _ => eprintln!(
+            "crash: PostgreSQL part skipped ({} is not set)",
+            common::PG_ENV
+        ),
+    }
+    for schema in schemas {
+        crash_then_retry(schema.as_deref()).await;
+    }
+}
+
+/// The scenario on one backend: SQLite when `schema` is `None`.
+async fn crash_then_retry(schema: Option<&str>) {
+    let backend = if schema.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
     let dir = common::temp_dir("crash");
     std::fs::write(dir.join("key.hex"), "11".repeat(32)).unwrap();
     std::fs::write(dir.join("session.hex"), "22".repeat(32)).unwrap();
     std::fs::write(dir.join("server.secret"), SECRET).unwrap();
 
-    let (mut child, address) = spawn_child(&dir, true);
+    let (mut child, address) = spawn_child(&dir, schema, true);
     let http = Http::new(address, 4);
     let (a, token_a) = http.guest("crash-a").await;
     let (b, _) = http.guest("crash-b").await;
@@ -117,13 +165,13 @@ async fn a_result_committed_before_a_sigkill_is_credited_once_after_the_retry() 
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
 
     // Restarted on the same database, the retried post credits nothing more.
-    let (mut child, address) = spawn_child(&dir, false);
+    let (mut child, address) = spawn_child(&dir, schema, false);
     let http = Http::new(address, 4);
     let retry = http.post_result(SECRET, &result).await;
     assert_eq!(retry.status, 200, "{}", retry.text);
     assert_eq!(
         retry.body["recorded"], false,
-        "the first post had committed"
+        "{backend}: the first post had committed"
     );
     let again = http.post_result(SECRET, &result).await;
     assert_eq!(again.body["recorded"], false);
@@ -131,7 +179,10 @@ async fn a_result_committed_before_a_sigkill_is_credited_once_after_the_retry() 
     // The session from before the crash still works (signing key from a file).
     let profile = http.get("/v1/me/profile", Some(&token_a)).await;
     assert_eq!(profile.status, 200, "{}", profile.text);
-    assert_eq!(profile.body["balance"], 70, "credited exactly once");
+    assert_eq!(
+        profile.body["balance"], 70,
+        "{backend}: credited exactly once"
+    );
     assert_eq!(profile.body["stats"]["matches_played"], 1);
     assert_eq!(profile.body["stats"]["wins"], 1);
     let history = http.get("/v1/me/matches", Some(&token_a)).await;

@@ -114,10 +114,15 @@ mod tests {
         assert_eq!(base_mode("plaza100_30hz"), Some("plaza100"));
         assert_eq!(base_mode("plaza100_hz"), None);
         assert_eq!(base_mode("5v5"), None);
-        let book = BudgetBook::shipped();
-        assert_eq!(book.for_mode("5v5").unwrap().0, "5v5");
-        assert_eq!(book.for_mode("plaza100_30hz").unwrap().0, "plaza100");
-        assert!(book.for_mode("duel").is_none());
+        let shipped = BudgetBook::shipped();
+        assert_eq!(shipped.for_mode("5v5").unwrap().0, "5v5");
+        assert_eq!(
+            shipped.for_mode("plaza100_30hz").unwrap().0,
+            "plaza100_30hz"
+        );
+        assert!(shipped.for_mode("duel").is_none());
+        let only_base = BudgetBook::parse("[plaza100.tick]\np99_us = 3000.0\n", "b.toml").unwrap();
+        assert_eq!(only_base.for_mode("plaza100_30hz").unwrap().0, "plaza100");
     }
 
     #[test]

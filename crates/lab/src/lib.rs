@@ -34,18 +34,18 @@
 //!     matches: 2,
 //!     server_cpu_cores: 0.02,
 //!     gpc: hightick_lab::games_per_core(2, 0.02),
-//!     subsystems: vec![SubsystemRow { name: "fow".into(), mean_us: 8.0, ..Default::default() }],
+//!     subsystems: vec![SubsystemRow { name: "fow".into(), mean_us: 48.0, ..Default::default() }],
 //!     ..Default::default()
 //! };
-//! BudgetBook::shipped().apply(&mut run); // the shipped 5v5 budgets: fow mean <= 5 us
+//! BudgetBook::shipped().apply(&mut run); // the shipped 5v5 budgets: fow mean <= 35 us
 //! assert_eq!(run.figures()[0], "FIGURE gpc_5v5_128hz 90.000 games/core");
-//! assert!(run.render_violations().contains("fow mean 8.00 us > budget 5.00 us"));
+//! assert!(run.render_violations().contains("fow mean 48.00 us > budget 35.00 us"));
 //! let back = RunSummary::from_json(&run.to_json()?)?;
 //! assert_eq!(back, run);
 //! assert!(hightick_lab::render_html(&run)?.contains("<svg"));
 //!
 //! let mut slower = run.clone();
-//! slower.subsystems[0].mean_us = 10.4; // 30% slower
+//! slower.subsystems[0].mean_us = 62.4; // 30% slower
 //! let c = compare(("A", &run), ("B", &slower), &Noise::fixed(0.1), CompareOptions::default());
 //! assert_eq!(c.regressions().len(), 1);
 //! # Ok::<(), hightick_lab::LabError>(())

@@ -393,8 +393,29 @@ mod tests {
         conclude(&mut report);
         assert_eq!(report.best_matches, Some(2));
         assert!((report.gpc - 9.0).abs() < 1e-9);
+        assert!(report.answer().contains("2 matches, 9.0 games per core"));
+
+        // Nothing passes: the answer names why the lightest step failed.
+        report.steps = vec![step(1, 1.95, false), step(2, 0.2, false)];
+        report.steps[0].summary.tick.p99_us = 300.0;
+        report.steps[0].summary.tick.budget_p99_us = Some(100.0);
+        report.steps[0].summary.match_tick_p99_us = vec![250.0, 420.0];
+        conclude(&mut report);
+        assert_eq!((report.best_matches, report.gpc), (None, 0.0));
+        let answer = report.answer();
+        assert!(
+            answer.contains(
+                "already at 1 match: worst match tick p99 420 us > budget 100 us, \
+                 server CPU 1.95 cores > limit 1.80"
+            ),
+            "{answer}"
+        );
         report.steps.truncate(0);
         conclude(&mut report);
         assert_eq!((report.best_matches, report.gpc), (None, 0.0));
+        assert_eq!(
+            report.answer(),
+            "no step stayed within budget with 10% CPU headroom"
+        );
     }
 }

@@ -4,7 +4,7 @@ use hightick_telemetry::bench::figure_line;
 
 use crate::error::LabError;
 use crate::summary::{RunSummary, figure_token};
-use crate::sweep::{SweepReport, matches_text};
+use crate::sweep::{SweepReport, SweepStep, matches_text};
 use crate::text_table::{Align, TextTable};
 
 fn yes_no(ok: bool) -> &'static str {
@@ -132,7 +132,17 @@ impl SweepReport {
                 matches_text(m),
                 self.gpc
             ),
-            None => "no step stayed within budget with 10% CPU headroom".to_string(),
+            None => {
+                let mut text = "no step stayed within budget with 10% CPU headroom".to_string();
+                if let Some(first) = self.steps.first() {
+                    text.push_str(&format!(
+                        " (already at {}: {})",
+                        matches_text(first.matches),
+                        self.failure(first)
+                    ));
+                }
+                text
+            }
         };
         if !self.plaza.is_empty() {
             text.push_str(&match self.plaza_max_hz {
@@ -141,6 +151,36 @@ impl SweepReport {
             });
         }
         text
+    }
+
+    /// Why `step` failed, in words: its worst match p99 against the tick budget,
+    /// its server CPU against the headroom limit, or both.
+    fn failure(&self, step: &SweepStep) -> String {
+        let mut reasons = Vec::new();
+        if !step.within_budget {
+            let s = &step.summary;
+            let worst = s
+                .match_tick_p99_us
+                .iter()
+                .copied()
+                .fold(s.tick.p99_us, f64::max);
+            reasons.push(match s.tick.budget_p99_us {
+                Some(b) => format!("worst match tick p99 {worst:.0} us > budget {b:.0} us"),
+                None => format!("worst match tick p99 {worst:.0} us over budget"),
+            });
+        }
+        if !step.cpu_headroom_ok {
+            let limit = f64::from(self.cores_available) * crate::summary::GPC_HEADROOM;
+            reasons.push(format!(
+                "server CPU {:.2} cores > limit {limit:.2}",
+                step.summary.server_cpu_cores
+            ));
+        }
+        if reasons.is_empty() {
+            "passed".to_string()
+        } else {
+            reasons.join(", ")
+        }
     }
 
     fn step_table(&self) -> TextTable {

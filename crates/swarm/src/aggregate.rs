@@ -250,6 +250,7 @@ impl Aggregate {
             passed: thresholds.iter().all(|t| t.passed),
             thresholds,
             timeline: self.timeline,
+            request_log: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! whichever comes first: a future finishing, or the next 1 ms tick, when
 //! it admits new players (ramp-up or arrivals), releases paced players and
 //! wakes the players whose time has come. A player is a
-//! [`Player`](crate::player::Player) struct, not a task: a sleeping player
+//! `Player` struct, not a task: a sleeping player
 //! costs its struct and one wheel entry.
 //!
 //! Everything a driver measures goes into its own [`Interval`] behind a
@@ -35,6 +35,7 @@ use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
 use crate::match_bot::MatchBotConfig;
 use crate::play::{decode_token, play_match};
 use crate::player::{Phase, Player, PlayerValues};
+use crate::request_log::{Entry, RequestLog};
 use crate::scenario::template::Escape;
 use crate::scenario::{Capture, HttpStep, Model, Scenario, Step, StepKind};
 use crate::wheel::TimerWheel;
@@ -133,6 +134,8 @@ pub struct DriverPlan {
     pub end: Instant,
     /// Seed of this driver's random draws.
     pub seed: u64,
+    /// The raw per-request log, when the scenario asks for one.
+    pub log: Option<RequestLog>,
 }
 
 enum Done {
@@ -611,6 +614,7 @@ impl Driver {
                 let waiter = self.pools[target].waiting.pop_front();
                 self.connection_lost(target);
                 if let Some(w) = waiter {
+                    self.log_request(w.player, Err(kind), now);
                     self.request_failed(w.player, kind, now);
                 }
             }
@@ -624,6 +628,8 @@ impl Driver {
                     Some(s) => self.hand_over(target, s),
                     None => self.connection_lost(target),
                 }
+                let outcome = result.as_ref().map(|a| a.status).map_err(|k| *k);
+                self.log_request(player, outcome, now);
                 match result {
                     Ok(answer) => self.answered(player, answer, now),
                     Err(kind) => self.request_failed(player, kind, now),
@@ -631,6 +637,24 @@ impl Driver {
             }
             Done::Match { player, result } => self.match_over(player, result, now),
         }
+    }
+
+    /// One line in the raw request log, if there is one.
+    fn log_request(&self, p: u32, outcome: Result<u16, ErrorKind>, now: Instant) {
+        let Some(log) = &self.plan.log else {
+            return;
+        };
+        let player = &self.players[p as usize];
+        let Some(step) = player.current(&self.scenario) else {
+            return;
+        };
+        log.log(Entry {
+            at_ms: now.saturating_duration_since(self.plan.start).as_millis() as u64,
+            player: p,
+            step: step.id,
+            outcome,
+            latency_us: micros(now, player.due),
+        });
     }
 
     /// After the run: record what finishes, start nothing.
@@ -641,6 +665,7 @@ impl Driver {
                 result: Ok(answer),
                 ..
             } => {
+                self.log_request(player, Ok(answer.status), now);
                 let scenario = self.scenario.clone();
                 let player = &self.players[player as usize];
                 if let Some(step) = player.current(&scenario) {

@@ -8,12 +8,13 @@
 //!   tickets polled until admission, retries with backoff and jitter) and
 //!   `play_match` steps, thresholds that decide pass or fail;
 //! - virtual players as small state machines stepped by a few
-//!   [driver](driver) tasks from a [timer wheel](wheel), sharing bounded
+//!   [driver] tasks from a [timer wheel](wheel), sharing bounded
 //!   [keep-alive](keepalive) pools, so 100,000 of them fit in one process;
-//! - measurement per [interval](interval) (HDR histograms per step and per
+//! - measurement per [interval] (HDR histograms per step and per
 //!   error kind, corrected for coordinated omission in the open model),
-//!   [aggregated](aggregate) into a [result](result) with a table, JSON and
-//!   a self-contained HTML [report](report);
+//!   [aggregated](aggregate) into a [result] with a table, JSON and
+//!   a self-contained HTML [report]; a raw per-request log only
+//!   when asked for, streamed to a [rotating file](request_log);
 //! - [pacing] that holds a target response time on a measured percentile;
 //! - [distributed] runs: agents stream interval histograms to a coordinator;
 //! - [`MatchBot`]s: real clients ([`UdpClient`](hightick_client::UdpClient))
@@ -92,6 +93,7 @@ pub mod pacing;
 mod play;
 mod player;
 pub mod report;
+pub mod request_log;
 pub mod result;
 pub mod retry;
 pub mod run;

@@ -12,6 +12,7 @@ use crate::error::SwarmError;
 use crate::interval::{
     ErrorKind, Interval, MatchSample, StepSample, decode_histogram, encode_histogram,
 };
+use crate::request_log::LogSummary;
 use crate::threshold::{Metric, Threshold, format_value};
 
 /// One step's totals.
@@ -284,6 +285,9 @@ pub struct RunResult {
     pub passed: bool,
     /// Per interval.
     pub timeline: Vec<TimelinePoint>,
+    /// What the raw per-request log took, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_log: Option<LogSummary>,
 }
 
 /// The parts a result is built from.

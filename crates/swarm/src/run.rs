@@ -13,6 +13,7 @@ use crate::aggregate::{Aggregate, Progress};
 use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
 use crate::error::SwarmError;
 use crate::interval::Interval;
+use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
 use crate::scenario::Scenario;
 
@@ -41,6 +42,7 @@ pub struct LocalSwarm {
     tasks: Vec<JoinHandle<()>>,
     spare: Interval,
     shard: Shard,
+    log: Option<RequestLogWriter>,
 }
 
 impl LocalSwarm {
@@ -61,6 +63,13 @@ impl LocalSwarm {
         let control = Arc::new(Control::new());
         let steps = scenario.step_names.len();
         let end = start + scenario.total_duration();
+        let (log, writer) = match &scenario.request_log {
+            None => (None, None),
+            Some(config) => {
+                let (log, writer) = RequestLog::open(config, scenario.step_names.clone())?;
+                (Some(log), Some(writer))
+            }
+        };
         let mut slots = Vec::new();
         let mut tasks = Vec::new();
         for driver in 0..drivers {
@@ -76,6 +85,7 @@ impl LocalSwarm {
                 seed: seed
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     .wrapping_add(u64::from(shard.index) << 32 | u64::from(driver)),
+                log: log.clone(),
             };
             tasks.push(tokio::spawn(drive(plan, slot.clone(), control.clone())));
             slots.push(slot);
@@ -86,6 +96,7 @@ impl LocalSwarm {
             tasks,
             spare: Interval::new(steps),
             shard,
+            log: writer,
         })
     }
 
@@ -118,11 +129,20 @@ impl LocalSwarm {
         self.control.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Waits for the drivers to finish (the run's end plus a short grace).
-    pub async fn join(&mut self) {
+    /// Waits for the drivers to finish (the run's end plus a short grace),
+    /// then for the request log (if any) to be written out.
+    pub async fn join(&mut self) -> Result<Option<LogSummary>, SwarmError> {
         for t in self.tasks.drain(..) {
             let _ = t.await;
         }
+        let Some(writer) = self.log.take() else {
+            return Ok(None);
+        };
+        // The drivers held the last senders: the writer drains and stops.
+        tokio::task::spawn_blocking(move || writer.finish())
+            .await
+            .map_err(|e| SwarmError::io("the request log writer")(std::io::Error::other(e)))?
+            .map(Some)
     }
 }
 
@@ -161,9 +181,11 @@ pub async fn run(
             break t;
         }
     };
-    swarm.join().await;
+    let log = swarm.join().await?;
     merged.reset();
     swarm.collect(&mut merged);
     aggregate.absorb(&merged);
-    Ok(aggregate.finish(last))
+    let mut result = aggregate.finish(last);
+    result.request_log = log;
+    Ok(result)
 }

@@ -206,3 +206,64 @@ url = "/ping"
         target.connections()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_log_when_asked_for_has_a_line_per_request_and_rotates() {
+    let target = target().await;
+    let dir = std::env::temp_dir().join(format!("hightick-swarm-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("requests.log");
+    let text = format!(
+        r#"
+users = 20
+ramp_up = "200ms"
+duration = "2s"
+drivers = 2
+[targets]
+t = "http://{addr}"
+[request_log]
+path = "{path}"
+rotate_bytes = 4096
+keep = 100
+[[setup]]
+name = "login"
+method = "POST"
+url = "/login"
+capture = {{ token = "/token" }}
+[[behaviour]]
+name = "ping"
+[[behaviour.step]]
+name = "ping"
+url = "/ping"
+think = "100ms"
+"#,
+        addr = target.addr,
+        path = path.display()
+    );
+    let scenario = Arc::new(Scenario::parse(&text, "log.toml").unwrap());
+    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
+        .await
+        .unwrap();
+    let mut files = vec![path.clone()];
+    files.extend((1..=100).map(|n| dir.join(format!("requests.log.{n}"))));
+    let text: String = files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let log = result.request_log.expect("the run reports its request log");
+    assert_eq!(log.dropped, 0);
+    assert_eq!(log.lines, result.total.requests, "{log:?}");
+    assert!(log.rotations >= 1, "{log:?}");
+    assert_eq!(text.lines().count() as u64, log.lines);
+    let mut logins = 0;
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 5, "{line}");
+        assert!(fields[2] == "login" || fields[2] == "ping", "{line}");
+        assert_eq!(fields[3], "200", "{line}");
+        logins += usize::from(fields[2] == "login");
+    }
+    assert_eq!(logins, 20);
+}

@@ -484,9 +484,9 @@ p99_us = 3000
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/budgets.toml");
         let b = Budgets::load(path).unwrap();
         let v = b.mode("5v5").unwrap();
-        assert_eq!(v.get(BudgetTarget::Tick), Budget::from_us(40.0, 100.0));
+        assert_eq!(v.get(BudgetTarget::Tick), Budget::from_us(300.0, 1000.0));
         let p = b.mode("plaza100").unwrap();
-        assert_eq!(p.get(BudgetTarget::Tick).mean_ns, Some(1_500_000));
+        assert_eq!(p.get(BudgetTarget::Tick).mean_ns, Some(3_000_000));
         for mode in [v, p] {
             let tick_mean = mode.get(BudgetTarget::Tick).mean_ns.unwrap();
             let sum: u64 = Subsystem::ALL

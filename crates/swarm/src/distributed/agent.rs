@@ -148,7 +148,7 @@ async fn session(stream: TcpStream) -> Result<AgentRun, SwarmError> {
             break;
         }
     }
-    swarm.join().await;
+    let log = swarm.join().await;
     interval.reset();
     swarm.collect(&mut interval);
     total.add(&interval);
@@ -164,6 +164,7 @@ async fn session(stream: TcpStream) -> Result<AgentRun, SwarmError> {
         .await
         .map_err(protocol)?;
     listen.abort();
+    log?;
     Ok(AgentRun {
         shard: plan.shard.index,
         total,

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::error::SwarmError;
 use crate::pacing::PacingConfig;
+use crate::request_log::RequestLogConfig;
 use crate::retry::RetryPolicy;
 use crate::threshold::{Bound, Metric, Threshold, Unit};
 
@@ -246,6 +247,11 @@ impl<'a> Compiler<'a> {
             }
         };
 
+        let request_log = match &raw.request_log {
+            None => None,
+            Some(l) => Some(self.request_log(l)?),
+        };
+
         let mut thresholds = Vec::new();
         for (i, t) in raw.threshold.iter().enumerate() {
             thresholds.push(self.threshold(t, i)?);
@@ -275,7 +281,32 @@ impl<'a> Compiler<'a> {
             http,
             matches,
             thresholds,
+            request_log,
         })
+    }
+
+    fn request_log(&self, l: &raw::RawRequestLog) -> Compiled<RequestLogConfig> {
+        if l.path.get_ref().trim().is_empty() {
+            return self.err(
+                l.path.span(),
+                "request_log.path",
+                "a file path, e.g. \"requests.log\"",
+            );
+        }
+        let mut config = RequestLogConfig::at(l.path.get_ref());
+        if let Some(r) = &l.rotate_bytes {
+            if *r.get_ref() < 4096 {
+                return self.err(r.span(), "request_log.rotate_bytes", "at least 4096");
+            }
+            config.rotate_bytes = *r.get_ref();
+        }
+        if let Some(k) = &l.keep {
+            if *k.get_ref() > 10_000 {
+                return self.err(k.span(), "request_log.keep", "at most 10000 rotated files");
+            }
+            config.keep = *k.get_ref();
+        }
+        Ok(config)
     }
 
     fn http(&self, raw: &RawScenario) -> Compiled<HttpSettings> {

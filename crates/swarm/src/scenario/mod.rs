@@ -40,7 +40,9 @@
 //! `integral_time`), `[http]` (`connections` per target, `timeout`,
 //! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`), `[retry]`
 //! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`map`,
-//! `tick_rate_hz`, `seed`). A step is an HTTP request (`method`, `url`,
+//! `tick_rate_hz`, `seed`), `[request_log]` (`path`, `rotate_bytes`, `keep`:
+//! a raw per-request log, off unless asked for; see
+//! [`request_log`](crate::request_log)). A step is an HTTP request (`method`, `url`,
 //! `headers`, `body` or `json`, `expect_status`, `capture`,
 //! `wait_while_status` + `wait_capture` + `poll_url` + `wait_interval` +
 //! `max_wait` for queues (ask, get a ticket, poll the ticket), `timeout`,
@@ -60,6 +62,7 @@ use http::{HeaderName, Method};
 
 use crate::error::SwarmError;
 use crate::pacing::PacingConfig;
+use crate::request_log::RequestLogConfig;
 use crate::retry::RetryPolicy;
 use crate::threshold::Threshold;
 use raw::RawScenario;
@@ -108,6 +111,8 @@ pub struct Scenario {
     pub matches: MatchSettings,
     /// Pass/fail thresholds.
     pub thresholds: Vec<Threshold>,
+    /// The raw per-request log, only when asked for (`[request_log]`).
+    pub request_log: Option<RequestLogConfig>,
 }
 
 /// A named HTTP target.

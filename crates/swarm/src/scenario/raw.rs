@@ -39,12 +39,21 @@ pub(super) struct RawScenario {
     pub http: Option<RawHttp>,
     pub retry: Option<RawRetry>,
     pub matches: Option<RawMatches>,
+    pub request_log: Option<RawRequestLog>,
     #[serde(default)]
     pub setup: Vec<RawStep>,
     #[serde(default)]
     pub behaviour: Vec<RawBehaviour>,
     #[serde(default)]
     pub threshold: Vec<RawThreshold>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequestLog {
+    pub path: Spanned<String>,
+    pub rotate_bytes: Option<Spanned<u64>>,
+    pub keep: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]

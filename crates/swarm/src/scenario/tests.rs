@@ -320,3 +320,18 @@ fn the_shipped_scenarios_compile() {
     }
     assert!(seen >= 3 || !dir.exists(), "scenarios/ has {seen} files");
 }
+
+#[test]
+fn a_request_log_is_off_unless_asked_for_and_checked() {
+    assert_eq!(parse(GOOD).unwrap().request_log, None);
+    let asked = "users = 1\nduration = \"1s\"\n[targets]\nt = \"http://127.0.0.1:1\"\n\
+                 [request_log]\npath = \"r.log\"\nrotate_bytes = 100\n\
+                 [[behaviour]]\nname = \"b\"\n[[behaviour.step]]\nurl = \"/\"\n";
+    let (line, field, message) = error(asked);
+    assert_eq!((line, field.as_str()), (7, "request_log.rotate_bytes"));
+    assert!(message.contains("at least 4096"), "{message}");
+    let good = parse(&asked.replace("rotate_bytes = 100", "keep = 2")).unwrap();
+    let log = good.request_log.unwrap();
+    assert_eq!((log.path.to_str(), log.keep), (Some("r.log"), 2));
+    assert_eq!(log.rotate_bytes, 64 << 20);
+}
