@@ -35,6 +35,7 @@
 //! max = [6, 10, 14]
 //! ```
 
+use hightick_telemetry::text_position::line_column;
 use std::ops::Range;
 
 use glam::Vec3;
@@ -139,15 +140,6 @@ fn join(table: &str, key: &str) -> String {
     } else {
         format!("{table}.{key}")
     }
-}
-
-/// 1-based line and column of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 /// The table path (`bounds`, `boxes[2]`) in force at byte `offset`.

@@ -18,6 +18,7 @@
 //! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
 //! ```
 
+use hightick_telemetry::text_position::line_column;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -204,13 +205,6 @@ pub fn parse_key(text: &str) -> Result<Key, String> {
 /// Writes a key as 64 hex digits.
 pub fn format_key(key: &Key) -> String {
     key.as_bytes().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, column)
 }
 
 #[cfg(test)]

@@ -29,20 +29,12 @@
 //! ```
 
 use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
 
-use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{AssertSqlSafe, Connection as _, Row as _};
+use sqlx::Row as _;
 
 use crate::StoreError;
 use crate::model::{check_id, invalid, now_ms};
-use crate::store::{SQLITE_FILE_NAME, StoreOptions};
-
-static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
-static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
+use crate::store::{Pool, Store, StoreOptions};
 
 /// Largest JSON text one run may carry, bytes.
 pub const MAX_RUN_JSON: usize = 64 * 1024 * 1024;
@@ -101,19 +93,13 @@ pub struct RunFilter {
     pub git_commit: Option<String>,
 }
 
-#[derive(Debug, Clone)]
-enum RunPool {
-    Sqlite(sqlx::SqlitePool),
-    Postgres(sqlx::PgPool),
-}
-
 /// Runs the same statement code on whichever pool the history has; the body is
 /// type-checked once per backend.
 macro_rules! each_backend {
     ($pool:expr, |$p:ident| $body:expr) => {
         match $pool {
-            RunPool::Sqlite($p) => $body,
-            RunPool::Postgres($p) => $body,
+            Pool::Sqlite($p) => $body,
+            Pool::Postgres($p) => $body,
         }
     };
 }
@@ -155,7 +141,7 @@ const INSERT_RUN: &str = "INSERT INTO lab_runs (recorded_at_ms, kind, mode, matc
 /// The lab's run history in a store database.
 #[derive(Debug, Clone)]
 pub struct RunHistory {
-    pool: RunPool,
+    pool: Pool,
 }
 
 fn check_json(field: &'static str, text: &str) -> Result<(), StoreError> {
@@ -187,14 +173,6 @@ impl NewRun {
     }
 }
 
-/// `[a-z_][a-z0-9_]{0,62}`: a PostgreSQL schema name safe to write into DDL.
-fn plain_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some('a'..='z' | '_'))
-        && name.len() <= 63
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
-}
-
 impl RunHistory {
     /// Opens the database at `url` (as [`Store::open`](crate::Store::open)) and runs
     /// migrations.
@@ -204,93 +182,19 @@ impl RunHistory {
 
     /// Opens (creating on first run) `<data_dir>/hightick.db`, the embedded default.
     pub async fn open_in_data_dir(data_dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
-            path: data_dir.display().to_string(),
-            source,
-        })?;
-        let connect = SqliteConnectOptions::new()
-            .filename(data_dir.join(SQLITE_FILE_NAME))
-            .create_if_missing(true);
-        Self::open_sqlite(connect, false, &StoreOptions::new("sqlite:")).await
+        Ok(Self::over(Store::open_in_data_dir(data_dir).await?))
     }
 
-    /// Opens the database `options.url` names.
+    /// Opens the database `options.url` names (as [`Store::open_with`]).
     pub async fn open_with(options: &StoreOptions) -> Result<Self, StoreError> {
-        let url = options.url.as_str();
-        if url.starts_with("sqlite:") {
-            if options.postgres_schema.is_some() {
-                return Err(invalid("postgres_schema", "only for PostgreSQL"));
-            }
-            let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-            let connect = SqliteConnectOptions::from_str(url)?.create_if_missing(true);
-            Self::open_sqlite(connect, in_memory, options).await
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Self::open_postgres(options).await
-        } else {
-            Err(StoreError::UnsupportedUrl)
-        }
+        Ok(Self::over(Store::open_with(options).await?))
     }
 
-    async fn open_sqlite(
-        connect: SqliteConnectOptions,
-        in_memory: bool,
-        options: &StoreOptions,
-    ) -> Result<Self, StoreError> {
-        let connect = connect
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30));
-        // An in-memory database exists per connection: keep exactly one.
-        let (connect, max) = if in_memory {
-            (connect, 1)
-        } else {
-            (
-                connect.journal_mode(SqliteJournalMode::Wal),
-                options.max_connections.max(1),
-            )
-        };
-        let pool = SqlitePoolOptions::new()
-            .max_connections(max)
-            .acquire_timeout(Duration::from_secs(60))
-            .connect_with(connect)
-            .await?;
-        if options.migrate {
-            SQLITE_MIGRATIONS.run(&pool).await?;
+    /// The run history in the database `store` has open.
+    pub fn over(store: Store) -> Self {
+        Self {
+            pool: store.into_pool(),
         }
-        Ok(Self {
-            pool: RunPool::Sqlite(pool),
-        })
-    }
-
-    async fn open_postgres(options: &StoreOptions) -> Result<Self, StoreError> {
-        let mut connect = PgConnectOptions::from_str(&options.url)?;
-        if let Some(schema) = &options.postgres_schema {
-            if !plain_identifier(schema) {
-                return Err(invalid(
-                    "postgres_schema",
-                    "must match [a-z_][a-z0-9_]{0,62}",
-                ));
-            }
-            let mut conn = sqlx::PgConnection::connect_with(&connect).await?;
-            // An identifier cannot be bound; it was checked to be [a-z0-9_] above.
-            sqlx::query(AssertSqlSafe(format!(
-                "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
-            )))
-            .execute(&mut conn)
-            .await?;
-            conn.close().await?;
-            connect = connect.options([("search_path", schema.as_str())]);
-        }
-        let pool = PgPoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .acquire_timeout(Duration::from_secs(60))
-            .connect_with(connect)
-            .await?;
-        if options.migrate {
-            POSTGRES_MIGRATIONS.run(&pool).await?;
-        }
-        Ok(Self {
-            pool: RunPool::Postgres(pool),
-        })
     }
 
     /// Stores a run; returns its id.
@@ -351,17 +255,5 @@ impl RunHistory {
     /// Closes every pooled connection.
     pub async fn close(&self) {
         each_backend!(&self.pool, |p| p.close().await)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_names_are_plain_identifiers() {
-        assert!(plain_identifier("t_runs_1"));
-        assert!(!plain_identifier("9x"));
-        assert!(!plain_identifier("a\"; DROP TABLE lab_runs; --"));
     }
 }

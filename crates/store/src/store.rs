@@ -59,8 +59,9 @@ impl StoreOptions {
     }
 }
 
+/// The connection pool of whichever backend a store opened (shared with the run history).
 #[derive(Debug, Clone)]
-enum Pool {
+pub(crate) enum Pool {
     Sqlite(sqlx::SqlitePool),
     Postgres(sqlx::PgPool),
 }
@@ -106,6 +107,11 @@ fn valid_schema(name: &str) -> bool {
 }
 
 impl Store {
+    /// The pool, for other tables of the same database (the lab's run history).
+    pub(crate) fn into_pool(self) -> Pool {
+        self.pool
+    }
+
     /// Opens the database at `url` with default options and runs migrations.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         Self::open_with(&StoreOptions::new(url)).await

@@ -17,6 +17,7 @@
 //! A target with no table (or a missing field) has no budget. A bad file gets
 //! an error naming the file, the line and the field.
 
+use crate::text_position::line_column;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -330,15 +331,6 @@ fn budget_error(
     }
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = prefix(text, offset);
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = before.matches('\n').count() + 1;
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
-
 /// The longest prefix of `text` that ends at or before `offset` on a char boundary.
 fn prefix(text: &str, offset: usize) -> &str {
     let mut end = offset.min(text.len());
@@ -462,13 +454,6 @@ p99_us = 3000
         let idx: Vec<usize> = BudgetTarget::all().map(BudgetTarget::index).collect();
         assert_eq!(idx, (0..BudgetTarget::COUNT).collect::<Vec<_>>());
         assert_eq!(BudgetTarget::Tick.as_str(), "tick");
-    }
-
-    #[test]
-    fn line_column_counts_from_one() {
-        assert_eq!(line_column("ab\ncd", 0), (1, 1));
-        assert_eq!(line_column("ab\ncd", 4), (2, 2));
-        assert_eq!(line_column("é\nx", 1), (1, 1));
     }
 
     #[test]

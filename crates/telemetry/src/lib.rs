@@ -73,6 +73,7 @@ mod stats;
 mod sub_scope;
 mod subsystem;
 mod summary;
+pub mod text_position;
 
 pub use budget::{Budget, BudgetTarget, Budgets, DEFAULT_BUDGETS_TOML, ModeBudget};
 pub use clock::{MockTime, TscClock};

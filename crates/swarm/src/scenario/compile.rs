@@ -2,6 +2,7 @@
 //! (targets, variables, thresholds naming steps) and errors that point at
 //! the line and field.
 
+use hightick_telemetry::text_position::line_column;
 use std::net::IpAddr;
 use std::ops::Range;
 use std::time::Duration;
@@ -43,16 +44,6 @@ impl Locator<'_> {
             message: message.trim().to_owned(),
         }
     }
-}
-
-/// 1-based line and column of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rfind('\n').map_or(before.chars().count(), |nl| {
-        before[nl + 1..].chars().count()
-    }) + 1;
-    (line, column)
 }
 
 pub(super) struct Compiler<'a> {
