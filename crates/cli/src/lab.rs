@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use hightick_lab::compare::{DEFAULT_FLOOR_US, DEFAULT_NOISE, DEFAULT_THRESHOLD};
-use hightick_lab::sweep::PLAZA_PRESETS;
+use hightick_lab::sweep::PLAZA_RATES_HZ;
 use hightick_lab::{
     CompareOptions, LoadSpec, Noise, RecordedRun, ResultsDb, RunSummary, StepPlan, SweepEvent,
     SweepPlan, SweepReport, commit_points, compare, render_history_html, render_history_table,
@@ -76,10 +76,12 @@ struct SweepArgs {
     /// Frame-time budgets file (default: the shipped budgets).
     #[arg(long, value_name = "FILE")]
     budgets: Option<PathBuf>,
-    /// Also probe one 100-player plaza match at the server's plaza rates (128, 30 Hz).
+    /// Also probe one 100-player plaza match at 128, 96, 64, 48, 30 and 20 Hz,
+    /// highest first, stopping at the first rate within plaza100's budget.
     #[arg(long)]
     plaza: bool,
-    /// Plaza tick rates to probe (implies --plaza); the server has presets for 128 and 30.
+    /// Plaza tick rates to probe, 1 to 256 Hz (implies --plaza); run highest
+    /// first, stopping at the first within budget.
     #[arg(long, value_delimiter = ',', value_name = "HZ")]
     plaza_rates: Vec<u32>,
     /// Where the JSON result goes.
@@ -148,7 +150,7 @@ fn sweep(args: &SweepArgs) -> Result<()> {
     let plaza_rates = if !args.plaza_rates.is_empty() {
         args.plaza_rates.clone()
     } else if args.plaza {
-        PLAZA_PRESETS.iter().map(|(rate, _)| *rate).collect()
+        PLAZA_RATES_HZ.to_vec()
     } else {
         Vec::new()
     };
@@ -172,7 +174,10 @@ fn sweep(args: &SweepArgs) -> Result<()> {
         if plan.plaza_rates.is_empty() {
             String::new()
         } else {
-            format!(", plaza100 at {:?} Hz", plan.plaza_rates)
+            format!(
+                ", plaza100 at {:?} Hz (highest first, until one passes)",
+                hightick_lab::sweep::plaza_rates(&plan.plaza_rates)?
+            )
         },
         args.warmup,
         args.step_duration,

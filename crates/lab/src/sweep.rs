@@ -68,30 +68,34 @@ pub fn matches_text(n: u32) -> String {
     }
 }
 
-/// The plaza tick rates the server has presets for, with their mode names: the
-/// server takes the rate from the preset (`POST /v1/matches` has no tick-rate field).
-pub const PLAZA_PRESETS: [(u32, &str); 2] = [(128, "plaza100"), (30, "plaza100_30hz")];
+/// The plaza tick rates probed by default, highest first: each runs the
+/// `plaza100` preset at that rate (`tick_rate_hz` of `POST /v1/matches`),
+/// judged by plaza100's per-tick budgets.
+pub const PLAZA_RATES_HZ: [u32; 6] = [128, 96, 64, 48, 30, 20];
 
-/// The plaza preset running at `rate` Hz, or an error naming the rates there are.
-pub fn plaza_mode(rate: u32) -> Result<&'static str, LabError> {
-    PLAZA_PRESETS
+/// The mode every plaza probe runs.
+pub const PLAZA_MODE: &str = "plaza100";
+
+/// `rates` highest first without repeats, or an error naming a rate the
+/// server would refuse.
+pub fn plaza_rates(rates: &[u32]) -> Result<Vec<u32>, LabError> {
+    if let Some(bad) = rates
         .iter()
-        .find(|(r, _)| *r == rate)
-        .map(|(_, m)| *m)
-        .ok_or_else(|| {
-            LabError::config(
-                "plaza-rates",
-                format!(
-                    "{rate} Hz: the server runs plaza100 only at {} Hz (its presets; \
-                     a match's tick rate cannot be set per request)",
-                    PLAZA_PRESETS
-                        .iter()
-                        .map(|(r, _)| r.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" and ")
-                ),
-            )
-        })
+        .find(|r| !hightick_server::TICK_RATES_HZ.contains(r))
+    {
+        return Err(LabError::config(
+            "plaza-rates",
+            format!(
+                "{bad} Hz: a match runs at {} to {} Hz",
+                hightick_server::TICK_RATES_HZ.start(),
+                hightick_server::TICK_RATES_HZ.end()
+            ),
+        ));
+    }
+    let mut rates = rates.to_vec();
+    rates.sort_unstable_by(|a, b| b.cmp(a));
+    rates.dedup();
+    Ok(rates)
 }
 
 /// A whole sweep's settings.
@@ -101,7 +105,8 @@ pub struct SweepPlan {
     pub base: LoadSpec,
     /// The counts.
     pub steps: StepPlan,
-    /// Plaza tick rates to probe, any order (empty: no probe).
+    /// Plaza tick rates to probe, any order (empty: no probe); they run
+    /// highest first and stop at the first within budget.
     pub plaza_rates: Vec<u32>,
 }
 
@@ -130,7 +135,7 @@ impl SweepStep {
 pub struct PlazaStep {
     /// Ticks per second.
     pub tick_rate_hz: u32,
-    /// The server preset run.
+    /// The server preset run (at `tick_rate_hz`).
     pub mode: String,
     /// The match's p99 tick time within its budget.
     pub within_budget: bool,
@@ -207,16 +212,10 @@ pub fn run_sweep(
     watch: &mut dyn FnMut(SweepEvent<'_>),
 ) -> Result<SweepReport, LabError> {
     let scenario = plan.base.validate()?;
-    let mut plaza_rates = plan.plaza_rates.clone();
-    plaza_rates.sort_unstable_by(|a, b| b.cmp(a));
-    plaza_rates.dedup();
-    let plaza_modes = plaza_rates
-        .iter()
-        .map(|&r| plaza_mode(r).map(|m| (r, m)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let plaza_rates = plaza_rates(&plan.plaza_rates)?;
     let counts = plan.steps.counts();
     let cores_available = crate::load::cores_for(&plan.base);
-    let of = counts.len() + plaza_modes.len();
+    let of = counts.len() + plaza_rates.len();
     let mut report = SweepReport {
         title: format!("hightick lab sweep: {}", plan.base.mode),
         mode: plan.base.mode.clone(),
@@ -260,7 +259,10 @@ pub fn run_sweep(
             break;
         }
     }
-    for (k, &(rate, mode)) in plaza_modes.iter().enumerate() {
+    // Highest first; lower rates cost less per second, so the first rate
+    // within budget is the answer and the rest are not run.
+    for (k, &rate) in plaza_rates.iter().enumerate() {
+        let mode = PLAZA_MODE;
         let label = format!("{mode}: 1 match of 100 at {rate} Hz");
         watch(SweepEvent::Started {
             label: label.clone(),
@@ -270,6 +272,7 @@ pub fn run_sweep(
         let spec = LoadSpec {
             title: format!("hightick lab sweep: {label}"),
             mode: mode.to_string(),
+            tick_rate_hz: Some(rate),
             matches: 1,
             ..plan.base.clone()
         };
@@ -286,6 +289,9 @@ pub fn run_sweep(
             within_budget,
             summary,
         });
+        if within_budget {
+            break;
+        }
     }
     conclude(&mut report);
     Ok(report)
@@ -346,11 +352,16 @@ mod tests {
     }
 
     #[test]
-    fn plaza_rates_map_to_server_presets() {
-        assert_eq!(plaza_mode(128).unwrap(), "plaza100");
-        assert_eq!(plaza_mode(30).unwrap(), "plaza100_30hz");
-        let err = plaza_mode(64).unwrap_err().to_string();
-        assert!(err.contains("128 and 30"), "{err}");
+    fn plaza_rates_run_highest_first_and_out_of_range_is_refused() {
+        assert_eq!(plaza_rates(&[30, 128, 64, 30]).unwrap(), vec![128, 64, 30]);
+        assert_eq!(
+            plaza_rates(&PLAZA_RATES_HZ).unwrap(),
+            PLAZA_RATES_HZ.to_vec()
+        );
+        assert!(plaza_rates(&[]).unwrap().is_empty());
+        let err = plaza_rates(&[64, 0]).unwrap_err().to_string();
+        assert!(err.contains("plaza-rates") && err.contains("0 Hz"), "{err}");
+        assert!(plaza_rates(&[300]).is_err());
     }
 
     fn step(matches: u32, cpu: f64, within_budget: bool) -> SweepStep {

@@ -5,9 +5,12 @@
 //! - `GET /metrics`: Prometheus text (frame-time histograms per mode and
 //!   subsystem, overruns, budget violations, traffic, drops by reason,
 //!   matches, players, process CPU)
-//! - `GET /v1/matches`: every hosted match ([`MatchInfo`])
+//! - `GET /v1/matches`: every hosted match ([`MatchInfo`], its tick rate
+//!   among the fields)
 //! - `POST /v1/matches`: [`CreateMatch`] -> `201` [`MatchInfo`] with the
-//!   address clients connect to; `400` for a bad body, `409` for a client
+//!   address clients connect to and the match's tick rate (the preset's, or
+//!   `tick_rate_hz` from the request, 1 to 256); `400` for a bad body (the
+//!   error names the field), `409` for a client
 //!   already seated, `503` while draining or full
 //! - `GET /v1/stats`: [`HostStats`]; `POST /v1/stats/reset` starts a new
 //!   measuring window (after a warm-up).
@@ -32,6 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::report::{CreateMatch, HostStats, MatchInfo, process_cpu_seconds};
+use crate::tick_rate;
 use crate::worker::{WorkerCommand, WorkerLoad, WorkerReport};
 
 /// Longest a worker may take to answer the admin side.
@@ -172,6 +176,12 @@ async fn create_match(
     };
     if let Some(map) = &request.map {
         scenario.arena.map = map.clone();
+    }
+    // The rate first: the rules' seconds are converted to ticks at it.
+    if let Some(rate) = request.tick_rate_hz
+        && let Err(message) = tick_rate::at_rate(&mut scenario, rate)
+    {
+        return error(StatusCode::BAD_REQUEST, &message);
     }
     if let Err(message) = apply_rules(&request, &mut scenario) {
         return error(StatusCode::BAD_REQUEST, &message);

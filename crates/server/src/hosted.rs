@@ -110,7 +110,7 @@ impl HostedMatch {
             recorder: Some(recorder),
             seats,
             deadline: first_deadline,
-            period: Duration::from_nanos(1_000_000_000 / u64::from(rate.max(1))),
+            period: crate::tick_rate::period(rate),
             late_starts: 0,
             finished_at: None,
         })
@@ -264,5 +264,24 @@ mod tests {
         assert_eq!(m.deadline, late + m.period);
         assert_eq!(m.seats.len(), 2);
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).players, 2);
+    }
+
+    #[test]
+    fn a_match_at_its_own_rate_ticks_at_its_own_period() {
+        let mut scenario = Scenario::plaza100(128);
+        crate::tick_rate::at_rate(&mut scenario, 64).unwrap();
+        let start = Instant::now();
+        let mut m =
+            HostedMatch::new(1, &scenario, &[1], 7, ModeBudget::unlimited(), start).unwrap();
+        assert_eq!(m.period, Duration::from_nanos(15_625_000));
+        assert_eq!(m.mode, "plaza100");
+        assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).tick_rate_hz, 64);
+        m.advance_deadline(start);
+        assert_eq!(m.deadline, start + Duration::from_nanos(15_625_000));
+        // Late by more than its own period (not a 128 Hz one) counts.
+        m.advance_deadline(m.deadline + Duration::from_millis(10));
+        assert_eq!(m.late_starts, 0);
+        m.advance_deadline(m.deadline + Duration::from_millis(20));
+        assert_eq!(m.late_starts, 1);
     }
 }

@@ -8,7 +8,8 @@
 //!   secure layer (`hightick_net::Server`). Matches are placed on the least
 //!   loaded worker and phase-staggered across the tick period; a worker
 //!   sleeps until the next deadline (reduced timer slack, no busy spin) and
-//!   counts ticks that start late or overrun the period.
+//!   counts ticks that start late or overrun the period. Each match ticks
+//!   at its own rate (its preset's, or the request's `tick_rate_hz`).
 //! - **Telemetry**: every match-tick is one frame of a
 //!   `hightick_telemetry::FrameRecorder` (receive, game subsystems, packet
 //!   build and send), judged against the budgets file.
@@ -49,6 +50,7 @@ mod host_stats;
 mod hosted;
 pub mod report;
 pub mod thread_tuning;
+mod tick_rate;
 mod worker;
 
 pub use config::{HostConfig, KEY_ENV, format_key, parse_key};
@@ -57,3 +59,4 @@ pub use host::{Host, serve};
 pub use report::{
     CreateMatch, HostStats, MatchInfo, ModeStats, NetworkStats, TargetStats, TimelinePoint,
 };
+pub use tick_rate::TICK_RATES_HZ;

@@ -28,6 +28,11 @@ pub struct CreateMatch {
     /// Seconds of the combat phase (default: the preset's), 1 to 3600.
     #[serde(default)]
     pub combat_seconds: Option<f64>,
+    /// Simulation rate in Hz (default: the preset's), 1 to 256. The match's
+    /// tick period, phase stagger, late-tick accounting and its tick-counted
+    /// rules (phase lengths) follow it; its per-tick budgets stay the mode's.
+    #[serde(default)]
+    pub tick_rate_hz: Option<u32>,
 }
 
 impl CreateMatch {
@@ -41,6 +46,7 @@ impl CreateMatch {
             rounds_to_win: None,
             buy_seconds: None,
             combat_seconds: None,
+            tick_rate_hz: None,
         }
     }
 }

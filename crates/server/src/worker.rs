@@ -304,9 +304,8 @@ impl Worker {
             .mode(scenario.name)
             .cloned()
             .unwrap_or_else(|_| ModeBudget::unlimited());
-        let period = Duration::from_nanos(
-            1_000_000_000 / u64::from(scenario.match_config.tick_rate_hz.max(1)),
-        );
+        // The match's own rate: its stagger is a share of its own period.
+        let period = crate::tick_rate::period(scenario.match_config.tick_rate_hz);
         let offset = period.mul_f64(phase_fraction(self.placed));
         let first = Instant::now() + period + offset;
         let hosted = HostedMatch::new(id, scenario, roster, seed, budget, first)?;

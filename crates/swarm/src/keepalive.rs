@@ -3,7 +3,8 @@
 //! hold at most ~20,000 open files; 100,000 players cannot each have one),
 //! spreads them over source addresses, and queues players while every
 //! connection is busy. [`connect`] and [`exchange`] are the two futures a
-//! driver runs for it.
+//! driver runs for it; the connections are the swarm's own
+//! [HTTP/1.1 client](crate::http1).
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
@@ -12,14 +13,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use http_body_util::Full;
 
+use crate::http1::Connection;
 use crate::interval::ErrorKind;
 
-/// A ready HTTP/1.1 connection's request side.
-pub type Sender = SendRequest<Full<Bytes>>;
+/// A ready HTTP/1.1 connection.
+pub type Sender = Connection;
 
 /// A request built and waiting for a connection.
 #[derive(Debug)]
@@ -123,8 +123,7 @@ impl KeepAlivePool {
     }
 }
 
-/// Opens a TCP connection (from `source`, if given) and does the HTTP/1.1
-/// handshake; the connection's I/O runs on its own task.
+/// Opens a TCP connection (from `source`, if given) for HTTP/1.1.
 pub async fn connect(
     addr: SocketAddr,
     source: Option<IpAddr>,
@@ -144,14 +143,7 @@ pub async fn connect(
         }
         let stream = socket.connect(addr).await.map_err(|_| ErrorKind::Connect)?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|_| ErrorKind::Connect)?;
-        tokio::spawn(async move {
-            // Ends when the peer closes or the sender is dropped.
-            let _ = connection.await;
-        });
-        Ok(sender)
+        Ok(Connection::new(stream))
     };
     tokio::time::timeout(timeout, dial)
         .await
@@ -159,32 +151,28 @@ pub async fn connect(
 }
 
 /// Sends `request` on `sender` and reads the whole response. The sender
-/// comes back if the connection can carry another request.
+/// comes back if the connection can carry another request. A broken
+/// connection or a response that is not HTTP/1.1 is
+/// [`ErrorKind::Transport`].
 pub async fn exchange(
     mut sender: Sender,
     request: Request<Full<Bytes>>,
     timeout: Duration,
 ) -> (Option<Sender>, Result<Answer, ErrorKind>) {
-    let round_trip = async {
-        sender.ready().await.map_err(|_| ErrorKind::Transport)?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|_| ErrorKind::Transport)?;
-        let status = response.status().as_u16();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|_| ErrorKind::Transport)?
-            .to_bytes();
-        Ok(Answer { status, body })
+    let answer = match tokio::time::timeout(timeout, sender.round_trip(request)).await {
+        Ok(Ok((status, body))) => Answer {
+            status,
+            body: if body.is_empty() {
+                Bytes::new()
+            } else {
+                Bytes::copy_from_slice(body)
+            },
+        },
+        Ok(Err(_)) => return (None, Err(ErrorKind::Transport)),
+        Err(_) => return (None, Err(ErrorKind::Timeout)),
     };
-    match tokio::time::timeout(timeout, round_trip).await {
-        Ok(Ok(answer)) => (Some(sender), Ok(answer)),
-        Ok(Err(kind)) => (None, Err(kind)),
-        Err(_) => (None, Err(ErrorKind::Timeout)),
-    }
+    let sender = sender.keeps_alive().then_some(sender);
+    (sender, Ok(answer))
 }
 
 #[cfg(test)]
@@ -215,5 +203,55 @@ mod tests {
         assert_eq!(pool.open(), 2);
         assert!(pool.reserve().is_some());
         assert!(pool.take_idle().is_none());
+    }
+
+    /// Answers one request on one connection with `reply` (nothing if
+    /// empty), then holds the connection open until the client drops it.
+    async fn peer(reply: &'static [u8]) -> SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf).await;
+            if !reply.is_empty() {
+                let _ = stream.write_all(reply).await;
+            }
+            while stream.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+        });
+        addr
+    }
+
+    fn get() -> Request<Full<Bytes>> {
+        Request::get("/").body(Full::new(Bytes::new())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn exchange_maps_close_garbage_and_silence() {
+        let timeout = Duration::from_secs(10);
+        let cases: [(&'static [u8], Result<u16, ErrorKind>, bool); 3] = [
+            (
+                b"HTTP/1.1 503 Busy\r\ncontent-length: 1\r\n\r\nx",
+                Ok(503),
+                true,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+                Ok(200),
+                false,
+            ),
+            (b"SSH-2.0-OpenSSH\r\n\r\n", Err(ErrorKind::Transport), false),
+        ];
+        for (reply, expected, kept) in cases {
+            let sender = connect(peer(reply).await, None, timeout).await.unwrap();
+            let (sender, result) = exchange(sender, get(), timeout).await;
+            assert_eq!(result.map(|a| a.status), expected);
+            assert_eq!(sender.is_some(), kept);
+        }
+        let sender = connect(peer(b"").await, None, timeout).await.unwrap();
+        let (sender, result) = exchange(sender, get(), Duration::from_millis(20)).await;
+        assert_eq!(result.map(|a| a.status), Err(ErrorKind::Timeout));
+        assert!(sender.is_none());
     }
 }

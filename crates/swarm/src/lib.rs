@@ -86,6 +86,7 @@ pub mod distributed;
 pub mod driver;
 mod error;
 mod fleet;
+pub mod http1;
 pub mod interval;
 pub mod keepalive;
 mod match_bot;

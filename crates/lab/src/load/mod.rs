@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use hightick_arena::scenario::Scenario;
 use hightick_client::GameClientConfig;
 use hightick_net::Key;
-use hightick_server::{CreateMatch, format_key};
+use hightick_server::{CreateMatch, TICK_RATES_HZ, format_key};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig, FleetReport, MatchBotConfig};
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +50,10 @@ pub struct LoadSpec {
     pub title: String,
     /// The server's scenario preset: `5v5`, `plaza100` or `plaza100_30hz`.
     pub mode: String,
+    /// The matches' tick rate, sent as `tick_rate_hz` with each match
+    /// (`None`: the preset's). Budgets stay the mode's.
+    #[serde(default)]
+    pub tick_rate_hz: Option<u32>,
     /// Matches at once, spread round-robin over the instances.
     pub matches: u32,
     /// Warm-up before measuring (connects, first rounds), not measured.
@@ -73,6 +77,7 @@ impl LoadSpec {
             server_exe: server_exe.into(),
             title: format!("hightick {mode} x {matches}"),
             mode: mode.to_string(),
+            tick_rate_hz: None,
             matches,
             warmup: Duration::from_secs(5),
             duration: Duration::from_secs(20),
@@ -82,14 +87,19 @@ impl LoadSpec {
         }
     }
 
-    /// The scenario preset of the spec's mode, or an error listing the known ones.
+    /// The scenario preset of the spec's mode at the spec's rate, or an error
+    /// listing the known modes or naming the rates there are.
     pub fn scenario(&self) -> Result<Scenario, LabError> {
-        Scenario::by_name(&self.mode).ok_or_else(|| {
+        let mut scenario = Scenario::by_name(&self.mode).ok_or_else(|| {
             LabError::config(
                 "mode",
                 format!("unknown `{}` (known: {})", self.mode, Scenario::NAMES),
             )
-        })
+        })?;
+        if let Some(rate) = self.tick_rate_hz {
+            at_rate(&mut scenario, rate)?;
+        }
+        Ok(scenario)
     }
 
     /// Checks the spec without starting anything.
@@ -191,6 +201,27 @@ impl Drop for Scratch {
     }
 }
 
+/// `scenario` as the server runs it at `rate` Hz (the bots' side of it: the
+/// rate and the bots' tick-counted reaction and latency, same seconds).
+fn at_rate(scenario: &mut Scenario, rate: u32) -> Result<(), LabError> {
+    if !TICK_RATES_HZ.contains(&rate) {
+        return Err(LabError::config(
+            "tick_rate_hz",
+            format!(
+                "{rate} Hz: must be {} to {}",
+                TICK_RATES_HZ.start(),
+                TICK_RATES_HZ.end()
+            ),
+        ));
+    }
+    let old = scenario.match_config.tick_rate_hz.max(1);
+    let rescale = |ticks: u32| (u64::from(ticks) * u64::from(rate) / u64::from(old)) as u32;
+    scenario.match_config.tick_rate_hz = rate;
+    scenario.bots.reaction_ticks = rescale(scenario.bots.reaction_ticks).max(1);
+    scenario.bots.latency_ticks = rescale(scenario.bots.latency_ticks);
+    Ok(())
+}
+
 /// The bots' settings for a scenario: its map, play style, entity count and rate.
 fn fleet_config(scenario: &Scenario, length: Duration) -> FleetConfig {
     let rate = scenario.match_config.tick_rate_hz;
@@ -273,6 +304,7 @@ pub fn run_load(
             .collect();
         let mut request = CreateMatch::new(&spec.mode, roster.clone());
         request.seed = Some(u64::from(m) + 1);
+        request.tick_rate_hz = spec.tick_rate_hz;
         let info = admins[m as usize % admins.len()].create_match(&request)?;
         for id in roster {
             targets.push(BotTarget {
@@ -422,6 +454,25 @@ mod tests {
         assert!(bad(|s| s.matches = 0).starts_with("matches"));
         assert!(bad(|s| s.instances = 0).starts_with("instances"));
         assert!(bad(|s| s.duration = Duration::from_millis(10)).starts_with("duration"));
+        assert!(bad(|s| s.tick_rate_hz = Some(0)).starts_with("tick_rate_hz"));
+        assert!(bad(|s| s.tick_rate_hz = Some(257)).starts_with("tick_rate_hz"));
+    }
+
+    #[test]
+    fn a_spec_rate_reaches_the_bots_in_the_same_seconds() {
+        let spec = LoadSpec {
+            tick_rate_hz: Some(64),
+            ..LoadSpec::new("/bin/true", "plaza100", 1)
+        };
+        let scenario = spec.validate().unwrap();
+        let preset = Scenario::plaza100(128);
+        assert_eq!(scenario.name, "plaza100");
+        assert_eq!(scenario.match_config.tick_rate_hz, 64);
+        assert_eq!(scenario.bots.reaction_ticks * 2, preset.bots.reaction_ticks);
+        assert_eq!(scenario.bots.latency_ticks * 2, preset.bots.latency_ticks);
+        let fleet = fleet_config(&scenario, Duration::from_secs(1));
+        assert_eq!(fleet.tick_rate_hz, 64);
+        assert_eq!(fleet.bot.client.tick_rate_hz, 64);
     }
 
     #[test]
