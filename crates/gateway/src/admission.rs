@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::metrics::LatencyHistogram;
-use crate::secrets::hex;
 
 /// What an auth worker does with one job.
 pub trait Work: Send + Sync + 'static {
@@ -206,7 +205,7 @@ impl<W: Work> Admission<W> {
         }
         let mut id = [0u8; 16];
         rand::fill(&mut id);
-        let ticket = hex(&id);
+        let ticket = hex::encode(id);
         let mut state = lock(&inner.state);
         if state.waiting.len() >= inner.capacity {
             inner.refused_full.fetch_add(1, Ordering::Relaxed);

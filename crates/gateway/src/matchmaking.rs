@@ -18,7 +18,6 @@ use serde::Serialize;
 use tokio::sync::{Notify, watch};
 
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts};
-use crate::secrets::hex;
 
 /// How often waiting groups retry allocation when no host had room.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
@@ -166,7 +165,7 @@ impl Matchmaker {
         }
         let mut id = [0u8; 16];
         rand::fill(&mut id);
-        let ticket = hex(&id);
+        let ticket = hex::encode(id);
         let (outcome, _) = watch::channel(None);
         state.tickets.insert(
             ticket.clone(),
@@ -357,7 +356,7 @@ impl Inner {
         };
         let mut id = [0u8; 12];
         rand::fill(&mut id);
-        let match_id = format!("m-{}", hex(&id));
+        let match_id = format!("m-{}", hex::encode(id));
         let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
         let now = Instant::now();
         let mut state = lock(&self.state);

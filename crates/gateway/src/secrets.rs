@@ -46,7 +46,7 @@ impl Secrets {
         Self {
             token_key: Key::generate(&mut rand::rng()),
             session_key,
-            server_secret: hex(&secret),
+            server_secret: hex::encode(secret),
         }
     }
 
@@ -118,29 +118,10 @@ fn read(
     }
 }
 
-/// 64 hex digits (surrounding whitespace ignored) to 32 bytes.
+/// 64 hex digits (surrounding whitespace ignored) to 32 bytes, as [`Key::from_hex`]
+/// reads the token key.
 pub fn parse_hex_key(text: &str) -> Result<[u8; KEY_BYTES], String> {
-    let text = text.trim();
-    if text.len() != KEY_BYTES * 2 || !text.is_ascii() {
-        return Err(format!("expected {} hex digits", KEY_BYTES * 2));
-    }
-    let mut bytes = [0u8; KEY_BYTES];
-    for (i, byte) in bytes.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16)
-            .map_err(|_| format!("not a hex digit pair at position {}", 2 * i))?;
-    }
-    Ok(bytes)
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
+    Key::from_hex(text).map(|key| *key.as_bytes())
 }
 
 /// Equality that takes the same time wherever the first difference is.
@@ -159,7 +140,7 @@ mod tests {
     fn hex_keys_round_trip_and_junk_is_refused() {
         let bytes = [0xa5u8; KEY_BYTES];
         assert_eq!(
-            parse_hex_key(&format!(" {}\n", hex(&bytes))).unwrap(),
+            parse_hex_key(&format!(" {}\n", hex::encode(bytes))).unwrap(),
             bytes
         );
         assert!(parse_hex_key("abc").is_err());
@@ -179,7 +160,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("hightick-gw-secrets-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let key = dir.join("key.hex");
-        std::fs::write(&key, hex(&[1u8; KEY_BYTES])).unwrap();
+        std::fs::write(&key, hex::encode([1u8; KEY_BYTES])).unwrap();
         let short = dir.join("short.secret");
         std::fs::write(&short, "tiny").unwrap();
         let err = Secrets::load(Some(&key), None, Some(&short)).unwrap_err();

@@ -6,8 +6,6 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use crate::secrets::hex;
-
 /// Longest token text accepted before any parsing.
 pub const MAX_TOKEN_LEN: usize = 256;
 const SIGNATURE_HEX: usize = 64;
@@ -68,7 +66,7 @@ impl SessionSigner {
     pub fn new_token_id() -> String {
         let mut id = [0u8; TOKEN_ID_BYTES];
         rand::fill(&mut id);
-        hex(&id)
+        hex::encode(id)
     }
 
     /// The token text for `claims`.
@@ -78,7 +76,7 @@ impl SessionSigner {
             claims.account_id, claims.token_id, claims.expires_at_ms
         );
         let tag = self.signature(&body).finalize().into_bytes();
-        format!("{body}.{}", hex(&tag))
+        format!("{body}.{}", hex::encode(tag))
     }
 
     /// Checks shape, signature and expiry (at `now_ms`); revocation is the
@@ -92,10 +90,7 @@ impl SessionSigner {
             return Err(TokenRefused::Malformed);
         }
         let mut tag = [0u8; SIGNATURE_HEX / 2];
-        for (i, byte) in tag.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&signature[2 * i..2 * i + 2], 16)
-                .map_err(|_| TokenRefused::Malformed)?;
-        }
+        hex::decode_to_slice(signature, &mut tag).map_err(|_| TokenRefused::Malformed)?;
         self.signature(body)
             .verify_slice(&tag)
             .map_err(|_| TokenRefused::BadSignature)?;

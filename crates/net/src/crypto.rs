@@ -53,6 +53,32 @@ impl Key {
     pub const fn as_bytes(&self) -> &[u8; KEY_BYTES] {
         &self.0
     }
+
+    /// Reads a key written as 64 hex digits, surrounding whitespace ignored: the
+    /// form of key files and `$HIGHTICK_KEY`, shared by servers and gateways.
+    pub fn from_hex(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text.len() != KEY_BYTES * 2 {
+            return Err(format!(
+                "expected {} hex digits, found {} characters",
+                KEY_BYTES * 2,
+                text.len()
+            ));
+        }
+        let mut bytes = [0u8; KEY_BYTES];
+        hex::decode_to_slice(text, &mut bytes).map_err(|e| match e {
+            hex::FromHexError::InvalidHexCharacter { index, .. } => {
+                format!("not a hex digit pair at position {}", index - index % 2)
+            }
+            other => other.to_string(),
+        })?;
+        Ok(Self(bytes))
+    }
+
+    /// The key as 64 lower-case hex digits (what [`Key::from_hex`] reads).
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
 }
 
 impl fmt::Debug for Key {
@@ -258,6 +284,17 @@ mod tests {
 
     fn key(byte: u8) -> Key {
         Key::from_bytes([byte; KEY_BYTES])
+    }
+
+    #[test]
+    fn keys_round_trip_through_hex_and_reject_junk() {
+        let key = key(0xab);
+        let text = key.to_hex();
+        assert_eq!(Key::from_hex(&format!(" {text}\n")).unwrap(), key);
+        assert!(Key::from_hex("abc").is_err());
+        assert!(Key::from_hex(&"zz".repeat(KEY_BYTES)).is_err());
+        assert!(Key::from_hex(&"é".repeat(KEY_BYTES)).is_err());
+        assert!(Key::from_hex(&format!("ab{}", "é".repeat(31))).is_err());
     }
 
     #[test]

@@ -18,13 +18,12 @@
 //! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
 //! ```
 
-use hightick_telemetry::text_position::line_column;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_net::crypto::KEY_BYTES;
+use hightick_telemetry::text_position::line_column;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -170,11 +169,12 @@ impl HostConfig {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     ServerError::Key(format!("cannot read key file {}: {e}", path.display()))
                 })?;
-                parse_key(&text).map_err(|e| ServerError::Key(format!("{}: {e}", path.display())))
+                Key::from_hex(&text)
+                    .map_err(|e| ServerError::Key(format!("{}: {e}", path.display())))
             }
             None => match std::env::var(KEY_ENV) {
                 Ok(text) => {
-                    parse_key(&text).map_err(|e| ServerError::Key(format!("${KEY_ENV}: {e}")))
+                    Key::from_hex(&text).map_err(|e| ServerError::Key(format!("${KEY_ENV}: {e}")))
                 }
                 Err(_) => Err(ServerError::Key(format!(
                     "no key: set key_file (--key-file) or ${KEY_ENV} to 64 hex digits"
@@ -182,29 +182,6 @@ impl HostConfig {
             },
         }
     }
-}
-
-/// Parses a key written as 64 hex digits (surrounding whitespace ignored).
-pub fn parse_key(text: &str) -> Result<Key, String> {
-    let text = text.trim();
-    if text.len() != KEY_BYTES * 2 {
-        return Err(format!(
-            "expected {} hex digits, found {} characters",
-            KEY_BYTES * 2,
-            text.len()
-        ));
-    }
-    let mut bytes = [0u8; KEY_BYTES];
-    for (i, byte) in bytes.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16)
-            .map_err(|_| format!("not a hex digit pair at position {}", 2 * i))?;
-    }
-    Ok(Key::from_bytes(bytes))
-}
-
-/// Writes a key as 64 hex digits.
-pub fn format_key(key: &Key) -> String {
-    key.as_bytes().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -246,15 +223,6 @@ mod tests {
     fn out_of_range_values_name_the_field() {
         let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
         assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
-    }
-
-    #[test]
-    fn keys_round_trip_through_hex_and_reject_junk() {
-        let key = Key::from_bytes([0xab; KEY_BYTES]);
-        let text = format_key(&key);
-        assert_eq!(parse_key(&format!(" {text}\n")).unwrap(), key);
-        assert!(parse_key("abc").is_err());
-        assert!(parse_key(&"zz".repeat(KEY_BYTES)).is_err());
     }
 
     #[test]

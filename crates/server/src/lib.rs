@@ -53,7 +53,7 @@ pub mod thread_tuning;
 mod tick_rate;
 mod worker;
 
-pub use config::{HostConfig, KEY_ENV, format_key, parse_key};
+pub use config::{HostConfig, KEY_ENV};
 pub use error::ServerError;
 pub use host::{Host, serve};
 pub use report::{

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use hightick_arena::scenario::Scenario;
 use hightick_client::GameClientConfig;
 use hightick_net::Key;
-use hightick_server::{CreateMatch, TICK_RATES_HZ, format_key};
+use hightick_server::{CreateMatch, TICK_RATES_HZ};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig, FleetReport, MatchBotConfig};
 use serde::{Deserialize, Serialize};
 
@@ -276,7 +276,7 @@ pub fn run_load(
     let scratch = Scratch::new()?;
     let key = Key::generate(&mut rand::rng());
     let key_file = scratch.0.join("key.hex");
-    tokens::write_secret(&key_file, &format_key(&key))?;
+    tokens::write_secret(&key_file, &key.to_hex())?;
 
     let cpu_sets = cpu_sets_for(spec);
     let mut servers = Vec::with_capacity(spec.instances);
