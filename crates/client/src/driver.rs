@@ -1,18 +1,26 @@
-//! [`UdpClient`]: a [`GameClient`] over a tokio UDP socket.
+//! [`UdpClient`]: a [`GameClient`] over a UDP socket it reads at its own pace.
 //!
 //! The driver only moves bytes and reads the clock: receive datagrams into
 //! the core, run its timers, send what it has to send. What to send (inputs)
 //! and what to do with what arrived (events, the world) stays with the
 //! caller, between calls to [`UdpClient::run_until`].
+//!
+//! Like a game client that reads its socket once per frame, the driver
+//! drains the socket when it wakes (the deadline it was given, or a timer of
+//! the core) and sleeps in between on tokio's timer. The socket is a
+//! non-blocking `std` socket never registered with the reactor, so a
+//! datagram that arrives wakes no thread: it waits in the kernel's buffer
+//! for the next drain. On one machine this matters to the server too: on
+//! loopback the sender's `sendmmsg` delivers into the receiver's socket and
+//! pays for waking whoever waits on it.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::time::Instant;
 
 use hightick_engine::replication::Replica;
 use hightick_net::ConnectToken;
 use hightick_net::wire::MAX_PACKET_BYTES;
-use tokio::net::UdpSocket;
 
 use crate::core::{GameClient, GameClientConfig};
 use crate::error::ClientError;
@@ -38,7 +46,8 @@ impl<R: Replica> UdpClient<R> {
         config: GameClientConfig,
         bind: SocketAddr,
     ) -> Result<Self, ClientError> {
-        let socket = UdpSocket::bind(bind).await?;
+        let socket = UdpSocket::bind(bind)?;
+        socket.set_nonblocking(true)?;
         let core = GameClient::with_config(token, config, Instant::now())?;
         Ok(Self {
             core,
@@ -75,7 +84,7 @@ impl<R: Replica> UdpClient<R> {
         while let Some(t) = self.core.poll_transmit(now, &mut self.send) {
             if self
                 .socket
-                .try_send_to(&self.send[..t.len], t.destination)
+                .send_to(&self.send[..t.len], t.destination)
                 .is_err()
             {
                 self.send_errors += 1; // UDP: a datagram that cannot go is lost
@@ -84,11 +93,17 @@ impl<R: Replica> UdpClient<R> {
     }
 
     /// Receives, runs timers and sends until `deadline`: what a client does
-    /// between two of its ticks.
+    /// between two of its ticks. It wakes at the core's timers and at
+    /// `deadline`, draining the socket each time; it returns right after the
+    /// drain at `deadline`, so everything that arrived is in the core.
     pub async fn run_until(&mut self, deadline: Instant) -> Result<(), ClientError> {
         loop {
-            self.flush();
+            self.receive_waiting();
             let now = Instant::now();
+            if self.core.poll_timeout().is_some_and(|t| t <= now) {
+                self.core.handle_timeout(now);
+            }
+            self.flush();
             if now >= deadline {
                 return Ok(());
             }
@@ -96,29 +111,24 @@ impl<R: Replica> UdpClient<R> {
                 .core
                 .poll_timeout()
                 .map_or(deadline, |t| t.min(deadline));
-            if wake <= now {
-                self.core.handle_timeout(now);
-                continue;
+            if wake > now {
+                tokio::time::sleep_until(wake.into()).await;
             }
-            let received =
-                tokio::time::timeout_at(wake.into(), self.socket.recv_from(&mut self.recv)).await;
-            let now = Instant::now();
-            match received {
-                Ok(Ok((n, from))) => {
-                    self.core.handle_datagram(now, from, &mut self.recv[..n]);
-                    // Drain whatever else is already queued without waiting.
-                    while let Ok((n, from)) = self.socket.try_recv_from(&mut self.recv) {
-                        self.core
-                            .handle_datagram(Instant::now(), from, &mut self.recv[..n]);
-                    }
+        }
+    }
+
+    /// Hands every datagram waiting in the socket to the core.
+    fn receive_waiting(&mut self) {
+        loop {
+            match self.socket.recv_from(&mut self.recv) {
+                Ok((n, from)) => {
+                    self.core
+                        .handle_datagram(Instant::now(), from, &mut self.recv[..n]);
                 }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 // ICMP port unreachable and the like: keep going, the
                 // connection layer times out if the server is really gone.
-                Ok(Err(_)) => {}
-                Err(_elapsed) => {}
-            }
-            if self.core.poll_timeout().is_some_and(|t| t <= now) {
-                self.core.handle_timeout(now);
+                Err(_) => {}
             }
         }
     }

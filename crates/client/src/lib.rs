@@ -10,7 +10,8 @@
 //! ([`GameClient::poll_event`]), asks for a full resync when a snapshot does
 //! not apply, and counts everything ([`GameClient::stats`]). After set-up a
 //! steady-state tick allocates nothing. [`UdpClient`] drives a core over a
-//! tokio UDP socket.
+//! UDP socket it drains once per wake-up (tokio's timer, no reactor
+//! registration: arriving datagrams wake nobody).
 //!
 //! What it is not: it holds no game rules and no game-specific code (the
 //! replica type is the game's, e.g. `hightick_arena::game::ArenaReplica`;

@@ -391,6 +391,10 @@ pub struct PacketEndpoint {
     opened: Box<[(u16, u16)]>,
     /// Since when a received packet has waited for its ack, if one has.
     ack_owed_since: Option<Instant>,
+    /// When the oldest pending sent packet reaches its loss timeout; `None`
+    /// when nothing is pending. Checked before the sent records are touched,
+    /// so a packet that times nothing out costs one comparison.
+    loss_check_at: Option<Instant>,
     last_now: Instant,
     stats: PacketStats,
 }
@@ -439,6 +443,7 @@ impl PacketEndpoint {
             carried: vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice(),
             opened: vec![(0, 0); config.max_pieces_per_packet].into_boxed_slice(),
             ack_owed_since: None,
+            loss_check_at: None,
             last_now: now,
             stats: PacketStats::default(),
         })
@@ -491,10 +496,20 @@ impl PacketEndpoint {
             .max(self.rtt.smoothed() * 2 + self.rtt.variation() * 4)
     }
 
+    /// Presumes lost what timed out by `now`. The sent records are only
+    /// walked once the oldest pending packet's deadline has come; that
+    /// deadline is fixed when the check runs (or the packet is sent), so a
+    /// loss timeout that shrinks in between (a better RTT) takes effect at
+    /// the next check. The timeout never goes below `min_loss_timeout`.
     fn observe(&mut self, now: Instant) {
         self.last_now = self.last_now.max(now);
+        match self.loss_check_at {
+            Some(at) if now >= at => {}
+            _ => return,
+        }
         let timeout = self.loss_timeout();
         self.sent.lose_timed_out(now, timeout, &mut self.deliveries);
+        self.loss_check_at = self.sent.next_loss_deadline(timeout);
     }
 
     /// Builds the next packet payload into `out` (at most `max_packet_size`
@@ -531,6 +546,8 @@ impl PacketEndpoint {
         let sequence = self
             .sent
             .record(now, &self.carried[..carried], &mut self.deliveries);
+        let deadline = now + self.loss_timeout();
+        self.loss_check_at = Some(self.loss_check_at.map_or(deadline, |at| at.min(deadline)));
         let header = PacketHeader {
             sequence,
             ack: self.received.ack(),
@@ -631,13 +648,15 @@ impl PacketEndpoint {
 
     fn process_acks(&mut self, now: Instant, ack: u16, bits: u32) {
         let reliable_out = &mut self.reliable_out;
-        for i in (0..32u16).rev() {
-            if bits & (1 << i) != 0 {
-                let sequence = ack.wrapping_sub(i + 1);
-                self.sent.ack(sequence, &mut self.deliveries, |piece| {
-                    reliable_out.on_piece_acked(piece)
-                });
-            }
+        // Oldest first; only bits naming a packet still pending are looked up.
+        let mut bits = bits & self.sent.pending_ack_bits(ack);
+        while bits != 0 {
+            let i = 31 - bits.leading_zeros() as u16;
+            bits &= !(1 << i);
+            let sequence = ack.wrapping_sub(i + 1);
+            self.sent.ack(sequence, &mut self.deliveries, |piece| {
+                reliable_out.on_piece_acked(piece)
+            });
         }
         if let Some(sent_at) = self.sent.ack(ack, &mut self.deliveries, |piece| {
             reliable_out.on_piece_acked(piece)
@@ -722,7 +741,7 @@ impl PacketEndpoint {
             self.reliable_out
                 .next_due(self.resend_delay(), self.last_now),
         );
-        earliest(self.sent.next_loss_deadline(self.loss_timeout()));
+        earliest(self.loss_check_at);
         earliest(self.ack_owed_since.map(|t| t + self.config.ack_delay));
         at
     }

@@ -232,6 +232,20 @@ impl SentPackets {
         sequence
     }
 
+    /// The bits of an ack bitfield relative to `ack` (bit `i` names
+    /// `ack - 1 - i`) that can name a pending packet: those not older than
+    /// the oldest pending one. Zero when nothing is pending.
+    pub(crate) fn pending_ack_bits(&self, ack: u16) -> u32 {
+        if self.oldest_pending == self.next_sequence {
+            return 0;
+        }
+        match sequence_diff(ack, self.oldest_pending) {
+            d if d <= 0 => 0,
+            d if d >= 32 => u32::MAX,
+            d => (1u32 << d) - 1,
+        }
+    }
+
     /// Resolves `sequence` as acked if it is pending: reports it, hands each
     /// carried piece to `on_piece`, and returns when it was sent.
     pub(crate) fn ack(
@@ -410,6 +424,29 @@ mod tests {
             assert!(seen.insert(delivery.sequence));
         }
         assert_eq!(seen.len(), 40);
+    }
+
+    #[test]
+    fn pending_ack_bits_cover_only_pending_packets() {
+        let t0 = Instant::now();
+        let mut d = Deliveries::new(64, 0.1);
+        let mut sent = SentPackets::new(64, 1);
+        assert_eq!(sent.pending_ack_bits(5), 0, "nothing sent");
+        for _ in 0..40 {
+            sent.record(t0, &[], &mut d);
+        }
+        // Everything from 0 is pending: ack 39 may name 7..=38 (bits 0..=31).
+        assert_eq!(sent.pending_ack_bits(39), u32::MAX);
+        assert_eq!(sent.pending_ack_bits(3), 0b111, "bits for 2, 1, 0");
+        assert_eq!(sent.pending_ack_bits(0), 0);
+        sent.ack(39, &mut d, |_| {});
+        sent.lose_beyond_ack_window(39, &mut d); // 0..=6 lost, 7 now the oldest
+        assert_eq!(sent.pending_ack_bits(10), 0b111, "bits for 9, 8, 7");
+        for s in 7..39 {
+            sent.ack(s, &mut d, |_| {});
+        }
+        sent.lose_timed_out(t0, Duration::from_secs(1), &mut d);
+        assert_eq!(sent.pending_ack_bits(39), 0, "all resolved");
     }
 
     #[test]

@@ -24,6 +24,8 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState;
+
 use crate::counters::{DropCounters, DropKind};
 use crate::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
 use crate::error::NetError;
@@ -263,8 +265,10 @@ pub struct Server {
     denied_sequence: u64,
     slots: Vec<Slot>,
     pending: Vec<Option<Pending>>,
-    peers: HashMap<SocketAddr, Peer>,
-    client_ids: HashMap<u64, usize>,
+    /// Looked up for every datagram: a fast hasher, seeded per process (the
+    /// keys are addresses anyone can send from).
+    peers: HashMap<SocketAddr, Peer, RandomState>,
+    client_ids: HashMap<u64, usize, RandomState>,
     tokens: TokenHistory,
     replies: VecDeque<Reply>,
     /// Slots that took in a payload since [`Self::poll_readable`] last
@@ -312,8 +316,11 @@ impl Server {
                 .collect(),
             pending: (0..config.max_pending).map(|_| None).collect(),
             // Twice the most entries: the maps then rehash in place, never grow.
-            peers: HashMap::with_capacity(2 * (max + config.max_pending)),
-            client_ids: HashMap::with_capacity(2 * max),
+            peers: HashMap::with_capacity_and_hasher(
+                2 * (max + config.max_pending),
+                RandomState::default(),
+            ),
+            client_ids: HashMap::with_capacity_and_hasher(2 * max, RandomState::default()),
             tokens: TokenHistory::new(config.token_history),
             replies: VecDeque::with_capacity(reply_capacity),
             readable: Vec::with_capacity(max),

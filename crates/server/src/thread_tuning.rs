@@ -1,4 +1,5 @@
-//! Per-thread settings of tick workers: timer slack and CPU pinning (Linux).
+//! Per-thread settings (Linux): timer slack and CPU pinning for tick workers,
+//! a lower priority for load generators that share the host with them.
 
 /// Lets the kernel wake this thread at most `ns` nanoseconds after a sleep
 /// ends (the default slack is 50 us; tick workers want little).
@@ -24,6 +25,23 @@ pub fn pin_to_core(core: usize) -> bool {
     }
 }
 
+/// Gives this thread (only) the nice value `nice` (-20..=19; higher yields
+/// sooner). Best effort: returns whether the kernel accepted it.
+pub fn set_nice(nice: i32) -> bool {
+    // SAFETY: gettid has no arguments; setpriority with PRIO_PROCESS and a
+    // thread id changes that one thread's nice value (Linux semantics).
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) == 0
+    }
+}
+
+/// The nice value of this thread.
+pub fn nice() -> i32 {
+    // SAFETY: as in `set_nice`; getpriority only reads.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+}
+
 /// The timer slack of this thread, nanoseconds.
 pub fn timer_slack() -> u64 {
     // SAFETY: PR_GET_TIMERSLACK takes no argument and returns the slack.
@@ -44,5 +62,17 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn nice_is_set_for_this_thread_only() {
+        let before = nice();
+        std::thread::spawn(move || {
+            assert!(set_nice(before + 5));
+            assert_eq!(nice(), before + 5);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(nice(), before, "the calling thread keeps its own");
     }
 }

@@ -6,6 +6,12 @@
 //!
 //! The caller names the `hightick` binary the servers run from (the CLI passes
 //! `std::env::current_exe()`), so the lab never guesses paths.
+//!
+//! The bots' threads run at nice [`BOTS_NICE`]: they stand in for players on
+//! other machines, so when they share the cores with the servers a server's
+//! tick wakes ahead of them instead of waiting for a bot's time slice to end.
+//! Every byte they send and receive still crosses the real sockets, and the
+//! servers' CPU is measured as before.
 
 mod admin;
 mod placement;
@@ -34,6 +40,8 @@ use window::{InstanceWindow, RunShape};
 
 pub use placement::instance_cpu_sets;
 
+/// Nice value of the bots' threads (see the module docs).
+pub const BOTS_NICE: i32 = 10;
 /// Most server instances one run starts.
 pub const MAX_INSTANCES: usize = 64;
 /// Longest a server instance may take to start answering.
@@ -317,6 +325,9 @@ pub fn run_load(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hightick-bots")
+        .on_thread_start(|| {
+            hightick_server::thread_tuning::set_nice(BOTS_NICE);
+        })
         .enable_all()
         .build()
         .map_err(LabError::io("starting the bots' runtime"))?;
