@@ -84,6 +84,10 @@ struct SweepArgs {
     /// first, stopping at the first within budget.
     #[arg(long, value_delimiter = ',', value_name = "HZ")]
     plaza_rates: Vec<u32>,
+    /// Times a step that breaks is run again before the sweep believes it (a
+    /// shared host's noise can break one run); broken runs stay in the report.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    retries: u32,
     /// Where the JSON result goes.
     #[arg(long, value_name = "PATH", default_value = "lab-sweep.json")]
     json: PathBuf,
@@ -165,6 +169,7 @@ fn sweep(args: &SweepArgs) -> Result<()> {
         },
         steps,
         plaza_rates,
+        retries: args.retries,
     };
     let counts = plan.steps.counts();
     eprintln!(

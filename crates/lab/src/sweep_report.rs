@@ -4,7 +4,7 @@ use hightick_telemetry::bench::figure_line;
 
 use crate::error::LabError;
 use crate::summary::{RunSummary, figure_token};
-use crate::sweep::{SweepReport, SweepStep, matches_text};
+use crate::sweep::{SweepReport, SweepStep, judge_step, matches_text};
 use crate::text_table::{Align, TextTable};
 
 fn yes_no(ok: bool) -> &'static str {
@@ -110,6 +110,14 @@ impl SweepReport {
         for step in &self.steps {
             let violations = step.summary.render_violations();
             out.push_str(&format!("{}: {violations}", matches_text(step.matches)));
+            for (k, broken) in step.broken_attempts.iter().enumerate() {
+                let again = judge_step(broken.clone(), self.cores_available);
+                out.push_str(&format!(
+                    "  run {} of this step broke ({}); it was run again\n",
+                    k + 1,
+                    self.failure(&again)
+                ));
+            }
         }
         if !self.plaza.is_empty() {
             out.push('\n');
