@@ -33,8 +33,19 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// Tick p99 budget of the short sweeps: loose, so that whether a step passes
+/// does not depend on how fast a debug build runs on a loaded machine (the
+/// test is about what the lab reports, records and compares).
+const TEST_TICK_P99_US: f64 = 50_000.0;
+
 /// A short recorded sweep of 1 and 2 matches into `dir/db`; its JSON is `dir/<json>`.
 fn short_sweep(dir: &Path, json: &str) -> Output {
+    let budgets = dir.join("budgets.toml");
+    std::fs::write(
+        &budgets,
+        format!("[5v5]\nwindow_ticks = 1280\n\n[5v5.tick]\np99_us = {TEST_TICK_P99_US}\n"),
+    )
+    .unwrap();
     hightick(
         dir,
         &[
@@ -46,6 +57,10 @@ fn short_sweep(dir: &Path, json: &str) -> Output {
             "2s",
             "--warmup",
             "1s",
+            "--budgets",
+            budgets.to_str().unwrap(),
+            "--retries",
+            "0",
             "--json",
             json,
             "--report",
@@ -93,8 +108,8 @@ fn a_short_sweep_reports_records_and_compares_without_regression() {
         assert!(s["tick"]["late_ticks"].is_u64());
         assert_eq!(
             s["tick"]["budget_p99_us"].as_f64(),
-            Some(1000.0),
-            "5v5 budget"
+            Some(TEST_TICK_P99_US),
+            "the budgets file given"
         );
         let subsystems = s["subsystems"].as_array().unwrap();
         assert_eq!(subsystems.len(), 10, "every subsystem");
