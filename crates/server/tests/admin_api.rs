@@ -8,8 +8,8 @@ mod support;
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_server::{HostStats, MatchInfo};
-use support::{BareClient, get, play, post, start_host};
+use hightick_server::HostStats;
+use support::{BareClient, create_match, get, list_matches, play, post, start_host};
 
 #[test]
 fn matches_are_created_joined_counted_and_drained() {
@@ -29,13 +29,7 @@ fn matches_are_created_joined_counted_and_drained() {
     let mut infos = Vec::new();
     for m in 0..2u64 {
         let roster: Vec<u64> = (0..10).map(|p| 100 * (m + 1) + p).collect();
-        let (status, body) = post(
-            admin,
-            "/v1/matches",
-            &format!(r#"{{"mode":"5v5","roster":{roster:?}}}"#),
-        );
-        assert_eq!(status, 201, "{body}");
-        let info: MatchInfo = serde_json::from_str(&body).unwrap();
+        let info = create_match(admin, &format!(r#"{{"mode":"5v5","roster":{roster:?}}}"#));
         assert!(host.game_addresses().contains(&info.address));
         assert_eq!(
             (info.players, info.connected, info.tick_rate_hz),
@@ -85,9 +79,7 @@ fn matches_are_created_joined_counted_and_drained() {
             .collect::<Vec<_>>()
     );
 
-    let (status, body) = get(admin, "/v1/matches");
-    assert_eq!(status, 200);
-    let listed: Vec<MatchInfo> = serde_json::from_str(&body).unwrap();
+    let listed = list_matches(admin);
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[0].id, infos[0].id);
     assert_eq!(listed[0].connected, 3);

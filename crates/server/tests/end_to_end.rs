@@ -11,9 +11,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use hightick_net::Key;
-use hightick_server::{CreateMatch, HostStats, MatchInfo};
+use hightick_server::{CreateMatch, HostStats};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig};
-use support::{get, post, start_host, token};
+use support::{create_match, get, list_matches, start_host, token};
 
 const MATCHES: u64 = 2;
 /// Longest the test waits for rounds with kills in every match.
@@ -39,13 +39,7 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
         request.combat_seconds = Some(20.0);
         request.seed = Some(7 + m);
         request.rounds_to_win = Some(30);
-        let (status, body) = post(
-            admin,
-            "/v1/matches",
-            &serde_json::to_string(&request).unwrap(),
-        );
-        assert_eq!(status, 201, "{body}");
-        let info: MatchInfo = serde_json::from_str(&body).unwrap();
+        let info = create_match(admin, &serde_json::to_string(&request).unwrap());
         let targets: Vec<BotTarget> = roster
             .iter()
             .map(|&id| BotTarget {
@@ -84,8 +78,7 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
     }
 
     // The admin API sees both matches with every seat connected.
-    let (_, body) = get(admin, "/v1/matches");
-    let listed: Vec<MatchInfo> = serde_json::from_str(&body).unwrap();
+    let listed = list_matches(admin);
     assert_eq!(listed.len(), MATCHES as usize);
     for m in &listed {
         assert_eq!((m.players, m.connected), (10, 10), "{m:?}");

@@ -15,7 +15,7 @@ use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_net::{Client, ClientConfig, Key};
 use hightick_server::HostStats;
 use rand::{Rng, SeedableRng};
-use support::{BareClient, get, play, post, start_host, token};
+use support::{BareClient, create_match, get, play, start_host, token};
 
 const FLOODERS: usize = 3;
 
@@ -24,12 +24,7 @@ fn garbage_floods_are_dropped_and_counted_while_the_match_plays_on() {
     let key = Key::generate(&mut rand::rng());
     let host = start_host(1, &key, |_| {});
     let admin = host.admin_address();
-    let (status, body) = post(
-        admin,
-        "/v1/matches",
-        r#"{"mode":"5v5","roster":[1,2,3,4,5,6,7,8,9,10]}"#,
-    );
-    assert_eq!(status, 201, "{body}");
+    create_match(admin, r#"{"mode":"5v5","roster":[1,2,3,4,5,6,7,8,9,10]}"#);
     let server = host.game_addresses()[0];
     let mut clients: Vec<BareClient> = (1..=2)
         .map(|id| BareClient::new(&key, id, server))

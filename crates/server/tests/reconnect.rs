@@ -8,12 +8,10 @@ use std::time::Duration;
 
 use hightick_net::Key;
 use hightick_server::{HostStats, MatchInfo};
-use support::{BareClient, get, play, post, start_host};
+use support::{BareClient, create_match, get, list_matches, play, start_host};
 
 fn match_info(admin: std::net::SocketAddr) -> MatchInfo {
-    let (_, body) = get(admin, "/v1/matches");
-    let mut list: Vec<MatchInfo> = serde_json::from_str(&body).unwrap();
-    list.remove(0)
+    list_matches(admin).remove(0)
 }
 
 #[test]
@@ -21,12 +19,7 @@ fn a_vanished_client_is_timed_out_and_a_returning_one_gets_full_state() {
     let key = Key::generate(&mut rand::rng());
     let host = start_host(1, &key, |_| {});
     let admin = host.admin_address();
-    let (status, body) = post(
-        admin,
-        "/v1/matches",
-        r#"{"mode":"5v5","roster":[1,2,3,4,5,6,7,8,9,10]}"#,
-    );
-    assert_eq!(status, 201, "{body}");
+    create_match(admin, r#"{"mode":"5v5","roster":[1,2,3,4,5,6,7,8,9,10]}"#);
     let server = host.game_addresses()[0];
 
     let mut first = vec![BareClient::new(&key, 1, server)];

@@ -7,14 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use hightick_net::Key;
-use hightick_server::MatchInfo;
-use support::{get, post, start_host};
-
-fn listed(admin: std::net::SocketAddr) -> Vec<MatchInfo> {
-    let (status, body) = get(admin, "/v1/matches");
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
-}
+use support::{create_match, list_matches, post, start_host};
 
 #[test]
 fn a_match_runs_at_the_rate_it_was_asked_for() {
@@ -22,23 +15,15 @@ fn a_match_runs_at_the_rate_it_was_asked_for() {
     let host = start_host(1, &key, |_| {});
     let admin = host.admin_address();
 
-    let (status, body) = post(
-        admin,
-        "/v1/matches",
-        r#"{"mode":"5v5","roster":[1,2],"tick_rate_hz":64}"#,
-    );
-    assert_eq!(status, 201, "{body}");
-    let slow: MatchInfo = serde_json::from_str(&body).unwrap();
+    let slow = create_match(admin, r#"{"mode":"5v5","roster":[1,2],"tick_rate_hz":64}"#);
     assert_eq!((slow.mode.as_str(), slow.tick_rate_hz), ("5v5", 64));
 
-    let (status, body) = post(admin, "/v1/matches", r#"{"mode":"5v5","roster":[3,4]}"#);
-    assert_eq!(status, 201, "{body}");
-    let fast: MatchInfo = serde_json::from_str(&body).unwrap();
+    let fast = create_match(admin, r#"{"mode":"5v5","roster":[3,4]}"#);
     assert_eq!(fast.tick_rate_hz, 128);
     assert_eq!(slow.worker, fast.worker, "one worker hosts both");
 
     // The list shows each match's own rate.
-    let rates: Vec<(u64, u32)> = listed(admin)
+    let rates: Vec<(u64, u32)> = list_matches(admin)
         .iter()
         .map(|m| (m.id, m.tick_rate_hz))
         .collect();
@@ -48,7 +33,7 @@ fn a_match_runs_at_the_rate_it_was_asked_for() {
     // it, on the same worker) has run more ticks.
     let give_up = Instant::now() + Duration::from_secs(30);
     let (slow_tick, fast_tick) = loop {
-        let now = listed(admin);
+        let now = list_matches(admin);
         let tick = |id| now.iter().find(|m| m.id == id).unwrap().tick;
         let (s, f) = (tick(slow.id), tick(fast.id));
         if s >= 64 || Instant::now() > give_up {
@@ -82,26 +67,22 @@ fn a_bad_rate_is_refused_naming_the_field() {
         let json: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert!(json["error"].is_string(), "{body}");
     }
-    assert!(listed(admin).is_empty(), "nothing was created");
+    assert!(list_matches(admin).is_empty(), "nothing was created");
     // The edges are fine.
     for (rate, roster) in [(1, 1), (256, 2)] {
-        let (status, body) = post(
+        let info = create_match(
             admin,
-            "/v1/matches",
             &format!(r#"{{"mode":"5v5","roster":[{roster}],"tick_rate_hz":{rate}}}"#),
         );
-        assert_eq!(status, 201, "{rate}: {body}");
+        assert_eq!(info.tick_rate_hz, rate);
     }
     // A plaza match at a rate between the presets keeps its mode's name
     // (and so its budgets).
     let roster: Vec<u64> = (100..200).collect();
-    let (status, body) = post(
+    let plaza = create_match(
         admin,
-        "/v1/matches",
         &format!(r#"{{"mode":"plaza100","roster":{roster:?},"tick_rate_hz":48}}"#),
     );
-    assert_eq!(status, 201, "{body}");
-    let plaza: MatchInfo = serde_json::from_str(&body).unwrap();
     assert_eq!((plaza.mode.as_str(), plaza.tick_rate_hz), ("plaza100", 48));
 
     host.drain(Duration::ZERO);

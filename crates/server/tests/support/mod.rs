@@ -12,7 +12,7 @@ use hightick_net::{Client, ClientConfig, ConnectToken, Key, TokenParams};
 use hightick_proto::{
     BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SnapshotHeader, SnapshotKind,
 };
-use hightick_server::{Host, HostConfig};
+use hightick_server::{Host, HostConfig, MatchInfo};
 
 /// A host with `workers` workers on loopback ports chosen by the kernel.
 pub fn start_host(workers: usize, key: &Key, tweak: impl FnOnce(&mut HostConfig)) -> Host {
@@ -60,6 +60,20 @@ pub fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
         status,
         response.body_mut().read_to_string().unwrap_or_default(),
     )
+}
+
+/// `POST /v1/matches` with `body`, which must be answered 201: the match.
+pub fn create_match(admin: SocketAddr, body: &str) -> MatchInfo {
+    let (status, answer) = post(admin, "/v1/matches", body);
+    assert_eq!(status, 201, "{answer}");
+    serde_json::from_str(&answer).expect("a MatchInfo")
+}
+
+/// `GET /v1/matches`, which must be answered 200: every match, oldest first.
+pub fn list_matches(admin: SocketAddr) -> Vec<MatchInfo> {
+    let (status, answer) = get(admin, "/v1/matches");
+    assert_eq!(status, 200, "{answer}");
+    serde_json::from_str(&answer).expect("a list of MatchInfo")
 }
 
 /// A connect token for `client_id` to `server`.
