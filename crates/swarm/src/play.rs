@@ -24,19 +24,9 @@ pub fn decode_token(text: &str, encoding: TokenEncoding) -> Option<ConnectToken>
             let bare = text.trim_end_matches('=');
             e.decode(bare).or_else(|_| url.decode(bare)).ok()?
         }
-        TokenEncoding::Hex => decode_hex(text)?,
+        TokenEncoding::Hex => hex::decode(text).ok()?,
     };
     ConnectToken::decode(&bytes).ok()
-}
-
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 /// Plays one match. `index` tells bots apart (seed mix).
@@ -102,9 +92,14 @@ mod tests {
 
     #[test]
     fn tokens_decode_from_base64_and_hex_and_garbage_is_none() {
-        assert_eq!(decode_hex("00ff10"), Some(vec![0, 255, 16]));
-        assert_eq!(decode_hex("0"), None);
-        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(hex::decode("00ff10").ok(), Some(vec![0, 255, 16]));
+        assert_eq!(hex::decode("0").ok(), None);
+        assert_eq!(hex::decode("zz").ok(), None);
+        assert_eq!(
+            hex::decode("+f").ok(),
+            None,
+            "no sign, unlike from_str_radix"
+        );
         assert!(decode_token("not a token", TokenEncoding::Base64).is_none());
         assert!(decode_token("abcd", TokenEncoding::Hex).is_none());
     }
