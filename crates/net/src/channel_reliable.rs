@@ -302,6 +302,9 @@ pub(crate) struct ReliableReceiver {
     sizes: ReliableSizes,
     slots: Box<[InMessage]>,
     next_deliver: u16,
+    /// Messages opened and not yet delivered: while none are, polling reads
+    /// no slot (the slots sit in their own allocation).
+    open: usize,
     chunks: ChunkPool,
     reassembly: ReassemblySlots,
 }
@@ -312,6 +315,7 @@ impl ReliableReceiver {
             sizes,
             slots: vec![InMessage::default(); sizes.window].into_boxed_slice(),
             next_deliver: 0,
+            open: 0,
             chunks: ChunkPool::new(sizes.max_pieces(), sizes.geometry.fragment_size),
             reassembly: ReassemblySlots::new(sizes.max_fragmented, sizes.geometry.max_fragments),
         }
@@ -383,6 +387,7 @@ impl ReliableReceiver {
             } else {
                 NO_CHUNK
             };
+            self.open += 1;
             self.slots[slot] = InMessage {
                 id,
                 state: SlotState::Partial,
@@ -435,6 +440,9 @@ impl ReliableReceiver {
 
     /// Length of the next in-order message, if it is complete.
     pub(crate) fn next_len(&self) -> Option<usize> {
+        if self.open == 0 {
+            return None;
+        }
         let msg = self.open_message(self.next_deliver)?;
         (msg.state == SlotState::Complete).then_some(msg.len as usize)
     }
@@ -461,6 +469,7 @@ impl ReliableReceiver {
             self.reassembly.release(msg.storage);
         }
         self.slots[slot].state = SlotState::Empty;
+        self.open -= 1;
         self.next_deliver = self.next_deliver.wrapping_add(1);
         Some(len)
     }

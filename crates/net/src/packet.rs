@@ -591,8 +591,8 @@ impl PacketEndpoint {
             self.process_acks(now, ack, bits);
         }
         if plan.out_of_window
-            || plan.chunks > self.reliable_in.chunks_available()
-            || plan.reassembly > self.reliable_in.reassembly_available()
+            || (plan.chunks > 0 && plan.chunks > self.reliable_in.chunks_available())
+            || (plan.reassembly > 0 && plan.reassembly > self.reliable_in.reassembly_available())
         {
             self.stats.dropped_window_full += 1;
             return Err(PacketError::ReceiveWindowFull);

@@ -11,16 +11,47 @@ pub fn set_timer_slack(ns: u64) {
     }
 }
 
-/// Pins this thread to core `core mod cores`. Best effort: returns whether
-/// the kernel accepted it.
+/// The CPUs this process may run on, in order: the main thread's affinity
+/// (a worker already pinned still sees the whole set). Empty if unknown.
+pub fn process_cpus() -> Vec<usize> {
+    // SAFETY: getpid has no arguments and cannot fail.
+    cpus_of(unsafe { libc::getpid() })
+}
+
+/// The CPUs this thread may run on, in order.
+pub fn thread_cpus() -> Vec<usize> {
+    cpus_of(0)
+}
+
+/// The affinity of thread `tid` (0: the calling thread).
+fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes it for `tid`
+    // and CPU_ISSET reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(tid, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// Pins this thread to the `core mod n`th of the process's `n` CPUs (so under
+/// `taskset -c 4-7`, core 0 is CPU 4). Best effort: returns whether the
+/// kernel accepted it.
 pub fn pin_to_core(core: usize) -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = process_cpus();
+    let Some(&cpu) = cpus.get(core % cpus.len().max(1)) else {
+        return false;
+    };
     // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET write inside it and
     // sched_setaffinity reads it for the calling thread (pid 0).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(core % cores, &mut set);
+        libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) == 0
     }
 }
@@ -58,10 +89,30 @@ mod tests {
         std::thread::spawn(|| {
             set_timer_slack(20_000);
             assert_eq!(timer_slack(), 20_000);
-            assert!(pin_to_core(0));
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn pinning_counts_cores_in_the_process_set_even_from_a_pinned_thread() {
+        let cpus = process_cpus();
+        assert!(!cpus.is_empty());
+        std::thread::spawn(move || {
+            // Each pin starts from the previous one's single CPU: the core
+            // number must still index the process's whole set.
+            for core in (0..2 * cpus.len()).rev() {
+                assert!(pin_to_core(core), "core {core}");
+                assert_eq!(thread_cpus(), vec![cpus[core % cpus.len()]], "core {core}");
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            process_cpus(),
+            thread_cpus(),
+            "the test thread is not pinned"
+        );
     }
 
     #[test]
