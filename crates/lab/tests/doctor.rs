@@ -120,7 +120,15 @@ fn a_vm_has_paravirtual_clock_and_no_power_controls() {
     assert!(clock.advice.as_deref().unwrap().contains("echo tsc"));
     assert_eq!(verdict(&r, "SMT siblings"), Verdict::Ok);
     assert_eq!(verdict(&r, "CPU frequency governor"), Verdict::Info);
-    assert_eq!(verdict(&r, "cpuidle states"), Verdict::Info);
+    let idle = r.check("cpuidle states").unwrap();
+    assert_eq!(idle.verdict, Verdict::Info);
+    assert!(idle.value.contains("halts"), "{idle:?}");
+    assert!(
+        idle.advice
+            .as_deref()
+            .is_some_and(|a| a.contains("cpuidle_haltpoll.force=1")),
+        "{idle:?}"
+    );
     assert_eq!(r.check("transparent huge pages").unwrap().value, "never");
 }
 
