@@ -12,7 +12,10 @@
 //! `arena_plaza100_bytes_per_client_s_128hz`,
 //! `arena_plaza100_bytes_per_client_s_30hz`, `replication_push_vs_poll_ratio`
 //! (the plaza100 run with the naive polling writer, mean tick time poll /
-//! push), then a per-subsystem table from the telemetry frame recorder.
+//! push), `arena_5v5_cold_tick_mean_us` and `arena_5v5_cold_over_hot` (the
+//! 5v5 run again with every cache evicted between ticks, as a live server's
+//! match finds them after sleeping a period beside other matches and bots),
+//! then a per-subsystem table from the telemetry frame recorder.
 
 use std::time::{Duration, Instant};
 
@@ -59,11 +62,23 @@ struct Link {
     sequence: u64,
 }
 
+/// Bytes written between ticks to evict the caches: twice the largest last-level
+/// cache of the hosts this runs on.
+const EVICT_BYTES: usize = 32 << 20;
+
+/// Whether the caches are left warm between ticks.
+#[derive(Clone, Copy, PartialEq)]
+enum Caches {
+    Warm,
+    Evicted,
+}
+
 fn run<D: ChangeDetection>(
     scenario: &Scenario,
     detection: D,
     warmup_s: u32,
     measure_s: u32,
+    caches: Caches,
 ) -> Run {
     let rate = scenario.match_config.tick_rate_hz;
     let mut m: BotMatch<D> = scenario
@@ -86,6 +101,14 @@ fn run<D: ChangeDetection>(
     let mut lens = vec![0usize; players.len()];
     let mut scratch = vec![0u8; 64 * 1024];
     let mut ack = vec![0u8; MAX_PACKET_BYTES];
+    let mut evict = vec![
+        0u8;
+        if caches == Caches::Evicted {
+            EVICT_BYTES
+        } else {
+            0
+        }
+    ];
     let mut recorder = FrameRecorder::new(
         RecorderConfig {
             tick_rate_hz: f64::from(rate),
@@ -154,6 +177,11 @@ fn run<D: ChangeDetection>(
             }
             m.game.absorb_deliveries(p, &mut link.server);
         }
+        // Untimed: one byte per cache line of a buffer larger than the caches.
+        for b in evict.iter_mut().step_by(64) {
+            *b = b.wrapping_add(1);
+        }
+        std::hint::black_box(&evict);
     }
     let stats = recorder.stats();
     let subsystems = Subsystem::ALL
@@ -176,20 +204,36 @@ fn main() {
         hightick_engine::replication::ChangedTicks,
         5,
         40,
+        Caches::Warm,
+    );
+    let five_cold = run(
+        &Scenario::five_v_five(),
+        hightick_engine::replication::ChangedTicks,
+        5,
+        20,
+        Caches::Evicted,
     );
     let plaza = run(
         &Scenario::plaza100(128),
         hightick_engine::replication::ChangedTicks,
         4,
         10,
+        Caches::Warm,
     );
     let plaza30 = run(
         &Scenario::plaza100(30),
         hightick_engine::replication::ChangedTicks,
         4,
         10,
+        Caches::Warm,
     );
-    let poll = run(&Scenario::plaza100(128), ValueComparison::default(), 4, 10);
+    let poll = run(
+        &Scenario::plaza100(128),
+        ValueComparison::default(),
+        4,
+        10,
+        Caches::Warm,
+    );
 
     figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
     figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
@@ -197,6 +241,12 @@ fn main() {
         "arena_5v5_bytes_per_client_s",
         five.bytes_per_client_s(),
         "B/s",
+    );
+    figure("arena_5v5_cold_tick_mean_us", five_cold.mean_us(), "us");
+    figure(
+        "arena_5v5_cold_over_hot",
+        five_cold.mean_us() / five.mean_us(),
+        "x",
     );
     figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
     figure(
@@ -217,8 +267,14 @@ fn main() {
 
     println!();
     print!("{:<14}", "mean us/tick");
-    let runs = [&five, &plaza, &plaza30, &poll];
-    let labels = ["5v5", "plaza100", "plaza100_30hz", "plaza100_poll"];
+    let runs = [&five, &five_cold, &plaza, &plaza30, &poll];
+    let labels = [
+        "5v5",
+        "5v5_cold",
+        "plaza100",
+        "plaza100_30hz",
+        "plaza100_poll",
+    ];
     for l in labels {
         print!("{l:>15}");
     }
