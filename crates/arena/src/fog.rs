@@ -121,8 +121,12 @@ pub struct FogOfWar {
     row_valid: Vec<bool>,
     /// `row_pose[v * max + t]`: `t`'s pose when `v`'s pair was evaluated.
     row_pose: Vec<Pose>,
-    /// `hold[v * max + t]`: where a hidden answer was proven for a region.
+    /// `hold[v * max + t]`: where a hidden answer was proven for a region,
+    /// meaningful while the pair's bit in `held` is set.
     hold: Vec<Hold>,
+    /// Bit `t` of row `v` (laid out as `visible`): `hold[v * max + t]` holds a
+    /// proof. Checked first, so a pair without one reads no `Hold`.
+    held: Vec<u64>,
     /// The reach of any body pose from its feet, grown by the margin.
     body_reach: (f32, f32, f32),
     /// `witness[v * max + t]`: why the pair was last found in view.
@@ -139,13 +143,11 @@ pub struct FogOfWar {
 struct Hold {
     eye: Vec3,
     feet: Vec3,
-    valid: bool,
 }
 
 impl Hold {
     fn covers(&self, reach: f32, eye: Vec3, feet: Vec3) -> bool {
-        self.valid
-            && (eye - self.eye).abs().max_element() <= reach
+        (eye - self.eye).abs().max_element() <= reach
             && (feet - self.feet).abs().max_element() <= reach
     }
 }
@@ -168,6 +170,7 @@ impl FogOfWar {
             row_valid: vec![false; max_players],
             row_pose: vec![Pose::default(); max_players * max_players],
             hold: vec![Hold::default(); max_players * max_players],
+            held: vec![0; max_players * words],
             body_reach: body_reach(params.margin()),
             head_above: vec![false; max_players],
             witness: vec![Witness::None; max_players * max_players],
@@ -193,9 +196,7 @@ impl FogOfWar {
     /// Forgets every cached answer (e.g. at a round start, after teleports).
     pub fn invalidate(&mut self) {
         self.row_valid.fill(false);
-        for h in &mut self.hold {
-            h.valid = false;
-        }
+        self.held.fill(0);
     }
 
     /// Recomputes visibility at `tick` from `players[slot] = (team, pose,
@@ -232,6 +233,7 @@ impl FogOfWar {
                     true
                 } else if self.row_valid[v]
                     && !cached
+                    && self.held_bit(v, t)
                     && self.hold[k].covers(reach, eye, t_pose.position)
                 {
                     false
@@ -240,7 +242,7 @@ impl FogOfWar {
                 } else {
                     self.evaluated += 1;
                     self.row_pose[k] = *t_pose;
-                    self.evaluate(map, k, eye, t_pose, margin)
+                    self.evaluate(map, (v, t), eye, t_pose, margin)
                 };
                 self.set_bit(v, t, show);
             }
@@ -275,8 +277,16 @@ impl FogOfWar {
     /// `can_see` for pair `k` (trying first why it was last in view); a
     /// hidden answer is then proven, when it
     /// can be, for the whole hold region around the eye and the feet.
-    fn evaluate(&mut self, map: &Map, k: usize, eye: Vec3, target: &Pose, margin: f32) -> bool {
-        self.hold[k].valid = false;
+    fn evaluate(
+        &mut self,
+        map: &Map,
+        (v, t): (usize, usize),
+        eye: Vec3,
+        target: &Pose,
+        margin: f32,
+    ) -> bool {
+        let k = v * self.max_players + t;
+        self.set_held(v, t, false);
         if can_see_with(map, eye, target, margin, &mut self.witness[k]) {
             return true;
         }
@@ -291,11 +301,8 @@ impl FogOfWar {
                 feet + Vec3::new(side, high + reach, side),
             );
             if region_hidden(map, &eye_region, &body_region) {
-                self.hold[k] = Hold {
-                    eye,
-                    feet,
-                    valid: true,
-                };
+                self.hold[k] = Hold { eye, feet };
+                self.set_held(v, t, true);
             }
         }
         false
@@ -308,16 +315,33 @@ impl FogOfWar {
     }
 
     fn bit(&self, v: usize, t: usize) -> bool {
-        self.visible[v * self.words + t / 64] & (1 << (t % 64)) != 0
+        pair_bit(&self.visible, self.words, v, t)
     }
 
     fn set_bit(&mut self, v: usize, t: usize, on: bool) {
-        let w = &mut self.visible[v * self.words + t / 64];
-        if on {
-            *w |= 1 << (t % 64);
-        } else {
-            *w &= !(1 << (t % 64));
-        }
+        set_pair_bit(&mut self.visible, self.words, v, t, on);
+    }
+
+    fn held_bit(&self, v: usize, t: usize) -> bool {
+        pair_bit(&self.held, self.words, v, t)
+    }
+
+    fn set_held(&mut self, v: usize, t: usize, on: bool) {
+        set_pair_bit(&mut self.held, self.words, v, t, on);
+    }
+}
+
+/// Bit `t` of row `v` in a per-pair bitmap of `words` words per row.
+fn pair_bit(bits: &[u64], words: usize, v: usize, t: usize) -> bool {
+    bits[v * words + t / 64] & (1 << (t % 64)) != 0
+}
+
+fn set_pair_bit(bits: &mut [u64], words: usize, v: usize, t: usize, on: bool) {
+    let w = &mut bits[v * words + t / 64];
+    if on {
+        *w |= 1 << (t % 64);
+    } else {
+        *w &= !(1 << (t % 64));
     }
 }
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use crate::channel_reliable::PieceRef;
 use crate::packet::{Malformed, PacketError};
 use crate::rtt::LossEstimator;
-use crate::sequence::{SequenceBuffer, sequence_diff, sequence_less_than};
+use crate::sequence::{SequenceBuffer, ack_field, sequence_diff, sequence_less_than};
 
 /// Bytes of the packet header.
 pub const HEADER_LEN: usize = 9;
@@ -327,35 +327,96 @@ impl SentPackets {
 /// Sequences received from the peer: the ack source and the duplicate filter.
 #[derive(Debug)]
 pub(crate) struct ReceivedPackets {
-    window: SequenceBuffer<()>,
+    /// One bit per sequence number of the window (bit `s & mask`): received.
+    /// A bitmap rather than a [`SequenceBuffer`] of numbers: the default
+    /// 256-packet window is one cache line instead of sixteen, and the 32 ack
+    /// bits of every outgoing header come from one or two words.
+    bits: Box<[u64]>,
+    most_recent: Option<u16>,
+    mask: usize,
 }
 
 impl ReceivedPackets {
+    /// A window of `window` packets (a power of two, at least 64).
     pub(crate) fn new(window: usize) -> Self {
+        assert!(
+            window.is_power_of_two()
+                && (64..=crate::sequence::MAX_SEQUENCE_WINDOW).contains(&window),
+            "received window must be a power of two in 64..=32768, got {window}"
+        );
         Self {
-            window: SequenceBuffer::new(window),
+            bits: vec![0; window / 64].into_boxed_slice(),
+            most_recent: None,
+            mask: window - 1,
         }
+    }
+
+    fn bit(&self, sequence: u16) -> bool {
+        let slot = usize::from(sequence) & self.mask;
+        self.bits[slot / 64] & (1 << (slot % 64)) != 0
+    }
+
+    fn set_bit(&mut self, sequence: u16, on: bool) {
+        let slot = usize::from(sequence) & self.mask;
+        let word = &mut self.bits[slot / 64];
+        if on {
+            *word |= 1 << (slot % 64);
+        } else {
+            *word &= !(1 << (slot % 64));
+        }
+    }
+
+    /// Whether `sequence` lies in the window behind the most recent.
+    fn in_window(&self, sequence: u16) -> bool {
+        self.most_recent
+            .is_some_and(|recent| (0..=self.mask as i32).contains(&sequence_diff(recent, sequence)))
+    }
+
+    fn is_too_old(&self, sequence: u16) -> bool {
+        self.most_recent
+            .is_some_and(|recent| sequence_diff(recent, sequence) > self.mask as i32)
     }
 
     /// Rejects a sequence already received or too old to tell.
     pub(crate) fn check(&self, sequence: u16) -> Result<(), PacketError> {
-        if self.window.contains(sequence) {
+        if self.in_window(sequence) && self.bit(sequence) {
             Err(PacketError::Duplicate(sequence))
-        } else if self.window.is_too_old(sequence) {
+        } else if self.is_too_old(sequence) {
             Err(PacketError::Stale(sequence))
         } else {
             Ok(())
         }
     }
 
-    /// Marks `sequence` received.
+    /// Marks `sequence` received; a newer one first clears the numbers it
+    /// skipped (they were not received).
     pub(crate) fn record(&mut self, sequence: u16) {
-        let _ = self.window.insert(sequence);
+        if self.is_too_old(sequence) {
+            return;
+        }
+        match self.most_recent {
+            Some(recent) if sequence_diff(sequence, recent) <= 0 => {}
+            Some(recent) => {
+                let gap = sequence_diff(sequence, recent) as usize;
+                if gap > self.mask {
+                    self.bits.fill(0);
+                } else {
+                    for step in 1..gap {
+                        self.set_bit(recent.wrapping_add(step as u16), false);
+                    }
+                }
+                self.most_recent = Some(sequence);
+            }
+            None => self.most_recent = Some(sequence),
+        }
+        self.set_bit(sequence, true);
     }
 
-    /// The ack fields for the next packet header.
+    /// The ack fields for the next packet header: the most recent sequence
+    /// and, in bit `i`, whether `most_recent - 1 - i` was received.
     pub(crate) fn ack(&self) -> Option<(u16, u32)> {
-        self.window.ack_bits()
+        let ack = self.most_recent?;
+        Some((ack, ack_field(ack, |s| self.bit(s))))
     }
 }
 
@@ -388,6 +449,42 @@ mod tests {
         assert_eq!(PacketHeader::read(&buf), Err(Malformed::ReservedBits));
         assert_eq!(PacketHeader::read(&buf[..8]), Err(Malformed::Truncated));
         assert!(!header.write(&mut buf[..8]));
+    }
+
+    /// The bitmap window answers as the sequence buffer it replaced, through
+    /// wraparound, gaps wider than the window, duplicates and stale packets.
+    #[test]
+    fn received_window_matches_a_sequence_buffer() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for window in [64, 256] {
+            let mut bitmap = ReceivedPackets::new(window);
+            let mut model: SequenceBuffer<()> = SequenceBuffer::new(window);
+            let mut next: u16 = 65_000;
+            for _ in 0..20_000 {
+                let sequence = match rng.random_range(0..10) {
+                    0 => next.wrapping_sub(rng.random_range(0..window as u16 * 2)),
+                    1 => next.wrapping_add(rng.random_range(0..window as u16 * 2)),
+                    _ => next.wrapping_add(rng.random_range(0..3)),
+                };
+                let expected = if model.contains(sequence) {
+                    Err(PacketError::Duplicate(sequence))
+                } else if model.is_too_old(sequence) {
+                    Err(PacketError::Stale(sequence))
+                } else {
+                    Ok(())
+                };
+                assert_eq!(bitmap.check(sequence), expected, "check {sequence}");
+                if expected.is_ok() {
+                    bitmap.record(sequence);
+                    let _ = model.insert(sequence);
+                    if sequence_diff(sequence, next) >= 0 {
+                        next = sequence.wrapping_add(1);
+                    }
+                }
+                assert_eq!(bitmap.ack(), model.ack_bits(), "ack after {sequence}");
+            }
+        }
     }
 
     #[test]
@@ -477,12 +574,12 @@ mod tests {
 
     #[test]
     fn received_window_filters() {
-        let mut rx = ReceivedPackets::new(32);
+        let mut rx = ReceivedPackets::new(64);
         assert_eq!(rx.ack(), None);
         rx.record(100);
         assert_eq!(rx.check(100), Err(PacketError::Duplicate(100)));
-        assert_eq!(rx.check(68), Err(PacketError::Stale(68)));
-        assert_eq!(rx.check(69), Ok(()));
+        assert_eq!(rx.check(36), Err(PacketError::Stale(36)));
+        assert_eq!(rx.check(37), Ok(()));
         rx.record(98);
         assert_eq!(rx.ack(), Some((100, 0b10)));
     }

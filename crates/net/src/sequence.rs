@@ -9,9 +9,10 @@
 //! [`SequenceBuffer`] stores one entry per sequence number for the most recent
 //! `capacity` numbers (capacity a power of two, so a slot index survives
 //! wraparound). Inserting a newer number clears the slots it skipped, so an
-//! entry is never mistaken for the one 65536 numbers later. It is used for the
-//! received-packet window (ack generation) and the sent-packet records; the
-//! engine's replication writer can key its sent-packet ring the same way.
+//! entry is never mistaken for the one 65536 numbers later. It holds the
+//! sent-packet records; the engine's replication writer can key its
+//! sent-packet ring the same way. (The received-packet window needs one bit
+//! per number, so it is a bitmap with the same rules: `reliable::ReceivedPackets`.)
 //!
 //! This module does not allocate after [`SequenceBuffer::new`].
 //!
@@ -168,14 +169,15 @@ impl<T: Default> SequenceBuffer<T> {
     /// `None` before anything was inserted.
     pub fn ack_bits(&self) -> Option<(u16, u32)> {
         let ack = self.most_recent?;
-        let mut bits = 0u32;
-        for i in 0..32u16 {
-            if self.contains(ack.wrapping_sub(i + 1)) {
-                bits |= 1 << i;
-            }
-        }
-        Some((ack, bits))
+        Some((ack, ack_field(ack, |s| self.contains(s))))
     }
+}
+
+/// The 32-bit ack field behind `ack`: bit `i` set when `received(ack - 1 - i)`.
+pub fn ack_field(ack: u16, received: impl Fn(u16) -> bool) -> u32 {
+    (0..32u16)
+        .filter(|&i| received(ack.wrapping_sub(i + 1)))
+        .fold(0, |bits, i| bits | 1 << i)
 }
 
 #[cfg(test)]
