@@ -16,6 +16,7 @@
 //! 5v5 run again with every cache evicted between ticks, as a live server's
 //! match finds them after sleeping a period beside other matches and bots),
 //! then a per-subsystem table from the telemetry frame recorder.
+//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
 
 use std::time::{Duration, Instant};
 
@@ -198,7 +199,23 @@ fn run<D: ChangeDetection>(
     }
 }
 
+/// Set to `cold` to run only a short cold 5v5 run (2 s warm-up, 2 s
+/// measured): small enough for `valgrind --tool=cachegrind` to count the
+/// cache misses of a cold tick.
+const ONLY_COLD_ENV: &str = "MATCH_TICK_ONLY";
+
 fn main() {
+    if std::env::var(ONLY_COLD_ENV).is_ok_and(|v| v == "cold") {
+        let cold = run(
+            &Scenario::five_v_five(),
+            hightick_engine::replication::ChangedTicks,
+            2,
+            2,
+            Caches::Evicted,
+        );
+        figure("arena_5v5_cold_tick_mean_us", cold.mean_us(), "us");
+        return;
+    }
     let five = run(
         &Scenario::five_v_five(),
         hightick_engine::replication::ChangedTicks,
