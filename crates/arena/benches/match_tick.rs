@@ -18,6 +18,7 @@
 //! then a per-subsystem table from the telemetry frame recorder.
 //! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hightick_arena::scenario::{BotMatch, Scenario};
@@ -88,11 +89,12 @@ fn run<D: ChangeDetection>(
     let players: Vec<_> = m.players().collect();
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / f64::from(rate));
-    let config = PacketConfig::default();
+    // One config for every server-side endpoint, as a server shares it.
+    let config = Arc::new(PacketConfig::default());
     let mut links: Vec<Link> = players
         .iter()
         .map(|_| Link {
-            server: PacketEndpoint::new(&config, start),
+            server: PacketEndpoint::new_shared(Arc::clone(&config), start),
             client: PacketEndpoint::new(&config, start),
             sequence: 0,
         })

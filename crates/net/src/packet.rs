@@ -37,6 +37,7 @@
 //! assert_eq!(&message[..received.len], b"round starts");
 //! ```
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -375,7 +376,9 @@ pub struct PacketStats {
 /// One end of a connection's packet layer. See the [module docs](self).
 #[derive(Debug)]
 pub struct PacketEndpoint {
-    config: PacketConfig,
+    /// Shared by every endpoint built with [`Self::new_shared`]: a server's
+    /// connections read the same few cache lines instead of a copy each.
+    config: Arc<PacketConfig>,
     limits: BlockLimits,
     sent: SentPackets,
     received: ReceivedPackets,
@@ -424,10 +427,26 @@ impl PacketEndpoint {
     /// An endpoint with all storage allocated from `config`, or the config
     /// error.
     pub fn try_new(config: &PacketConfig, now: Instant) -> Result<Self, PacketError> {
+        Self::try_new_shared(Arc::new(config.clone()), now)
+    }
+
+    /// Like [`Self::new`], sharing `config` with other endpoints (a server
+    /// builds every connection from one).
+    ///
+    /// # Panics
+    /// When `config` is invalid, as [`Self::new`].
+    pub fn new_shared(config: Arc<PacketConfig>, now: Instant) -> Self {
+        match Self::try_new_shared(config, now) {
+            Ok(endpoint) => endpoint,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like [`Self::try_new`], sharing `config` with other endpoints.
+    pub fn try_new_shared(config: Arc<PacketConfig>, now: Instant) -> Result<Self, PacketError> {
         config.validate()?;
         let sizes = config.reliable_sizes();
         Ok(Self {
-            config: config.clone(),
             limits: BlockLimits {
                 geometry: config.geometry(),
                 max_unreliable: config.max_unreliable_message(),
@@ -446,6 +465,7 @@ impl PacketEndpoint {
             loss_check_at: None,
             last_now: now,
             stats: PacketStats::default(),
+            config,
         })
     }
 

@@ -22,6 +22,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
@@ -259,6 +260,8 @@ const YEAR_SECS: u64 = 365 * 24 * 3600;
 #[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
+    /// `config.packet`, shared by every connection's endpoint.
+    packet: Arc<PacketConfig>,
     anchor: UnixAnchor,
     challenge: ChallengeCipher,
     challenge_sequence: u64,
@@ -299,6 +302,7 @@ impl Server {
         let max = config.max_clients;
         let reply_capacity = config.max_pending + max;
         Ok(Self {
+            packet: Arc::new(config.packet.clone()),
             anchor: UnixAnchor {
                 instant: now,
                 unix: unix_now,
@@ -778,7 +782,7 @@ impl Server {
                 mac: pending.mac,
                 user_data,
                 confirmed: false,
-                endpoint: PacketEndpoint::new(&self.config.packet, now),
+                endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
             }),
             awaiting_event: false,
             readable: false,
