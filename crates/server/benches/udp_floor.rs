@@ -354,6 +354,24 @@ fn clock_overhead() -> Overhead {
     }
 }
 
+/// Every timed tick of a run, warm-up included.
+const TICKS: usize = (WARM_UP_SAMPLES + SAMPLES) * TICKS_PER_SAMPLE;
+
+/// `run` over a match's ticks (clients send, the server receives, the server
+/// sends, then `after`); checks the server moved every datagram both ways.
+fn run_match(game: &mut Match, after: impl FnMut(&mut Match)) -> (Series, Series, Series) {
+    let series = run(
+        game,
+        Match::clients_send,
+        Match::server_receive,
+        Match::server_send,
+        after,
+    );
+    assert_eq!(game.server_received, TICKS * CLIENTS);
+    assert_eq!(game.server_sent, TICKS * CLIENTS);
+    series
+}
+
 fn costs(
     series: (Series, Series, Series),
     overhead: &Overhead,
@@ -379,23 +397,14 @@ fn unwatched(overhead: &Overhead) -> io::Result<Costs> {
     let mut game = Match::new()?;
     let mut delivered = [0usize; CLIENTS];
     let scheduling = Scheduling::now();
-    let series = run(
-        &mut game,
-        Match::clients_send,
-        Match::server_receive,
-        Match::server_send,
-        |game| {
-            for (count, client) in delivered.iter_mut().zip(&game.clients) {
-                let n = drain(client);
-                assert_eq!(n, 1, "one snapshot per client per tick");
-                *count += n;
-            }
-        },
-    );
-    let ticks = (WARM_UP_SAMPLES + SAMPLES) * TICKS_PER_SAMPLE;
-    assert_eq!(game.server_received, ticks * CLIENTS);
-    assert_eq!(game.server_sent, ticks * CLIENTS);
-    assert!(delivered.iter().all(|&n| n == ticks), "{delivered:?}");
+    let series = run_match(&mut game, |game| {
+        for (count, client) in delivered.iter_mut().zip(&game.clients) {
+            let n = drain(client);
+            assert_eq!(n, 1, "one snapshot per client per tick");
+            *count += n;
+        }
+    });
+    assert!(delivered.iter().all(|&n| n == TICKS), "{delivered:?}");
     let scheduling = Scheduling::now().since(scheduling);
     Ok(costs(series, overhead, game.extra_receives, scheduling))
 }
@@ -559,22 +568,13 @@ fn thread_state(stat: &[u8]) -> Option<u8> {
 fn watched(overhead: &Overhead, mut game: Match, reader: Reader) -> io::Result<Costs> {
     let mut expected = 0;
     let scheduling = Scheduling::now();
-    let series = run(
-        &mut game,
-        Match::clients_send,
-        Match::server_receive,
-        Match::server_send,
-        |_| {
-            expected += CLIENTS;
-            reader.wait_until_asleep(expected);
-        },
-    );
-    let ticks = (WARM_UP_SAMPLES + SAMPLES) * TICKS_PER_SAMPLE;
-    assert_eq!(game.server_received, ticks * CLIENTS);
-    assert_eq!(game.server_sent, ticks * CLIENTS);
-    assert_eq!(reader.received.load(Ordering::Acquire), ticks * CLIENTS);
+    let series = run_match(&mut game, |_| {
+        expected += CLIENTS;
+        reader.wait_until_asleep(expected);
+    });
+    assert_eq!(reader.received.load(Ordering::Acquire), TICKS * CLIENTS);
     let total = reader.stop(game.client_addresses[0])?;
-    assert_eq!(total, ticks * CLIENTS + 1, "every snapshot and the wake-up");
+    assert_eq!(total, TICKS * CLIENTS + 1, "every snapshot and the wake-up");
     let scheduling = Scheduling::now().since(scheduling);
     Ok(costs(series, overhead, game.extra_receives, scheduling))
 }
@@ -592,8 +592,8 @@ fn current_cpu() -> Option<usize> {
 
 fn main() -> io::Result<()> {
     let two_cores = thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    // The reader is started from this unpinned thread, so that it may be
-    // pinned to a CPU other than the server thread's.
+    // The reader pins itself to the process's second CPU, the server thread
+    // (below) to its first.
     let watched_game = Match::new()?;
     let reader = Reader::start(&watched_game.clients, two_cores.then_some(1))?;
     let reader_cpu = reader.cpu;
@@ -673,7 +673,7 @@ fn main() -> io::Result<()> {
         a.extra_receives,
         b.extra_receives
     );
-    let ticks = ((WARM_UP_SAMPLES + SAMPLES) * TICKS_PER_SAMPLE) as f64;
+    let ticks = TICKS as f64;
     for (name, costs) in [("a", &a), ("b", &b)] {
         let s = costs.scheduling;
         println!(
