@@ -717,6 +717,11 @@ impl PacketEndpoint {
         self.deliveries.pop()
     }
 
+    /// Whether [`Self::poll_delivery`] has a notification to return.
+    pub fn deliveries_pending(&self) -> bool {
+        !self.deliveries.is_empty()
+    }
+
     /// Channel and length of the message `poll_message` would return next.
     pub fn next_message_len(&self) -> Option<(Channel, usize)> {
         if let Some(len) = self.unreliable_in.next_len() {

@@ -144,6 +144,10 @@ impl Deliveries {
         self.len += 1;
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     pub(crate) fn pop(&mut self) -> Option<Delivery> {
         if self.len == 0 {
             return None;

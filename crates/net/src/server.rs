@@ -428,17 +428,27 @@ impl Server {
         !self.replies.is_empty()
     }
 
-    /// A slot that took in a payload (messages, acks and so delivery
-    /// notifications) since it was last returned, each once; `None` when
-    /// there are no more. A host with many idle connections polls these
-    /// instead of every slot. Timeouts also produce delivery notifications
-    /// (losses): poll every connected slot after [`Self::handle_timeout`].
+    /// A slot with something to poll since it was last returned, each once;
+    /// `None` when there are no more. A slot turns readable when it takes in
+    /// a payload (messages, acks and so delivery notifications), and when
+    /// [`Self::handle_timeout`] or [`Self::transmit_payload`] leave delivery
+    /// notifications waiting (packets presumed lost). A host polls these
+    /// instead of every slot: between them they cover every message and
+    /// notification.
     pub fn poll_readable(&mut self) -> Option<usize> {
         let slot = self.readable.pop()?;
         if let Some(s) = self.slots.get_mut(slot) {
             s.readable = false;
         }
         Some(slot)
+    }
+
+    fn mark_readable(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        if !s.readable {
+            s.readable = true;
+            self.readable.push(slot);
+        }
     }
 
     /// Copies the next message received from `slot` into `out`.
@@ -481,7 +491,13 @@ impl Server {
                 sequence = seq;
                 len
             })
-        })?;
+        });
+        // Writing resolves timed-out packets as lost, whether or not it
+        // leaves a packet to send.
+        if conn.endpoint.deliveries_pending() {
+            self.mark_readable(slot);
+        }
+        let len = len?;
         Some((Transmit { destination, len }, sequence))
     }
 
@@ -821,11 +837,7 @@ impl Server {
                 conn.endpoint
                     .read_packet(now, &datagram[body])
                     .map_err(|_| DropKind::PayloadRejected)?;
-                let s = &mut self.slots[slot];
-                if !s.readable {
-                    s.readable = true;
-                    self.readable.push(slot);
-                }
+                self.mark_readable(slot);
                 Ok(())
             }
             PacketKind::Disconnect => {
@@ -1018,6 +1030,9 @@ impl Server {
                 self.close_slot(slot, DisconnectReason::TimedOut);
             } else {
                 conn.endpoint.handle_timeout(now);
+                if conn.endpoint.deliveries_pending() {
+                    self.mark_readable(slot);
+                }
             }
         }
         for i in 0..if self.pending_live > 0 {

@@ -203,3 +203,31 @@ fn a_payload_makes_its_slot_readable_once() {
         .expect("the message waits");
     assert_eq!(&out[..m.len], b"input");
 }
+
+/// A packet the timers presume lost makes its slot readable too: a host that
+/// polls only readable slots still hears of every loss.
+#[test]
+fn a_packet_presumed_lost_makes_its_slot_readable() {
+    let mut pair = Pair::connected(
+        43,
+        secure_pair::clean_link(5, 43),
+        secure_pair::clean_link(5, 44),
+    );
+    while pair.server.poll_readable().is_some() {}
+    while pair.server.poll_delivery(0).is_some() {}
+    pair.server.send_unreliable(0, b"snapshot").unwrap();
+    let mut buf = vec![0u8; 2048];
+    let (_dropped, sequence) = pair
+        .server
+        .transmit_payload(pair.now, 0, &mut buf)
+        .expect("a payload to send");
+    assert_eq!(pair.server.poll_readable(), None, "nothing known yet");
+    let readable = pair.run_until(Duration::from_secs(5), |p| {
+        p.server.poll_readable() == Some(0)
+    });
+    assert!(readable, "the loss never made slot 0 readable");
+    let delivery = pair.server.poll_delivery(0).expect("the loss waits");
+    assert_eq!(delivery.sequence, sequence);
+    assert_eq!(delivery.outcome, DeliveryOutcome::Lost);
+    assert!(pair.server.is_connected(0));
+}

@@ -417,9 +417,6 @@ impl Worker {
                 ServerEvent::Disconnected { slot, .. } => self.unseat(slot),
             }
         }
-        while let Some(slot) = self.net.poll_readable() {
-            self.route_messages(slot);
-        }
         // Seated clients get their packets from their match's tick; what else
         // the secure layer sends (handshake replies, keep-alives, farewells)
         // and the losses its timers find wait for the timer cadence, except
@@ -433,11 +430,11 @@ impl Worker {
                     self.unseat(slot);
                 }
             }
-            for slot in 0..self.slot_owner.len() {
-                if self.slot_owner[slot].is_some() {
-                    self.route_messages(slot);
-                }
-            }
+        }
+        // What arrived, and the losses the timers (or the last tick's
+        // writes) found: only the slots with something waiting.
+        while let Some(slot) = self.net.poll_readable() {
+            self.route_messages(slot);
         }
         if !timers_due && !self.net.replies_pending() {
             return;
