@@ -129,7 +129,16 @@ fn a_vm_has_paravirtual_clock_and_no_power_controls() {
             .is_some_and(|a| a.contains("cpuidle_haltpoll.force=1")),
         "{idle:?}"
     );
-    assert_eq!(r.check("transparent huge pages").unwrap().value, "never");
+    // The server asks for huge pages; a host that refuses them is told how.
+    let thp = r.check("transparent huge pages").unwrap();
+    assert_eq!(thp.value, "never");
+    assert_eq!(thp.verdict, Verdict::Warn);
+    assert!(
+        thp.advice
+            .as_deref()
+            .is_some_and(|a| a.contains("echo madvise")),
+        "{thp:?}"
+    );
 }
 
 #[test]
