@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use hightick_server::{HostConfig, serve};
+use hightick_server::{HostConfig, Placement, serve};
 
 /// Flags of `hightick serve`; each overrides the config file's field.
 #[derive(Debug, Args)]
@@ -29,6 +29,9 @@ pub struct ServeArgs {
     /// Pin worker i to core i mod cores.
     #[arg(long)]
     pin_workers: bool,
+    /// New matches: spread (fewest matches) or pack (fill a worker up to pack_until of a core).
+    #[arg(long, value_name = "pack|spread")]
+    placement: Option<Placement>,
     /// Token key file (64 hex digits); else $HIGHTICK_KEY.
     #[arg(long, value_name = "FILE")]
     key_file: Option<PathBuf>,
@@ -64,6 +67,9 @@ impl ServeArgs {
         }
         if self.pin_workers {
             config.pin_workers = true;
+        }
+        if let Some(v) = self.placement {
+            config.placement = v;
         }
         if let Some(v) = &self.key_file {
             config.key_file = Some(v.clone());

@@ -34,9 +34,10 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
+use crate::placement::{self, LoadView, Placement, WorkerLoad};
 use crate::report::{CreateMatch, HostStats, MatchInfo, process_cpu_seconds};
 use crate::tick_rate;
-use crate::worker::{WorkerCommand, WorkerLoad, WorkerReport};
+use crate::worker::{WorkerCommand, WorkerReport};
 
 /// Longest a worker may take to answer the admin side.
 const WORKER_ANSWER: Duration = Duration::from_secs(2);
@@ -60,6 +61,8 @@ pub(crate) struct AdminState {
     pub started: Instant,
     pub timeline: Mutex<Timeline>,
     pub seed: AtomicU64,
+    pub placement: Placement,
+    pub pack_until: f64,
 }
 
 impl AdminState {
@@ -198,15 +201,12 @@ async fn create_match(
     if unique.len() != request.roster.len() {
         return error(StatusCode::BAD_REQUEST, "roster: a client id appears twice");
     }
-    // The least loaded worker with room.
-    let Some(worker) = state
+    let loads: Vec<LoadView> = state
         .workers
         .iter()
-        .enumerate()
-        .filter(|(_, w)| w.load.matches.load(Ordering::Relaxed) < w.max_matches)
-        .min_by_key(|(_, w)| w.load.matches.load(Ordering::Relaxed))
-        .map(|(i, _)| i)
-    else {
+        .map(|w| LoadView::of(&w.load, w.max_matches))
+        .collect();
+    let Some(worker) = placement::choose(&loads, state.placement, state.pack_until) else {
         return error(StatusCode::SERVICE_UNAVAILABLE, "every worker is full");
     };
     let id = state.next_match_id.fetch_add(1, Ordering::SeqCst);

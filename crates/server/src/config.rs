@@ -10,6 +10,8 @@
 //! workers = 0                  # worker threads, 0 = one per core
 //! pin_workers = false          # pin worker i to core i mod cores
 //! max_matches_per_worker = 64
+//! placement = "spread"         # new matches: "spread" (fewest matches) or "pack" (fill a worker to pack_until)
+//! pack_until = 0.5             # share of a core a worker may reach before the next gets matches
 //! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
 //! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
 //! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
@@ -27,6 +29,7 @@ use hightick_telemetry::text_position::line_column;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
+use crate::placement::Placement;
 
 /// The environment variable a token key is read from when no key file is set.
 pub const KEY_ENV: &str = "HIGHTICK_KEY";
@@ -47,6 +50,11 @@ pub struct HostConfig {
     pub pin_workers: bool,
     /// Matches one worker hosts at most.
     pub max_matches_per_worker: usize,
+    /// How new matches are spread over the workers.
+    pub placement: Placement,
+    /// With [`Placement::Pack`]: the share of a core (0..1) a worker may
+    /// reach with one more match before the next worker gets new matches.
+    pub pack_until: f64,
     /// Timer slack of worker threads, microseconds.
     pub timer_slack_us: u64,
     /// How long running matches may go on after SIGTERM, seconds.
@@ -70,6 +78,8 @@ impl Default for HostConfig {
             workers: 0,
             pin_workers: false,
             max_matches_per_worker: 64,
+            placement: Placement::Spread,
+            pack_until: 0.5,
             timer_slack_us: 50,
             drain_timeout_s: 120,
             match_linger_s: 3.0,
@@ -121,6 +131,9 @@ impl HostConfig {
         }
         if !(1..=4096).contains(&self.max_matches_per_worker) {
             return bad("max_matches_per_worker", "must be in 1..=4096");
+        }
+        if !(0.01..=1.0).contains(&self.pack_until) {
+            return bad("pack_until", "must be a share of a core in 0.01..=1.0");
         }
         if self.timer_slack_us > 1_000_000 {
             return bad("timer_slack_us", "must be at most 1000000");
@@ -221,6 +234,12 @@ mod tests {
 
     #[test]
     fn out_of_range_values_name_the_field() {
+        let err = HostConfig::parse("pack_until = 1.5\n", "h").unwrap_err();
+        assert!(err.to_string().contains("pack_until"), "{err}");
+        // A misspelt placement: file, line and column of the value, and the choices.
+        let err = HostConfig::parse("placement = \"packed\"\n", "h").unwrap_err();
+        assert!(err.to_string().starts_with("h:1:13:"), "{err}");
+        assert!(err.to_string().contains("`spread` or `pack`"), "{err}");
         let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
         assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
     }

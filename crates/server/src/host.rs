@@ -20,7 +20,8 @@ use crate::config::HostConfig;
 use crate::error::ServerError;
 use crate::host_stats::Timeline;
 use crate::hosted::ResultLine;
-use crate::worker::{Worker, WorkerLoad, WorkerSetup};
+use crate::placement::WorkerLoad;
+use crate::worker::{Worker, WorkerSetup};
 
 /// Client slots per worker for each match it may host (a 5v5 needs 10;
 /// plaza matches take more of the pool). The secure layer's timer pass
@@ -127,6 +128,8 @@ impl Host {
             started: Instant::now(),
             timeline: Mutex::new(Timeline::default()),
             seed: AtomicU64::new(rand::random()),
+            placement: config.placement,
+            pack_until: config.pack_until,
         });
         let mut workers = Vec::with_capacity(count);
         for setup in setups {

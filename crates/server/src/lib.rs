@@ -48,6 +48,7 @@ mod error;
 mod host;
 mod host_stats;
 mod hosted;
+pub mod placement;
 pub mod report;
 pub mod thread_tuning;
 mod tick_rate;
@@ -56,6 +57,7 @@ mod worker;
 pub use config::{HostConfig, KEY_ENV};
 pub use error::ServerError;
 pub use host::{Host, serve};
+pub use placement::Placement;
 pub use report::{
     CreateMatch, HostStats, MatchInfo, ModeStats, NetworkStats, TargetStats, TimelinePoint,
 };

@@ -1,5 +1,6 @@
 //! Per-thread settings (Linux): timer slack and CPU pinning for tick workers,
-//! a lower priority for load generators that share the host with them.
+//! a lower priority for load generators that share the host with them, and
+//! the CPU time a thread has used.
 
 /// Lets the kernel wake this thread at most `ns` nanoseconds after a sleep
 /// ends (the default slack is 50 us; tick workers want little).
@@ -80,9 +81,43 @@ pub fn timer_slack() -> u64 {
     slack.max(0) as u64
 }
 
+/// CPU time this thread has used so far (user and system).
+pub fn thread_cpu_time() -> std::time::Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    std::time::Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_cpu_time_counts_this_threads_work_only() {
+        std::thread::spawn(|| {
+            let before = thread_cpu_time();
+            let start = std::time::Instant::now();
+            let mut x = 0u64;
+            while start.elapsed() < std::time::Duration::from_millis(50) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+            let spun = thread_cpu_time() - before;
+            assert!(spun > std::time::Duration::ZERO, "{spun:?}");
+            // A sleeping thread uses next to none of it.
+            let before = thread_cpu_time();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(thread_cpu_time() - before < spun, "sleep counted as work");
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn slack_is_set_for_this_thread() {

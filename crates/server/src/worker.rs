@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -30,9 +30,12 @@ use tokio::sync::oneshot;
 
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
 use crate::hosted::{HostedMatch, ResultLine, phase_fraction};
+use crate::placement::WorkerLoad;
 use crate::report::MatchInfo;
 use crate::thread_tuning;
 
+/// How often a worker publishes the share of a core it used.
+const BUSY_PERIOD: Duration = Duration::from_secs(1);
 /// Longest a worker sleeps, so commands are never kept waiting long.
 const MAX_SLEEP: Duration = Duration::from_millis(10);
 /// Share of a tick period a match's frame may spend receiving: under a flood
@@ -97,12 +100,6 @@ pub(crate) struct WorkerReport {
     pub players_connected: usize,
 }
 
-/// What a worker shares with the admin side without asking.
-#[derive(Debug, Default)]
-pub(crate) struct WorkerLoad {
-    pub matches: AtomicUsize,
-}
-
 /// Everything a worker is started with.
 #[derive(Debug)]
 pub(crate) struct WorkerSetup {
@@ -145,6 +142,8 @@ pub(crate) struct Worker {
     drain_deadline: Option<Instant>,
     unix_at: Instant,
     net_timers_at: Instant,
+    /// When the busy share was last published, and the thread's CPU time then.
+    busy_at: (Instant, Duration),
     timer_slack_us: u64,
     pin_to: Option<usize>,
 }
@@ -192,6 +191,7 @@ impl Worker {
             drain_deadline: None,
             unix_at: now,
             net_timers_at: now,
+            busy_at: (now, Duration::ZERO),
             timer_slack_us: setup.timer_slack_us,
             pin_to: setup.pin_to,
         })
@@ -209,6 +209,7 @@ impl Worker {
                 self.drain_deadline = Some(Instant::now());
             }
             let now = Instant::now();
+            self.publish_busy(now);
             if self.drain_deadline.is_some_and(|d| now >= d) {
                 for i in 0..self.matches.len() {
                     self.matches[i].finished_at.get_or_insert(now - self.linger);
@@ -236,6 +237,27 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Once a second: the share of a core this thread used since the last
+    /// time, for placing new matches (see [`crate::placement`]).
+    fn publish_busy(&mut self, now: Instant) {
+        let (at, cpu_then) = self.busy_at;
+        let wall = now.saturating_duration_since(at);
+        if wall < BUSY_PERIOD {
+            return;
+        }
+        let cpu = thread_tuning::thread_cpu_time();
+        if cpu_then > Duration::ZERO {
+            let share = cpu.saturating_sub(cpu_then).as_secs_f64() / wall.as_secs_f64();
+            self.load
+                .busy_permille
+                .store((share * 1000.0).round() as u32, Ordering::Relaxed);
+            self.load
+                .measured_matches
+                .store(self.matches.len(), Ordering::Relaxed);
+        }
+        self.busy_at = (now, cpu);
     }
 
     /// Handles every waiting command; `false` when the admin side is gone.

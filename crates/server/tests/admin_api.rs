@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_server::HostStats;
+use hightick_server::{HostStats, Placement};
 use support::{BareClient, create_match, get, list_matches, play, post, start_host};
 
 #[test]
@@ -19,13 +19,16 @@ fn matches_are_created_joined_counted_and_drained() {
     let results = dir.join("results.jsonl");
     let _ = std::fs::remove_file(&results);
     let results_path = results.clone();
-    let host = start_host(2, &key, move |c| c.results = Some(results_path));
+    let host = start_host(2, &key, move |c| {
+        c.results = Some(results_path);
+        c.placement = Placement::Spread;
+    });
     let admin = host.admin_address();
 
     let (status, body) = get(admin, "/healthz");
     assert_eq!((status, body.as_str()), (200, r#"{"status":"ok"}"#));
 
-    // Two matches land on the two workers.
+    // Spread: two matches land on the two workers.
     let mut infos = Vec::new();
     for m in 0..2u64 {
         let roster: Vec<u64> = (0..10).map(|p| 100 * (m + 1) + p).collect();
@@ -39,7 +42,7 @@ fn matches_are_created_joined_counted_and_drained() {
     }
     assert_ne!(
         infos[0].worker, infos[1].worker,
-        "the least loaded worker is chosen"
+        "spread: the worker with the fewest matches is chosen"
     );
 
     // Bad requests name what is wrong.
@@ -138,4 +141,20 @@ fn matches_are_created_joined_counted_and_drained() {
         assert_eq!(v["players"].as_array().unwrap().len(), 10);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Packed: a burst of matches on an idle host fills the first worker, well
+/// under the share of a core it may reach.
+#[test]
+fn packing_puts_a_burst_of_matches_on_the_first_worker() {
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(2, &key, |c| c.placement = Placement::Pack);
+    let admin = host.admin_address();
+    for m in 0..3u64 {
+        let roster: Vec<u64> = (0..10).map(|p| 100 * (m + 1) + p).collect();
+        let info = create_match(admin, &format!(r#"{{"mode":"5v5","roster":{roster:?}}}"#));
+        assert_eq!(info.worker, 0, "match {m} went to worker {}", info.worker);
+    }
+    host.drain(Duration::ZERO);
+    host.wait();
 }
