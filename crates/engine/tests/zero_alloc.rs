@@ -145,7 +145,7 @@ fn a_steady_state_push_tick_allocates_nothing() {
     let stats = rig.m.replication_stats(PlayerId(0)).unwrap();
     assert!(stats.records > 500 && stats.packets_lost > 0, "{stats:?}");
     // The engine's scopes were recorded (names only: no timing asserted).
-    let recorder = rig.recorder.as_ref().unwrap();
+    let recorder = rig.recorder.as_mut().unwrap();
     let scopes: Vec<_> = recorder
         .sub_scopes()
         .map(|(_, s, name)| (s, name))

@@ -343,15 +343,15 @@ impl Worker {
         Ok(info)
     }
 
-    fn report(&self) -> WorkerReport {
+    fn report(&mut self) -> WorkerReport {
         WorkerReport {
             matches: self
                 .matches
-                .iter()
+                .iter_mut()
                 .filter_map(|m| {
                     Some(MatchReport {
                         info: m.info(self.index, self.address),
-                        stats: m.recorder.as_ref()?.stats().clone(),
+                        stats: m.recorder.as_mut()?.stats().clone(),
                         late_starts: m.late_starts,
                     })
                 })

@@ -17,6 +17,9 @@ use crate::sub_scope::{MAX_SUB_SCOPES, SubScopeId, SubScopeRegistry};
 use crate::summary::FrameSummary;
 use crate::{Subsystem, TARGETS};
 
+/// Closed frames a recorder keeps before adding them to its statistics.
+const PENDING_FRAMES: usize = 32;
+
 /// How a recorder is set up. Every field has a default; see [`RecorderConfig::validate`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -125,6 +128,11 @@ pub struct FrameRecorder {
     live: LiveFrame,
     sub_scopes: SubScopeRegistry,
     stats: FrameStats,
+    /// Closed frames not yet in `stats`: per target nanoseconds and lateness.
+    /// They go in [`PENDING_FRAMES`] at a time (or when the statistics are
+    /// read), so a frame writes one short row instead of touching a line of
+    /// every target's histogram.
+    pending: Vec<([u64; TARGETS], bool)>,
     window: BudgetWindow,
     last: FrameRecord,
     sub_scope_total_ns: Vec<u64>,
@@ -169,6 +177,7 @@ impl FrameRecorder {
             live: LiveFrame::new(clock.clone(), subs),
             sub_scopes: SubScopeRegistry::new(subs),
             stats,
+            pending: Vec::with_capacity(PENDING_FRAMES),
             window: BudgetWindow::new(),
             last: FrameRecord::new(subs),
             sub_scope_total_ns: vec![0; subs],
@@ -239,13 +248,14 @@ impl FrameRecorder {
     }
 
     /// Histograms and counters so far.
-    pub fn stats(&self) -> &FrameStats {
+    pub fn stats(&mut self) -> &FrameStats {
+        self.flush_pending();
         &self.stats
     }
 
     /// Mean, percentiles and maximum per subsystem and for the tick.
-    pub fn summary(&self) -> FrameSummary {
-        FrameSummary::from_stats(&self.stats)
+    pub fn summary(&mut self) -> FrameSummary {
+        FrameSummary::from_stats(self.stats())
     }
 
     /// The configuration this recorder was built with.
@@ -261,6 +271,7 @@ impl FrameRecorder {
     /// Forgets all statistics, sub-scope totals, the budget window and unsent
     /// samples (e.g. after a warm-up); keeps registered sub-scopes and memory.
     pub fn reset(&mut self) {
+        self.pending.clear();
         self.stats.reset();
         self.window = BudgetWindow::new();
         self.sub_scope_total_ns.fill(0);
@@ -288,6 +299,12 @@ impl FrameRecorder {
             written += 1;
         }
         Ok(written)
+    }
+
+    /// Puts the closed frames still pending into the statistics.
+    fn flush_pending(&mut self) {
+        self.stats.record_frames(&self.pending);
+        self.pending.clear();
     }
 
     fn close(&mut self, tick: u64, start_raw: u64) -> FrameOutcome {
@@ -319,7 +336,10 @@ impl FrameRecorder {
             *total += *slot;
         }
 
-        self.stats.record(&per_target, late);
+        if self.pending.len() == self.pending.capacity() {
+            self.flush_pending();
+        }
+        self.pending.push((per_target, late));
         let over_p99 = self.window.observe(&per_target, &mut self.stats);
         self.frames_seen += 1;
         let every = u64::from(self.config.sample_every);
@@ -396,6 +416,15 @@ mod tests {
         )
     }
 
+    /// A recorder of a 1 kHz tick (1 ms period) with no budget.
+    fn millisecond_recorder() -> (FrameRecorder, MockTime) {
+        let config = RecorderConfig {
+            tick_rate_hz: 1_000.0,
+            ..RecorderConfig::default()
+        };
+        recorder(config, ModeBudget::unlimited())
+    }
+
     #[test]
     fn a_frame_record_splits_time_by_subsystem_and_sub_scope() {
         let (mut rec, time) = recorder(RecorderConfig::default(), ModeBudget::unlimited());
@@ -442,6 +471,52 @@ mod tests {
         assert_eq!(rec.stats().sum_ns(BudgetTarget::Tick), 85);
     }
 
+    /// Frames reach the statistics in batches; reading them folds in the
+    /// frames still pending, and a reset forgets those too.
+    #[test]
+    fn every_frame_is_in_the_statistics_whenever_they_are_read() {
+        let (mut rec, time) = millisecond_recorder();
+        let frames = 2 * PENDING_FRAMES as u64 + 7;
+        let mut sum = 0;
+        for tick in 0..frames {
+            let frame = rec.begin(tick);
+            // Every tenth frame overruns the 1 ms period.
+            let ns = if tick % 10 == 9 {
+                1_500_000
+            } else {
+                1_000 + tick
+            };
+            time.advance(ns);
+            frame.end();
+            sum += ns;
+            // Read part-way through a batch: nothing missing, nothing twice.
+            if tick == PENDING_FRAMES as u64 + 3 {
+                assert_eq!(rec.stats().frames(), tick + 1);
+            }
+        }
+        let stats = rec.stats();
+        assert_eq!(stats.frames(), frames);
+        assert_eq!(stats.histogram(BudgetTarget::Tick).len(), frames);
+        assert_eq!(stats.sum_ns(BudgetTarget::Tick), sum);
+        assert_eq!(stats.max_ns(BudgetTarget::Tick), 1_500_000);
+        assert_eq!(stats.late_ticks(), frames / 10);
+        assert_eq!(rec.summary().frames, frames);
+
+        for tick in 0..3 {
+            let frame = rec.begin(frames + tick);
+            time.advance(10);
+            frame.end();
+        }
+        rec.reset();
+        let frame = rec.begin(frames + 3);
+        time.advance(20);
+        frame.end();
+        let stats = rec.stats();
+        assert_eq!(stats.frames(), 1);
+        assert_eq!(stats.histogram(BudgetTarget::Tick).len(), 1);
+        assert_eq!(stats.sum_ns(BudgetTarget::Tick), 20);
+    }
+
     #[test]
     fn recorders_can_move_to_worker_threads() {
         fn send<T: Send>() {}
@@ -462,11 +537,7 @@ mod tests {
 
     #[test]
     fn frames_longer_than_the_tick_period_are_late() {
-        let config = RecorderConfig {
-            tick_rate_hz: 1_000.0,
-            ..RecorderConfig::default()
-        };
-        let (mut rec, time) = recorder(config, ModeBudget::unlimited());
+        let (mut rec, time) = millisecond_recorder();
         for (tick, ns) in [(0, 999_999), (1, 1_000_000), (2, 1_000_001)] {
             let frame = rec.begin(tick);
             time.advance(ns);

@@ -250,7 +250,7 @@ fn rendered_text_follows_the_exposition_format() {
     let budgets =
         hightick_telemetry::Budgets::load(concat!(env!("CARGO_MANIFEST_DIR"), "/budgets.toml"))
             .unwrap();
-    let small = recorded(budgets.mode("5v5").unwrap().clone(), 300, 700);
+    let mut small = recorded(budgets.mode("5v5").unwrap().clone(), 300, 700);
     let mut few = ModeBudget::unlimited();
     few.set(
         BudgetTarget::Subsystem(Subsystem::Replication),
@@ -259,7 +259,7 @@ fn rendered_text_follows_the_exposition_format() {
             p99_ns: Some(1_000_000),
         },
     );
-    let big = recorded(few, 50, 90_000);
+    let mut big = recorded(few, 50, 90_000);
 
     let mut text = String::new();
     prometheus::render(
@@ -351,7 +351,7 @@ fn rendered_text_follows_the_exposition_format() {
 
 #[test]
 fn an_empty_recorder_renders_valid_text() {
-    let rec = FrameRecorder::new(RecorderConfig::default(), ModeBudget::unlimited()).unwrap();
+    let mut rec = FrameRecorder::new(RecorderConfig::default(), ModeBudget::unlimited()).unwrap();
     let mut text = String::new();
     prometheus::render(
         &mut text,
