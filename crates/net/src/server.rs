@@ -368,6 +368,12 @@ impl Server {
         self.connected
     }
 
+    /// No connection, closing slot or handshake in progress: until a datagram
+    /// arrives, [`Self::handle_timeout`] has nothing to do.
+    pub fn is_idle(&self) -> bool {
+        self.active.is_empty() && self.pending_live == 0
+    }
+
     fn connection(&self, slot: usize) -> Option<&Connection> {
         let s = self.slots.get(slot)?;
         if s.state == SlotState::Connected {

@@ -16,6 +16,15 @@ use secure_pair::{Pair, lossy_link};
 
 const TICK: Duration = Duration::from_millis(16);
 
+/// A connected pair over lossless 5 ms links, seeded by `seed`.
+fn clean_pair(seed: u64) -> Pair {
+    Pair::connected(
+        seed,
+        secure_pair::clean_link(5, seed),
+        secure_pair::clean_link(5, seed + 1),
+    )
+}
+
 /// Message `index` of a stream: its index, then bytes derived from it. Sizes
 /// vary from 4 to 700 bytes, so some travel whole and some in fragments.
 fn message(index: u32) -> Vec<u8> {
@@ -183,11 +192,7 @@ fn every_sent_packet_gets_one_delivery_notification() {
 /// A payload makes its slot readable once; the message is then there to poll.
 #[test]
 fn a_payload_makes_its_slot_readable_once() {
-    let mut pair = Pair::connected(
-        41,
-        secure_pair::clean_link(5, 41),
-        secure_pair::clean_link(5, 42),
-    );
+    let mut pair = clean_pair(41);
     while pair.server.poll_readable().is_some() {}
     pair.client.send_unreliable(b"input").unwrap();
     pair.client.send_unreliable(b"more input").unwrap();
@@ -204,15 +209,28 @@ fn a_payload_makes_its_slot_readable_once() {
     assert_eq!(&out[..m.len], b"input");
 }
 
+/// A server with no connection has no timers to run; a connected one has.
+#[test]
+fn a_server_is_idle_only_with_nothing_connected_or_connecting() {
+    let mut pair = clean_pair(45);
+    assert!(!pair.server.is_idle());
+    let fresh = secure_pair::Gateway::new(47).server(4, pair.now);
+    assert!(fresh.is_idle());
+    // Closing: still busy while its farewells go out, idle once the slot is free.
+    pair.server.disconnect(0).unwrap();
+    assert!(
+        !pair.server.is_idle(),
+        "the closing slot has farewells to send"
+    );
+    let idle = pair.run_until(Duration::from_secs(2), |p| p.server.is_idle());
+    assert!(idle, "the slot never freed");
+}
+
 /// A packet the timers presume lost makes its slot readable too: a host that
 /// polls only readable slots still hears of every loss.
 #[test]
 fn a_packet_presumed_lost_makes_its_slot_readable() {
-    let mut pair = Pair::connected(
-        43,
-        secure_pair::clean_link(5, 43),
-        secure_pair::clean_link(5, 44),
-    );
+    let mut pair = clean_pair(43);
     while pair.server.poll_readable().is_some() {}
     while pair.server.poll_delivery(0).is_some() {}
     pair.server.send_unreliable(0, b"snapshot").unwrap();

@@ -142,8 +142,9 @@ pub(crate) struct Worker {
     drain_deadline: Option<Instant>,
     unix_at: Instant,
     net_timers_at: Instant,
-    /// When the busy share was last published, and the thread's CPU time then.
-    busy_at: (Instant, Duration),
+    /// When the busy share was last sampled, and the thread's CPU time then
+    /// (`None` before the first sample).
+    busy_at: (Instant, Option<Duration>),
     timer_slack_us: u64,
     pin_to: Option<usize>,
 }
@@ -191,7 +192,7 @@ impl Worker {
             drain_deadline: None,
             unix_at: now,
             net_timers_at: now,
-            busy_at: (now, Duration::ZERO),
+            busy_at: (now, None),
             timer_slack_us: setup.timer_slack_us,
             pin_to: setup.pin_to,
         })
@@ -248,7 +249,7 @@ impl Worker {
             return;
         }
         let cpu = thread_tuning::thread_cpu_time();
-        if cpu_then > Duration::ZERO {
+        if let Some(cpu_then) = cpu_then {
             let share = cpu.saturating_sub(cpu_then).as_secs_f64() / wall.as_secs_f64();
             self.load
                 .busy_permille
@@ -257,7 +258,7 @@ impl Worker {
                 .measured_matches
                 .store(self.matches.len(), Ordering::Relaxed);
         }
-        self.busy_at = (now, cpu);
+        self.busy_at = (now, Some(cpu));
     }
 
     /// Handles every waiting command; `false` when the admin side is gone.
@@ -614,7 +615,11 @@ impl Worker {
         if let Some(d) = self.matches.iter().map(|m| m.deadline).min() {
             wake = wake.min(d);
         }
-        wake = wake.min(self.net_timers_at.max(now + Duration::from_micros(100)));
+        // A worker with no connection and no handshake under way has no net
+        // timer to run: it sleeps the longest.
+        if !self.net.is_idle() {
+            wake = wake.min(self.net_timers_at.max(now + Duration::from_micros(100)));
+        }
         if wake > now {
             std::thread::sleep(wake - now);
         }
