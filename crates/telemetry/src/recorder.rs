@@ -336,7 +336,7 @@ impl FrameRecorder {
             *total += *slot;
         }
 
-        if self.pending.len() == self.pending.capacity() {
+        if self.pending.len() >= PENDING_FRAMES {
             self.flush_pending();
         }
         self.pending.push((per_target, late));
