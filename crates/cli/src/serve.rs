@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// New matches: spread (fewest matches) or pack (fill a worker up to pack_until of a core).
     #[arg(long, value_name = "pack|spread")]
     placement: Option<Placement>,
+    /// Share of a tick period one phase group's budgeted ticks may fill (0: every match its own phase).
+    #[arg(long, value_name = "SHARE")]
+    phase_group_share: Option<f64>,
     /// Token key file (64 hex digits); else $HIGHTICK_KEY.
     #[arg(long, value_name = "FILE")]
     key_file: Option<PathBuf>,
@@ -70,6 +73,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.placement {
             config.placement = v;
+        }
+        if let Some(v) = self.phase_group_share {
+            config.phase_group_share = v;
         }
         if let Some(v) = &self.key_file {
             config.key_file = Some(v.clone());

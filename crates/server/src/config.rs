@@ -12,6 +12,7 @@
 //! max_matches_per_worker = 64
 //! placement = "spread"         # new matches: "spread" (fewest matches) or "pack" (fill a worker to pack_until)
 //! pack_until = 0.5             # share of a core a worker may reach before the next gets matches
+//! phase_group_share = 0.25     # share of a tick period one phase group's budgeted ticks may fill (0: every match its own phase)
 //! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
 //! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
 //! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
@@ -55,6 +56,11 @@ pub struct HostConfig {
     /// With [`Placement::Pack`]: the share of a core (0..1) a worker may
     /// reach with one more match before the next worker gets new matches.
     pub pack_until: f64,
+    /// Share of a tick period (0..1) the budgeted mean ticks of one phase
+    /// group may fill: matches of a group tick back to back on one wake-up,
+    /// groups are staggered across the period. 0 gives every match its own
+    /// phase.
+    pub phase_group_share: f64,
     /// Timer slack of worker threads, microseconds.
     pub timer_slack_us: u64,
     /// How long running matches may go on after SIGTERM, seconds.
@@ -80,6 +86,7 @@ impl Default for HostConfig {
             max_matches_per_worker: 64,
             placement: Placement::Spread,
             pack_until: 0.5,
+            phase_group_share: 0.25,
             timer_slack_us: 50,
             drain_timeout_s: 120,
             match_linger_s: 3.0,
@@ -134,6 +141,12 @@ impl HostConfig {
         }
         if !(0.01..=1.0).contains(&self.pack_until) {
             return bad("pack_until", "must be a share of a core in 0.01..=1.0");
+        }
+        if !(0.0..1.0).contains(&self.phase_group_share) {
+            return bad(
+                "phase_group_share",
+                "must be a share of the tick period in 0..1 (0 = every match its own phase)",
+            );
         }
         if self.timer_slack_us > 1_000_000 {
             return bad("timer_slack_us", "must be at most 1000000");
@@ -240,6 +253,8 @@ mod tests {
         let err = HostConfig::parse("placement = \"packed\"\n", "h").unwrap_err();
         assert!(err.to_string().starts_with("h:1:13:"), "{err}");
         assert!(err.to_string().contains("`spread` or `pack`"), "{err}");
+        let err = HostConfig::parse("phase_group_share = 1.0\n", "h").unwrap_err();
+        assert!(err.to_string().contains("phase_group_share"), "{err}");
         let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
         assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
     }

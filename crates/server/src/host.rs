@@ -107,6 +107,7 @@ impl Host {
                 budgets: Arc::clone(&budgets),
                 linger: config.linger(),
                 timer_slack_us: config.timer_slack_us,
+                phase_group_share: config.phase_group_share,
                 pin_to: config.pin_workers.then_some(i),
                 commands: rx,
                 results: results_tx.clone(),

@@ -11,6 +11,7 @@ use hightick_engine::{Match, PlayerId};
 use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig};
 use serde::Serialize;
 
+use crate::phase::{Membership, next_on_grid};
 use crate::report::MatchInfo;
 
 /// Who holds one player of a match.
@@ -36,11 +37,16 @@ pub(crate) struct HostedMatch {
     /// Its frame telemetry (moved out while a tick runs).
     pub recorder: Option<FrameRecorder>,
     pub seats: Vec<Seat>,
+    /// Its phase group on the worker (it shares the group's deadlines).
+    pub phase: Membership,
     /// When the next tick is due.
     pub deadline: Instant,
     pub period: Duration,
     /// Ticks that started more than a period late.
     pub late_starts: u64,
+    /// Ticks started, and how late after their deadlines in all.
+    started: u64,
+    start_lag: Duration,
     /// When the result came in.
     pub finished_at: Option<Instant>,
 }
@@ -70,13 +76,15 @@ pub(crate) struct PlayerLine {
 }
 
 impl HostedMatch {
-    /// A match of `scenario` seating `roster`, first tick due at `first_deadline`.
+    /// A match of `scenario` seating `roster`, in phase group `phase`, first
+    /// tick due at `first_deadline`.
     pub fn new(
         id: u64,
         scenario: &Scenario,
         roster: &[u64],
         seed: u64,
         budget: ModeBudget,
+        phase: Membership,
         first_deadline: Instant,
     ) -> Result<Self, String> {
         let arena = Arena::new(scenario.arena.clone(), &scenario.match_config, seed)
@@ -109,9 +117,12 @@ impl HostedMatch {
             game,
             recorder: Some(recorder),
             seats,
+            phase,
             deadline: first_deadline,
             period: crate::tick_rate::period(rate),
             late_starts: 0,
+            started: 0,
+            start_lag: Duration::ZERO,
             finished_at: None,
         })
     }
@@ -123,14 +134,17 @@ impl HostedMatch {
 
     /// Moves the deadline one period on from a tick that started at `now`;
     /// a match more than four periods behind skips ahead instead of
-    /// bursting ticks to catch up.
+    /// bursting ticks to catch up, to the first deadline of its phase after
+    /// `now` (so it keeps sharing its group's wake-ups).
     pub fn advance_deadline(&mut self, now: Instant) {
         let lateness = now.saturating_duration_since(self.deadline);
+        self.started += 1;
+        self.start_lag += lateness;
         if lateness > self.period {
             self.late_starts += 1;
         }
         if lateness > self.period * 4 {
-            self.deadline = now + self.period;
+            self.deadline = next_on_grid(self.deadline, self.period, now + Duration::from_nanos(1));
         } else {
             self.deadline += self.period;
         }
@@ -169,6 +183,11 @@ impl HostedMatch {
             inputs_late: inputs[1],
             inputs_too_early: inputs[2],
             inputs_missing: inputs[3],
+            start_lag_mean_us: if self.started == 0 {
+                0.0
+            } else {
+                self.start_lag.as_secs_f64() * 1e6 / self.started as f64
+            },
         }
     }
 
@@ -218,43 +237,29 @@ pub(crate) fn phase_name(phase: Phase) -> &'static str {
     }
 }
 
-/// Phase offset of the `k`th match placed on a worker, as a fraction of the
-/// tick period: 0, 1/2, 1/4, 3/4, 1/8, ... (van der Corput), so matches
-/// spread evenly over the period whatever their number.
-pub(crate) fn phase_fraction(k: u64) -> f64 {
-    let mut k = k;
-    let (mut fraction, mut scale) = (0.0, 0.5);
-    while k > 0 {
-        if k & 1 == 1 {
-            fraction += scale;
-        }
-        k >>= 1;
-        scale /= 2.0;
-    }
-    fraction
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn phases_spread_over_the_period() {
-        let first: Vec<f64> = (0..4).map(phase_fraction).collect();
-        assert_eq!(first, vec![0.0, 0.5, 0.25, 0.75]);
-        let mut eight: Vec<f64> = (0..8).map(phase_fraction).collect();
-        eight.sort_by(f64::total_cmp);
-        for (i, f) in eight.iter().enumerate() {
-            assert_eq!(*f, i as f64 / 8.0);
-        }
-    }
+    const ALONE: Membership = Membership {
+        group: 0,
+        cost: Duration::from_nanos(1),
+    };
 
     #[test]
     fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
         let scenario = Scenario::five_v_five();
         let start = Instant::now();
-        let mut m =
-            HostedMatch::new(1, &scenario, &[1, 2], 7, ModeBudget::unlimited(), start).unwrap();
+        let mut m = HostedMatch::new(
+            1,
+            &scenario,
+            &[1, 2],
+            7,
+            ModeBudget::unlimited(),
+            ALONE,
+            start,
+        )
+        .unwrap();
         m.advance_deadline(start);
         assert_eq!(m.deadline, start + m.period);
         assert_eq!(m.late_starts, 0);
@@ -262,6 +267,16 @@ mod tests {
         m.advance_deadline(late);
         assert_eq!(m.late_starts, 1);
         assert_eq!(m.deadline, late + m.period);
+        // On time, then ten periods late: five periods on average.
+        let info = m.info(0, "127.0.0.1:1".parse().unwrap());
+        assert_eq!(info.start_lag_mean_us, 5.0 * 7_812.5);
+        // Late by a fraction of a period more: it skips to its own phase's
+        // next deadline, not to now + period.
+        let on_phase = m.deadline;
+        let late = on_phase + m.period * 7 + m.period / 3;
+        m.advance_deadline(late);
+        assert_eq!(m.late_starts, 2);
+        assert_eq!(m.deadline, on_phase + m.period * 8);
         assert_eq!(m.seats.len(), 2);
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).players, 2);
     }
@@ -272,7 +287,7 @@ mod tests {
         crate::tick_rate::at_rate(&mut scenario, 64).unwrap();
         let start = Instant::now();
         let mut m =
-            HostedMatch::new(1, &scenario, &[1], 7, ModeBudget::unlimited(), start).unwrap();
+            HostedMatch::new(1, &scenario, &[1], 7, ModeBudget::unlimited(), ALONE, start).unwrap();
         assert_eq!(m.period, Duration::from_nanos(15_625_000));
         assert_eq!(m.mode, "plaza100");
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).tick_rate_hz, 64);

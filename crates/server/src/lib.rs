@@ -6,7 +6,9 @@
 //!   by default (optionally pinned), each with its own UDP socket read and
 //!   written in batches (`recvmmsg` / `sendmmsg`, [`batch_io`]) and its own
 //!   secure layer (`hightick_net::Server`). Matches are placed on the least
-//!   loaded worker and phase-staggered across the tick period; a worker
+//!   loaded worker and ticked in phase groups staggered across the tick
+//!   period (a group's matches tick back to back on one wake-up: [`phase`]
+//!   module docs); a worker
 //!   sleeps until the next deadline (reduced timer slack, no busy spin) and
 //!   counts ticks that start late or overrun the period. Each match ticks
 //!   at its own rate (its preset's, or the request's `tick_rate_hz`).
@@ -48,6 +50,7 @@ mod error;
 mod host;
 mod host_stats;
 mod hosted;
+mod phase;
 pub mod placement;
 pub mod report;
 pub mod thread_tuning;

@@ -88,6 +88,11 @@ pub struct MatchInfo {
     pub inputs_too_early: u64,
     /// Seat-ticks simulated without a fresh input (the last one repeated).
     pub inputs_missing: u64,
+    /// How long after its deadline a tick started, on average, microseconds
+    /// (waking late, and waiting for the matches ahead of it in its phase
+    /// group).
+    #[serde(default)]
+    pub start_lag_mean_us: f64,
 }
 
 /// Frame-time statistics of one target (the whole tick or a subsystem).

@@ -3,7 +3,9 @@
 //!
 //! The loop, each wake-up:
 //! 1. take commands from the admin side (create a match, report, reset, drain);
-//! 2. if a match's deadline has come, run its tick inside one telemetry frame:
+//! 2. if a match's deadline has come, run its tick inside one telemetry frame
+//!    (the matches of a phase group share their deadlines and so tick back to
+//!    back on one wake-up, in the order they joined: [`crate::phase`]):
 //!    drain the socket in batches and route what arrived (inputs, acks,
 //!    connects) [network "receive"], `Match::tick_in` [the game's subsystems],
 //!    build and seal one packet per client and send them in one batch
@@ -25,11 +27,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use hightick_arena::scenario::Scenario;
 use hightick_engine::PlayerId;
 use hightick_net::{Server, ServerConfig, ServerEvent};
-use hightick_telemetry::{Budgets, FrameStats, ModeBudget, Subsystem};
+use hightick_telemetry::{BudgetTarget, Budgets, FrameStats, ModeBudget, Subsystem};
 use tokio::sync::oneshot;
 
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
-use crate::hosted::{HostedMatch, ResultLine, phase_fraction};
+use crate::hosted::{HostedMatch, ResultLine};
+use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
 use crate::report::MatchInfo;
 use crate::thread_tuning;
@@ -45,7 +48,9 @@ const RECEIVE_SHARE_OF_PERIOD: u32 = 4;
 /// connection timeouts) and its own packets go out. Their own granularity is
 /// tens of milliseconds to seconds; asking the layer for its next deadline
 /// costs a pass over every slot, so the worker runs them on this cadence
-/// instead of asking.
+/// instead of asking. They run between ticks, never inside a match's frame,
+/// and ride on the wake-up of the next tick when it comes within another
+/// period: a busy worker wakes for its ticks only.
 const NET_TIMER_PERIOD: Duration = Duration::from_millis(5);
 /// Longest client message (inputs, resync requests).
 const MESSAGE_BYTES: usize = 1500;
@@ -111,6 +116,7 @@ pub(crate) struct WorkerSetup {
     pub budgets: Arc<Budgets>,
     pub linger: Duration,
     pub timer_slack_us: u64,
+    pub phase_group_share: f64,
     pub pin_to: Option<usize>,
     pub commands: Receiver<WorkerCommand>,
     pub results: Option<Sender<ResultLine>>,
@@ -125,7 +131,8 @@ pub(crate) struct Worker {
     net: Server,
     matches: Vec<HostedMatch>,
     max_matches: usize,
-    placed: u64,
+    /// Which matches share a deadline, and where in the period each group ticks.
+    phases: PhasePlan,
     /// Per net slot: the match index and player it carries.
     slot_owner: Vec<Option<(usize, PlayerId)>>,
     /// Client id -> match id and player, for every seat hosted.
@@ -177,7 +184,7 @@ impl Worker {
             net,
             matches: Vec::with_capacity(setup.max_matches),
             max_matches: setup.max_matches,
-            placed: 0,
+            phases: PhasePlan::new(now, setup.phase_group_share),
             slot_owner: vec![None; slots],
             roster: HashMap::with_capacity(slots),
             budgets: setup.budgets,
@@ -218,7 +225,7 @@ impl Worker {
             }
             self.retire_finished(now);
             if self.drain_deadline.is_some() && self.matches.is_empty() {
-                self.service_network(now, now);
+                self.service_network(now, now, Timers::Due);
                 self.flush();
                 break;
             }
@@ -231,7 +238,7 @@ impl Worker {
                     if now >= self.net_timers_at {
                         let next = self.matches.iter().map(|m| m.deadline).min();
                         let until = next.unwrap_or(now + MAX_SLEEP).min(now + MAX_SLEEP);
-                        self.service_network(now, until);
+                        self.service_network(now, until, Timers::Due);
                         self.flush();
                     }
                     self.sleep();
@@ -327,12 +334,21 @@ impl Worker {
             .mode(scenario.name)
             .cloned()
             .unwrap_or_else(|_| ModeBudget::unlimited());
-        // The match's own rate: its stagger is a share of its own period.
+        // The match's own rate: its phase is a share of its own period; what
+        // it counts for in its phase group is its budgeted mean tick.
         let period = crate::tick_rate::period(scenario.match_config.tick_rate_hz);
-        let offset = period.mul_f64(phase_fraction(self.placed));
-        let first = Instant::now() + period + offset;
-        let hosted = HostedMatch::new(id, scenario, roster, seed, budget, first)?;
-        self.placed += 1;
+        let cost = budget
+            .get(BudgetTarget::Tick)
+            .mean_ns
+            .map(Duration::from_nanos);
+        let (phase, first) = self.phases.join(period, cost, Instant::now());
+        let hosted = match HostedMatch::new(id, scenario, roster, seed, budget, phase, first) {
+            Ok(hosted) => hosted,
+            Err(e) => {
+                self.phases.leave(phase);
+                return Err(e);
+            }
+        };
         for seat in &hosted.seats {
             self.roster.insert(seat.client_id, (id, seat.player));
         }
@@ -389,7 +405,7 @@ impl Worker {
         {
             let _receive = frame.scope(Subsystem::Network, "receive");
             let until = now + self.matches[i].period / RECEIVE_SHARE_OF_PERIOD;
-            self.service_network(now, until);
+            self.service_network(now, until, Timers::Overdue);
         }
         self.matches[i].game.tick_in(&frame);
         {
@@ -407,9 +423,9 @@ impl Worker {
     }
 
     /// Drains the socket (one batch at least, more while the clock is
-    /// before `until`), routes what arrived, runs net timers and queues
-    /// whatever the secure layer has to send.
-    fn service_network(&mut self, now: Instant, until: Instant) {
+    /// before `until`), routes what arrived, runs net timers if they are due
+    /// and `timers` allows, and queues whatever the secure layer has to send.
+    fn service_network(&mut self, now: Instant, until: Instant, timers: Timers) {
         if now.duration_since(self.unix_at) >= Duration::from_secs(1) {
             self.unix_at = now;
             self.net.set_unix_time(now, unix_now());
@@ -444,7 +460,10 @@ impl Worker {
         // the secure layer sends (handshake replies, keep-alives, farewells)
         // and the losses its timers find wait for the timer cadence, except
         // handshake replies, which go at once.
-        let timers_due = now >= self.net_timers_at;
+        let timers_due = match timers {
+            Timers::Due => now >= self.net_timers_at,
+            Timers::Overdue => now >= self.net_timers_at + NET_TIMER_PERIOD,
+        };
         if timers_due {
             self.net_timers_at = now + NET_TIMER_PERIOD;
             self.net.handle_timeout(now);
@@ -582,6 +601,7 @@ impl Worker {
                 continue;
             }
             let m = self.matches.remove(i);
+            self.phases.leave(m.phase);
             for seat in &m.seats {
                 self.roster.remove(&seat.client_id);
                 if let Some(slot) = seat.slot {
@@ -616,14 +636,27 @@ impl Worker {
             wake = wake.min(d);
         }
         // A worker with no connection and no handshake under way has no net
-        // timer to run: it sleeps the longest.
+        // timer to run: it sleeps the longest. Otherwise due timers wait up
+        // to a period for a tick's wake-up before they get one of their own.
         if !self.net.is_idle() {
-            wake = wake.min(self.net_timers_at.max(now + Duration::from_micros(100)));
+            let timers_by = self.net_timers_at + NET_TIMER_PERIOD;
+            wake = wake.min(timers_by.max(now + Duration::from_micros(100)));
         }
         if wake > now {
             std::thread::sleep(wake - now);
         }
     }
+}
+
+/// Whether a network service may run the secure layer's timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timers {
+    /// If they are due (between ticks).
+    Due,
+    /// Only if they are a period overdue (inside a match's frame they wait
+    /// for the next gap between ticks, unless a worker that never has one
+    /// would starve them).
+    Overdue,
 }
 
 fn count_flush(traffic: &mut Traffic, flushed: crate::batch_io::Flushed) {
