@@ -2,6 +2,7 @@
 //! indexed for fast queries.
 
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
@@ -106,6 +107,23 @@ impl Map {
                     known: Self::BUILTIN_NAMES,
                 })?;
         Self::from_toml_str(&format!("builtin:{name}.toml"), text)
+    }
+
+    /// A built-in map parsed once per process and shared by every match
+    /// played on it: its boxes, grid and occluders are read-only, and one
+    /// copy stays in cache across the matches a worker ticks back to back
+    /// where a copy per match would be fetched again by each.
+    pub fn builtin_shared(name: &str) -> Result<Arc<Self>, MapError> {
+        static SHARED: [OnceLock<Arc<Map>>; BUILTIN.len()] =
+            [const { OnceLock::new() }; BUILTIN.len()];
+        let Some(i) = BUILTIN.iter().position(|(n, _)| *n == name) else {
+            return Self::builtin(name).map(Arc::new);
+        };
+        if let Some(map) = SHARED[i].get() {
+            return Ok(Arc::clone(map));
+        }
+        let map = Arc::new(Self::builtin(name)?);
+        Ok(Arc::clone(SHARED[i].get_or_init(|| map)))
     }
 
     pub(crate) fn from_parts(parts: MapParts) -> Self {

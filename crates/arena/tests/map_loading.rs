@@ -308,3 +308,21 @@ fn spawn_points_are_deterministic_distinct_and_free() {
         assert_ne!(map.spawn_point(team, 0, 1), map.spawn_point(team, 0, 2));
     }
 }
+
+#[test]
+fn a_shared_builtin_map_is_parsed_once_and_is_the_builtin() {
+    let a = Map::builtin_shared("dust_corners").unwrap();
+    let b = Map::builtin_shared("dust_corners").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    let own = Map::builtin("dust_corners").unwrap();
+    assert_eq!(a.name(), own.name());
+    assert_eq!(a.boxes(), own.boxes());
+    assert!(!std::sync::Arc::ptr_eq(
+        &a,
+        &Map::builtin_shared("plaza").unwrap()
+    ));
+    assert!(matches!(
+        Map::builtin_shared("no_such_map"),
+        Err(MapError::UnknownBuiltin { .. })
+    ));
+}

@@ -346,7 +346,8 @@ impl ReceivedPackets {
         assert!(
             window.is_power_of_two()
                 && (64..=crate::sequence::MAX_SEQUENCE_WINDOW).contains(&window),
-            "received window must be a power of two in 64..=32768, got {window}"
+            "received window must be a power of two in 64..={}, got {window}",
+            crate::sequence::MAX_SEQUENCE_WINDOW
         );
         Self {
             bits: vec![0; window / 64].into_boxed_slice(),

@@ -113,7 +113,7 @@ struct PendingShot {
 /// The reference game mode. See the [module docs](self).
 #[derive(Debug)]
 pub struct Arena {
-    map: Map,
+    map: std::sync::Arc<Map>,
     params: MovementParams,
     limits: MovementLimits,
     config: ArenaConfig,
@@ -146,7 +146,7 @@ impl Arena {
         seed: u64,
     ) -> Result<Self, SetupError> {
         config.validate()?;
-        let map = Map::builtin(&config.map)?;
+        let map = Map::builtin_shared(&config.map)?;
         let players = usize::from(match_config.max_players);
         let entities = usize::from(match_config.max_entities);
         if entities < 2 * players {
