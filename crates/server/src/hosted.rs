@@ -150,6 +150,14 @@ impl HostedMatch {
         }
     }
 
+    /// Forgets late starts and start lag so far (a stats reset, e.g. after
+    /// a warm-up).
+    pub fn reset_start_counters(&mut self) {
+        self.late_starts = 0;
+        self.started = 0;
+        self.start_lag = Duration::ZERO;
+    }
+
     /// What `GET /v1/matches` shows of it.
     pub fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
         let clock = self.game.game().clock();
@@ -270,12 +278,15 @@ mod tests {
         // On time, then ten periods late: five periods on average.
         let info = m.info(0, "127.0.0.1:1".parse().unwrap());
         assert_eq!(info.start_lag_mean_us, 5.0 * 7_812.5);
+        m.reset_start_counters();
+        let info = m.info(0, "127.0.0.1:1".parse().unwrap());
+        assert_eq!((m.late_starts, info.start_lag_mean_us), (0, 0.0));
         // Late by a fraction of a period more: it skips to its own phase's
         // next deadline, not to now + period.
         let on_phase = m.deadline;
         let late = on_phase + m.period * 7 + m.period / 3;
         m.advance_deadline(late);
-        assert_eq!(m.late_starts, 2);
+        assert_eq!(m.late_starts, 1);
         assert_eq!(m.deadline, on_phase + m.period * 8);
         assert_eq!(m.seats.len(), 2);
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).players, 2);

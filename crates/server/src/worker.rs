@@ -298,7 +298,7 @@ impl Worker {
                     if let Some(r) = m.recorder.as_mut() {
                         r.reset();
                     }
-                    m.late_starts = 0;
+                    m.reset_start_counters();
                 }
             }
             WorkerCommand::Drain { deadline } => {
