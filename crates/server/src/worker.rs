@@ -631,16 +631,16 @@ impl Worker {
 
     fn sleep(&self) {
         let now = Instant::now();
-        let mut wake = now + MAX_SLEEP;
-        if let Some(d) = self.matches.iter().map(|m| m.deadline).min() {
-            wake = wake.min(d);
-        }
+        let next_tick = self.matches.iter().map(|m| m.deadline).min();
+        let mut wake = next_tick.map_or(now + MAX_SLEEP, |d| d.min(now + MAX_SLEEP));
         // A worker with no connection and no handshake under way has no net
-        // timer to run: it sleeps the longest. Otherwise due timers wait up
-        // to a period for a tick's wake-up before they get one of their own.
-        if !self.net.is_idle() {
-            let timers_by = self.net_timers_at + NET_TIMER_PERIOD;
-            wake = wake.min(timers_by.max(now + Duration::from_micros(100)));
+        // timer to run: it sleeps the longest. Otherwise due timers ride on
+        // the next tick's wake-up when it comes within another period, and
+        // get a wake-up of their own when none does (no match, or a slow
+        // rate).
+        let timers_ride = next_tick.is_some_and(|d| d <= self.net_timers_at + NET_TIMER_PERIOD);
+        if !self.net.is_idle() && !timers_ride {
+            wake = wake.min(self.net_timers_at.max(now + Duration::from_micros(100)));
         }
         if wake > now {
             std::thread::sleep(wake - now);
