@@ -69,8 +69,9 @@ fn record_fog(scenario: &Scenario, warmup: u32, ticks: u32) -> FogReplay {
     }
 }
 
-/// Median microseconds of one `FogOfWar::update` over the recorded ticks.
-fn replay_fog(replay: &mut FogReplay) -> f64 {
+/// Median microseconds of one `FogOfWar::update` over the recorded ticks,
+/// and the pairs evaluated per update on one pass over them.
+fn replay_fog(replay: &mut FogReplay) -> (f64, f64) {
     let mut k = 0usize;
     let n = replay.ticks.len();
     let stats = measure(
@@ -83,14 +84,27 @@ fn replay_fog(replay: &mut FogReplay) -> f64 {
         n as u32,
         SAMPLES,
     );
-    stats.median_ns() / 1e3
+    replay.fog.invalidate();
+    let evaluated: u64 = replay
+        .ticks
+        .iter()
+        .map(|(tick, input)| {
+            replay.fog.update(*tick, &replay.map, input);
+            u64::from(replay.fog.evaluated_last_update())
+        })
+        .sum();
+    (stats.median_ns() / 1e3, evaluated as f64 / n as f64)
 }
 
 fn main() {
     let mut fow_5v5 = record_fog(&Scenario::five_v_five(), 128 * 10, 128 * 20);
+    // What `hightick demo` measures: the 20 s after a 4 s warm-up, most of
+    // it the first round's run from the spawns.
+    let mut fow_opening = record_fog(&Scenario::five_v_five(), 128 * 4, 128 * 20);
     let mut fow_plaza = record_fog(&Scenario::plaza100(128), 128 * 5, 128 * 5);
-    let fow_5v5_us = replay_fog(&mut fow_5v5);
-    let fow_plaza_us = replay_fog(&mut fow_plaza);
+    let (fow_5v5_us, fow_5v5_evals) = replay_fog(&mut fow_5v5);
+    let (fow_opening_us, fow_opening_evals) = replay_fog(&mut fow_opening);
+    let (fow_plaza_us, fow_plaza_evals) = replay_fog(&mut fow_plaza);
     let map = Map::builtin("dust_corners").expect("built-in map loads");
     let params = MovementParams::default();
     let mut rng = ChaCha8Rng::seed_from_u64(0xA7E4A);
@@ -209,7 +223,19 @@ fn main() {
     figure("arena_los_ns", los.median_ns(), "ns");
     figure("arena_can_see_ns", see.median_ns(), "ns");
     figure("arena_fow_5v5_update_us", fow_5v5_us, "us");
+    figure("arena_fow_5v5_evals_per_update", fow_5v5_evals, "pairs");
+    figure("arena_fow_5v5_opening_update_us", fow_opening_us, "us");
+    figure(
+        "arena_fow_5v5_opening_evals_per_update",
+        fow_opening_evals,
+        "pairs",
+    );
     figure("arena_fow_plaza100_update_us", fow_plaza_us, "us");
+    figure(
+        "arena_fow_plaza100_evals_per_update",
+        fow_plaza_evals,
+        "pairs",
+    );
     println!();
     println!(
         "{:<34} {:>10} {:>10}",
