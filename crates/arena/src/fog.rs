@@ -140,12 +140,14 @@ pub struct FogOfWar {
 }
 
 /// A hidden answer proven for every eye within `reach` of `eye` and every
-/// pose with its feet within `reach` of `feet` (per axis).
+/// pose with its feet within `reach` of `feet` (per axis); or, when
+/// `refused`, where the last proof was tried and failed at every reach.
 #[derive(Debug, Clone, Copy, Default)]
 struct Hold {
     eye: Vec3,
     feet: Vec3,
     reach: f32,
+    refused: bool,
 }
 
 impl Hold {
@@ -154,6 +156,13 @@ impl Hold {
             && (feet - self.feet).abs().max_element() <= self.reach
     }
 }
+
+/// After a refused proof, how far (per axis, as a share of `hold_reach`)
+/// the eye or the feet must move before the pair's next hidden answer tries
+/// again: a proof refused a few centimetres away is refused again, and each
+/// try tests up to 64 lines per occluder near the pair. Only the cost moves:
+/// a pair without a proof is evaluated whenever it is due, as before.
+const RETRY_AFTER_REFUSAL: f32 = 0.25;
 
 /// How many times a hold proof that failed at one reach is tried again at
 /// half of it. Near the edge of an occluder's shadow the regions at
@@ -303,8 +312,18 @@ impl FogOfWar {
         if !(reach > 0.0 && reach.is_finite()) {
             return false;
         }
-        let (radius, low, high) = self.body_reach;
         let feet = target.position;
+        let last = self.hold[k];
+        if last.refused
+            && (Hold {
+                reach: reach * RETRY_AFTER_REFUSAL,
+                ..last
+            })
+            .covers(eye, feet)
+        {
+            return false;
+        }
+        let (radius, low, high) = self.body_reach;
         for _ in 0..=HOLD_HALVINGS {
             let eye_region = Aabb::new(eye - Vec3::splat(reach), eye + Vec3::splat(reach));
             let side = radius + reach;
@@ -313,12 +332,23 @@ impl FogOfWar {
                 feet + Vec3::new(side, high + reach, side),
             );
             if region_hidden(map, &eye_region, &body_region) {
-                self.hold[k] = Hold { eye, feet, reach };
+                self.hold[k] = Hold {
+                    eye,
+                    feet,
+                    reach,
+                    refused: false,
+                };
                 self.set_held(v, t, true);
-                break;
+                return false;
             }
             reach *= 0.5;
         }
+        self.hold[k] = Hold {
+            eye,
+            feet,
+            reach: 0.0,
+            refused: true,
+        };
         false
     }
 
@@ -423,22 +453,19 @@ mod tests {
         assert!(!fog.visible(0, 1));
     }
 
-    #[test]
-    fn a_pair_refused_at_full_reach_is_held_at_half_of_it() {
-        let map = Map::builtin("dust_corners").unwrap();
-        // Neither row is due at ticks 1 and 2: only a moved eye re-evaluates.
-        let params = FogParams::default();
-        let reach = params.hold_reach;
+    /// A viewer in mid (x 56..64) and a target in the corridor south of the
+    /// building at x 36..56, z 22..50, near the edge of its shadow, whose
+    /// first update leaves `fog` as `wanted` asks; with that fog.
+    fn pair_near_a_shadow_edge(
+        map: &Map,
+        wanted: impl Fn(&FogOfWar) -> bool,
+    ) -> (FogOfWar, [(Team, Pose, bool); 2]) {
         let at = |x: f32, z: f32| Pose {
             position: Vec3::new(x, 0.0, z),
             ..Pose::default()
         };
         let open = |p: &Pose| map.capsule_fits(p.position, crate::movement::STANDING_CAPSULE);
-        // Viewers in mid (x 56..64) against targets in the corridor south of
-        // the building at x 36..56, z 22..50, until a hidden pair near the
-        // edge of its shadow is proven only at half the reach.
-        let mut found = None;
-        'search: for vi in 0..9 {
+        for vi in 0..9 {
             for ti in 0..1280 {
                 let viewer = at(58.0 + (vi % 3) as f32 * 2.0, 28.0 + (vi / 3) as f32 * 4.0);
                 let target = at(
@@ -448,19 +475,29 @@ mod tests {
                 if !open(&viewer) || !open(&target) {
                     continue;
                 }
-                let mut fog = FogOfWar::with_params(2, params);
+                let mut fog = FogOfWar::new(2);
                 let players = [
                     (Team::Attackers, viewer, true),
                     (Team::Defenders, target, true),
                 ];
-                fog.update(0, &map, &players);
-                if !fog.visible(0, 1) && fog.held_bit(0, 1) && fog.hold[1].reach < reach {
-                    found = Some((fog, players));
-                    break 'search;
+                fog.update(0, map, &players);
+                if !fog.visible(0, 1) && wanted(&fog) {
+                    return (fog, players);
                 }
             }
         }
-        let (mut fog, mut players) = found.expect("a pair held only at half reach");
+        panic!("no such pair");
+    }
+
+    // In both tests below neither row is due at ticks 1 and 2: only a moved
+    // eye re-evaluates.
+
+    #[test]
+    fn a_pair_refused_at_full_reach_is_held_at_half_of_it() {
+        let map = Map::builtin("dust_corners").unwrap();
+        let reach = FogParams::default().hold_reach;
+        let (mut fog, mut players) =
+            pair_near_a_shadow_edge(&map, |fog| fog.held_bit(0, 1) && fog.hold[1].reach < reach);
         let held = fog.hold[1].reach;
         assert_eq!(held, reach * 0.5);
         // The viewer runs inside the smaller region: no re-evaluation.
@@ -473,6 +510,29 @@ mod tests {
         players[0].1.position.x += held * 0.2;
         fog.update(2, &map, &players);
         assert_eq!(fog.evaluated_last_update(), 2);
+    }
+
+    #[test]
+    fn a_refused_proof_is_tried_again_only_after_a_move() {
+        let map = Map::builtin("dust_corners").unwrap();
+        let retry = FogParams::default().hold_reach * RETRY_AFTER_REFUSAL;
+        let (mut fog, mut players) =
+            pair_near_a_shadow_edge(&map, |fog| !fog.held_bit(0, 1) && fog.hold[1].refused);
+        let refused_at = fog.hold[1].eye;
+        // A moving eye re-evaluates the pair (still hidden) but does not try
+        // the proof again while within the retry distance.
+        players[0].1.position.z += retry * 0.5;
+        fog.update(1, &map, &players);
+        assert_eq!(fog.evaluated_last_update(), 1);
+        assert!(!fog.visible(0, 1));
+        assert_eq!(fog.hold[1].eye, refused_at);
+        // Past it, the proof is tried where the eye is now.
+        players[0].1.position.z += retry;
+        fog.update(2, &map, &players);
+        assert!(fog.evaluated_last_update() >= 1);
+        if !fog.visible(0, 1) {
+            assert_ne!(fog.hold[1].eye, refused_at);
+        }
     }
 
     #[test]

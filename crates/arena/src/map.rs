@@ -240,3 +240,13 @@ pub(crate) fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// Uniform numbers in `0..1` from `seed`, the same on every machine: for
+/// tests that scatter points over a map.
+#[cfg(test)]
+pub(crate) fn unit_numbers(mut seed: u64) -> impl FnMut() -> f32 {
+    move || {
+        seed = splitmix64(seed);
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    }
+}

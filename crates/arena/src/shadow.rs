@@ -97,11 +97,7 @@ mod tests {
     #[test]
     fn a_proven_hidden_region_hides_every_line_between_them() {
         let map = Map::builtin("dust_corners").unwrap();
-        let mut seed = 7u64;
-        let mut unit = move || {
-            seed = crate::map::splitmix64(seed);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut unit = crate::map::unit_numbers(7);
         let (mut proven, mut refused) = (0, 0);
         for _ in 0..2000 {
             let eye = Vec3::new(8.0 + unit() * 104.0, 1.2 + unit(), 8.0 + unit() * 104.0);

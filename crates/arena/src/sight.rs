@@ -172,12 +172,13 @@ impl Blockers {
         self.remember(map.occluders().of_box(i));
     }
 
-    /// Whether one remembered occluder blocks the view of every corner.
-    fn one_shadows(&self, map: &Map, sight: &Sight) -> bool {
+    /// A remembered occluder that blocks the view of every corner.
+    fn one_shadows(&self, map: &Map, sight: &Sight) -> Option<u32> {
         let occluders = map.occluders().boxes();
         self.found[..self.count]
             .iter()
-            .any(|&k| sight.shadowed_by(&occluders[k as usize]))
+            .copied()
+            .find(|&k| sight.shadowed_by(&occluders[k as usize]))
     }
 }
 
@@ -190,9 +191,10 @@ fn grown(b: &LocalBox, margin: f32) -> LocalBox {
     }
 }
 
-/// Why [`can_see`] last answered `true` for a pair: checked first next
-/// time, it usually settles the answer with one test instead of a search.
-/// Each kind implies `true` exactly as the full search would find it.
+/// Why [`can_see`] last answered for a pair: checked first next time, it
+/// usually settles the answer with one test instead of a search. Each
+/// `true` kind implies `true` exactly as the full search would find it;
+/// [`Witness::Shadowed`] implies `false` (see there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Witness {
     /// Nothing known.
@@ -205,6 +207,14 @@ pub(crate) enum Witness {
     /// The part of envelope box `0` reached by the halvings `1` (bit `d`:
     /// the upper half at depth `d`) was hidden by no single occluder.
     Unresolved(u8, u8),
+    /// The answer was `false`, each envelope box (grown) lying in the
+    /// shadow of one occluder: these, by box. While they still hide the
+    /// three boxes the answer is `false` without casting the centre lines.
+    /// It is the search's answer, except for a centre line that runs exactly
+    /// along the seam between two touching map boxes inside an occluder:
+    /// the search lets it through, the occluder blocks it, as the fog's held
+    /// answers already do.
+    Shadowed([u16; 3]),
 }
 
 /// The half of `b` (before growing) along its longest side: the upper one
@@ -237,6 +247,8 @@ struct Search<'a> {
     margin: f32,
     blockers: Blockers,
     witness: Witness,
+    /// The occluder that hid each whole envelope box, when one did.
+    shadowed: [Option<u32>; 3],
 }
 
 impl Search<'_> {
@@ -250,13 +262,17 @@ impl Search<'_> {
     fn box_in_view(&mut self, b: &LocalBox, index: u8, depth: u32, path: u8) -> bool {
         let corners = self.frame.corners(&grown(b, self.margin));
         let sight = Sight::new(self.eye, &corners);
-        if self.blockers.one_shadows(self.map, &sight) {
-            return false;
-        }
         // The centres were hidden, so most likely this is too: try every
         // occluder (a few slab tests each) before walking the corner lines.
-        if let Some(k) = any_shadows(self.map, &sight) {
+        let shadow = self.blockers.one_shadows(self.map, &sight).or_else(|| {
+            let k = any_shadows(self.map, &sight)?;
             self.blockers.remember(k);
+            Some(k)
+        });
+        if let Some(k) = shadow {
+            if depth == 0 {
+                self.shadowed[usize::from(index) % 3] = Some(k);
+            }
             return false;
         }
         // A corner in view settles it at once. Below the top level this is
@@ -281,10 +297,20 @@ impl Search<'_> {
             || self.box_in_view(&half(b, true), index, depth + 1, path | 1 << depth)
     }
 
-    /// Whether `witness` still holds: then the full search answers `true`.
+    /// Whether `witness` still holds: then the full search answers `true`
+    /// (`false` for [`Witness::Shadowed`]).
     fn holds(&self, witness: Witness, boxes: &[LocalBox; 3]) -> bool {
         match witness {
             Witness::None => false,
+            Witness::Shadowed(by) => {
+                let occluders = self.map.occluders().boxes();
+                boxes.iter().zip(by).all(|(b, k)| {
+                    let corners = self.frame.corners(&grown(b, self.margin));
+                    occluders
+                        .get(usize::from(k))
+                        .is_some_and(|o| Sight::new(self.eye, &corners).shadowed_by(o))
+                })
+            }
             Witness::Centre(i) => {
                 let g = grown(&boxes[usize::from(i) % 3], self.margin);
                 first_blocker(self.map, self.eye, self.frame.place((g.lo + g.hi) * 0.5)).is_none()
@@ -363,9 +389,10 @@ pub fn can_see(map: &Map, viewer_eye: Vec3, target: &Pose, reveal_margin: f32) -
     can_see_with(map, viewer_eye, target, reveal_margin, &mut Witness::None)
 }
 
-/// [`can_see`], trying first the `witness` of an earlier `true` answer for
-/// the same pair, and leaving in it the reason for this answer (or
-/// [`Witness::None`]). The answer is always the one `can_see` gives.
+/// [`can_see`], trying first the `witness` of an earlier answer for the
+/// same pair, and leaving in it the reason for this answer (or
+/// [`Witness::None`]). The answer is the one `can_see` gives, but for the
+/// seam case [`Witness::Shadowed`] describes.
 pub(crate) fn can_see_with(
     map: &Map,
     viewer_eye: Vec3,
@@ -395,9 +422,17 @@ pub(crate) fn can_see_with(
             count: 0,
         },
         witness: Witness::None,
+        shadowed: [None; 3],
     };
     if search.holds(*witness, &boxes) {
-        return true;
+        return !matches!(*witness, Witness::Shadowed(_));
+    }
+    if let Witness::Shadowed(by) = *witness {
+        // Some box moved out of its shadow: its old occluders are still the
+        // likeliest to hide the others.
+        for k in by {
+            search.blockers.remember(u32::from(k));
+        }
     }
     // Centres first: the common visible case ends here.
     for (i, b) in boxes.iter().enumerate() {
@@ -411,7 +446,15 @@ pub(crate) fn can_see_with(
         }
     }
     let seen = (0..3u8).any(|i| search.box_in_view(&boxes[usize::from(i)], i, 0, 0));
-    *witness = search.witness;
+    *witness = match (seen, search.shadowed) {
+        (false, [Some(a), Some(b), Some(c)]) => {
+            match (u16::try_from(a), u16::try_from(b), u16::try_from(c)) {
+                (Ok(a), Ok(b), Ok(c)) => Witness::Shadowed([a, b, c]),
+                _ => Witness::None,
+            }
+        }
+        _ => search.witness,
+    };
     seen
 }
 
@@ -425,6 +468,37 @@ mod tests {
         let (s, c) = pose.yaw.sin_cos();
         let d = p - pose.position;
         Vec3::new(d.x * c - d.z * s, d.y, d.x * s + d.z * c)
+    }
+
+    #[test]
+    fn a_carried_witness_answers_as_the_search_does() {
+        let map = Map::builtin("dust_corners").unwrap();
+        let mut unit = crate::map::unit_numbers(11);
+        let (mut shadowed, mut changed) = (0, 0);
+        for _ in 0..300 {
+            let eye = Vec3::new(8.0 + unit() * 104.0, 1.6, 8.0 + unit() * 104.0);
+            let mut target = Pose {
+                position: Vec3::new(8.0 + unit() * 104.0, 0.0, 8.0 + unit() * 104.0),
+                yaw: unit() * 6.0,
+                ..Pose::default()
+            };
+            let step = Vec3::new(unit() - 0.5, 0.0, unit() - 0.5) * 0.6;
+            let mut witness = Witness::None;
+            let mut last = None;
+            // The target walks in a straight line; the witness rides along.
+            for _ in 0..40 {
+                target.position += step;
+                let seen = can_see_with(&map, eye, &target, 0.5, &mut witness);
+                assert_eq!(seen, can_see(&map, eye, &target, 0.5), "{eye:?} {target:?}");
+                shadowed += usize::from(matches!(witness, Witness::Shadowed(_)));
+                changed += usize::from(last.is_some_and(|l| l != seen));
+                last = Some(seen);
+            }
+        }
+        assert!(
+            shadowed > 500 && changed > 10,
+            "{shadowed} shadowed, {changed} changes"
+        );
     }
 
     #[test]
