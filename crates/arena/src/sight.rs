@@ -182,6 +182,14 @@ impl Blockers {
     }
 }
 
+/// The smallest body-frame box holding all of `boxes`.
+fn hull(boxes: &[LocalBox; 3]) -> LocalBox {
+    boxes[1..].iter().fold(boxes[0], |h, b| LocalBox {
+        lo: h.lo.min(b.lo),
+        hi: h.hi.max(b.hi),
+    })
+}
+
 /// `b` grown by `margin` sideways, forward, back and up (not down: the feet
 /// stay on the ground).
 fn grown(b: &LocalBox, margin: f32) -> LocalBox {
@@ -304,12 +312,16 @@ impl Search<'_> {
             Witness::None => false,
             Witness::Shadowed(by) => {
                 let occluders = self.map.occluders().boxes();
-                boxes.iter().zip(by).all(|(b, k)| {
+                let shadows = |b: &LocalBox, k: u16| {
                     let corners = self.frame.corners(&grown(b, self.margin));
                     occluders
                         .get(usize::from(k))
                         .is_some_and(|o| Sight::new(self.eye, &corners).shadowed_by(o))
-                })
+                };
+                // One wall usually hides the whole body: then one test of the
+                // box around all three parts settles it.
+                (by[0] == by[1] && by[1] == by[2] && shadows(&hull(boxes), by[0]))
+                    || boxes.iter().zip(by).all(|(b, k)| shadows(b, k))
             }
             Witness::Centre(i) => {
                 let g = grown(&boxes[usize::from(i) % 3], self.margin);
