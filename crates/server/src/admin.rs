@@ -76,20 +76,26 @@ impl AdminState {
 
     /// Every worker's report (those that answer in time).
     pub async fn reports(&self) -> Vec<WorkerReport> {
+        self.ask(|reply| WorkerCommand::Report { reply }).await
+    }
+
+    /// Every worker's answer to the command `ask` makes (those that answer
+    /// in time).
+    async fn ask<T>(&self, ask: impl Fn(oneshot::Sender<T>) -> WorkerCommand) -> Vec<T> {
         let mut waiting = Vec::with_capacity(self.workers.len());
         for i in 0..self.workers.len() {
             let (reply, answer) = oneshot::channel();
-            if self.send(i, WorkerCommand::Report { reply }) {
+            if self.send(i, ask(reply)) {
                 waiting.push(answer);
             }
         }
-        let mut reports = Vec::with_capacity(waiting.len());
+        let mut answers = Vec::with_capacity(waiting.len());
         for answer in waiting {
-            if let Ok(Ok(r)) = tokio::time::timeout(WORKER_ANSWER, answer).await {
-                reports.push(r);
+            if let Ok(Ok(a)) = tokio::time::timeout(WORKER_ANSWER, answer).await {
+                answers.push(a);
             }
         }
-        reports
+        answers
     }
 
     /// Tells every worker to reset its frame statistics.
@@ -112,11 +118,11 @@ impl AdminState {
 
     /// Records one timeline second.
     pub async fn sample_timeline(&self) {
-        let reports = self.reports().await;
+        let pulses = self.ask(|reply| WorkerCommand::Pulse { reply }).await;
         let t_s = self.started.elapsed().as_secs_f64();
         let cpu = process_cpu_seconds();
         if let Ok(mut t) = self.timeline.lock() {
-            t.sample(t_s, cpu, &reports);
+            t.sample(t_s, cpu, &pulses);
         }
     }
 }

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use hightick_telemetry::{BudgetStat, BudgetTarget, FrameStats, Subsystem};
 
+use hdrhistogram::Histogram;
+
 use crate::report::{DropCount, ModeStats, NetworkStats, TargetStats, TimelinePoint};
-use crate::worker::WorkerReport;
+use crate::worker::{WorkerPulse, WorkerReport};
 
 /// Seconds of timeline kept.
 pub(crate) const TIMELINE_SECONDS: usize = 3600;
@@ -120,15 +122,70 @@ pub(crate) fn network_stats(reports: &[WorkerReport]) -> NetworkStats {
     n
 }
 
-/// All matches' tick statistics merged, whatever the mode.
-fn merge_all(reports: &[WorkerReport]) -> Option<FrameStats> {
-    let mut all: Option<FrameStats> = None;
-    for m in reports.iter().flat_map(|r| &r.matches) {
+/// What the timeline reads of matches' cumulative statistics, summed over
+/// them whatever the mode: frames, each target's total time, and the tick
+/// histogram (one of the eleven a [`FrameStats`] holds, so a worker answers
+/// the per-second pulse without cloning the others).
+#[derive(Debug, Clone)]
+pub(crate) struct TickTotals {
+    frames: u64,
+    sum_ns: [u64; BudgetTarget::COUNT],
+    tick: Histogram<u64>,
+}
+
+impl TickTotals {
+    /// The totals of one match.
+    pub fn of(stats: &FrameStats) -> Self {
+        let mut sum_ns = [0; BudgetTarget::COUNT];
+        for target in targets() {
+            sum_ns[target.index()] = stats.sum_ns(target);
+        }
+        Self {
+            frames: stats.frames(),
+            sum_ns,
+            tick: stats.histogram(BudgetTarget::Tick).clone(),
+        }
+    }
+
+    /// Adds another match's statistics.
+    pub fn add(&mut self, stats: &FrameStats) {
+        self.frames += stats.frames();
+        for target in targets() {
+            let sum = &mut self.sum_ns[target.index()];
+            *sum = sum.saturating_add(stats.sum_ns(target));
+        }
+        // Same recorder configuration everywhere: adding cannot fail short
+        // of a bug, and a bug here must not take the host down.
+        let _ = self.tick.add(stats.histogram(BudgetTarget::Tick));
+    }
+
+    /// Adds another worker's totals.
+    fn merge(&mut self, other: &TickTotals) {
+        self.frames += other.frames;
+        for (sum, other) in self.sum_ns.iter_mut().zip(other.sum_ns) {
+            *sum = sum.saturating_add(other);
+        }
+        let _ = self.tick.add(&other.tick);
+    }
+
+    fn sum_ns(&self, target: BudgetTarget) -> u64 {
+        self.sum_ns[target.index()]
+    }
+}
+
+/// The whole tick and every subsystem.
+fn targets() -> impl Iterator<Item = BudgetTarget> {
+    std::iter::once(BudgetTarget::Tick)
+        .chain(Subsystem::ALL.iter().map(|&s| BudgetTarget::Subsystem(s)))
+}
+
+/// Every worker's totals merged.
+fn merge_all(pulses: &[WorkerPulse]) -> Option<TickTotals> {
+    let mut all: Option<TickTotals> = None;
+    for t in pulses.iter().filter_map(|p| p.totals.as_ref()) {
         match all.as_mut() {
-            Some(a) => {
-                let _ = a.merge(&m.stats);
-            }
-            None => all = Some(m.stats.clone()),
+            Some(a) => a.merge(t),
+            None => all = Some(t.clone()),
         }
     }
     all
@@ -138,30 +195,30 @@ fn merge_all(reports: &[WorkerReport]) -> Option<FrameStats> {
 /// cumulative snapshots.
 #[derive(Debug, Default)]
 pub(crate) struct Timeline {
-    previous: Option<(f64, f64, FrameStats)>,
+    previous: Option<(f64, f64, TickTotals)>,
     points: VecDeque<TimelinePoint>,
 }
 
 impl Timeline {
     /// Adds the second that ended at `t_s` (host uptime) with the process at
     /// `cpu_s` CPU seconds.
-    pub fn sample(&mut self, t_s: f64, cpu_s: f64, reports: &[WorkerReport]) {
-        let Some(now) = merge_all(reports) else {
+    pub fn sample(&mut self, t_s: f64, cpu_s: f64, pulses: &[WorkerPulse]) {
+        let Some(now) = merge_all(pulses) else {
             self.previous = None;
             return;
         };
-        let matches = reports.iter().map(|r| r.matches.len()).sum();
-        let players = reports.iter().map(|r| r.players_connected).sum();
+        let matches = pulses.iter().map(|p| p.matches).sum();
+        let players = pulses.iter().map(|p| p.players_connected).sum();
         if let Some((t0, cpu0, before)) = &self.previous
-            && now.frames() >= before.frames()
+            && now.frames >= before.frames
             && t_s > *t0
         {
-            let frames = (now.frames() - before.frames()).max(1) as f64;
+            let frames = (now.frames - before.frames).max(1) as f64;
             let mean = |target| {
                 now.sum_ns(target).saturating_sub(before.sum_ns(target)) as f64 / frames / 1000.0
             };
-            let mut interval = now.histogram(BudgetTarget::Tick).clone();
-            let p99 = match interval.subtract(before.histogram(BudgetTarget::Tick)) {
+            let mut interval = now.tick.clone();
+            let p99 = match interval.subtract(&before.tick) {
                 Ok(()) if !interval.is_empty() => interval.value_at_quantile(0.99) as f64 / 1000.0,
                 _ => 0.0,
             };
@@ -195,5 +252,74 @@ impl Timeline {
     /// The points, oldest first.
     pub fn points(&self) -> Vec<TimelinePoint> {
         self.points.iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig, TscClock};
+
+    use super::*;
+
+    /// A recorder on a mock clock, and a way to add a frame of `ns`
+    /// nanoseconds of movement (the tick is the frame).
+    fn recorder() -> (FrameRecorder, impl Fn(&mut FrameRecorder, u64)) {
+        let (clock, time) = TscClock::mock();
+        let recorder =
+            FrameRecorder::with_clock(RecorderConfig::default(), ModeBudget::unlimited(), clock)
+                .unwrap();
+        let frame = move |r: &mut FrameRecorder, ns: u64| {
+            let frame = r.begin(0);
+            {
+                let _m = frame.enter(Subsystem::Movement);
+                time.advance(ns);
+            }
+            frame.end();
+        };
+        (recorder, frame)
+    }
+
+    fn pulse(recorders: &mut [&mut FrameRecorder], players: usize) -> WorkerPulse {
+        let mut totals: Option<TickTotals> = None;
+        for r in recorders.iter_mut() {
+            match totals.as_mut() {
+                Some(t) => t.add(r.stats()),
+                None => totals = Some(TickTotals::of(r.stats())),
+            }
+        }
+        WorkerPulse {
+            matches: recorders.len(),
+            totals,
+            players_connected: players,
+        }
+    }
+
+    #[test]
+    fn a_timeline_second_is_the_difference_of_two_pulses_over_workers() {
+        let (mut a, frame_a) = recorder();
+        let (mut b, frame_b) = recorder();
+        let (mut c, frame_c) = recorder();
+        frame_a(&mut a, 50_000);
+        let mut timeline = Timeline::default();
+        let first = [pulse(&mut [&mut a, &mut b], 10), pulse(&mut [&mut c], 5)];
+        timeline.sample(1.0, 0.5, &first);
+        // The first sample only opens the interval.
+        assert!(timeline.points().is_empty());
+        // In the next second: 100 and 300 us on worker 0, 200 us on worker 1.
+        frame_a(&mut a, 100_000);
+        frame_b(&mut b, 300_000);
+        frame_c(&mut c, 200_000);
+        let second = [pulse(&mut [&mut a, &mut b], 10), pulse(&mut [&mut c], 5)];
+        timeline.sample(2.0, 0.75, &second);
+        let points = timeline.points();
+        assert_eq!(points.len(), 1);
+        let p = &points[0];
+        assert_eq!((p.matches, p.players), (3, 15));
+        assert!((p.tick_mean_us - 200.0).abs() < 1e-9, "{}", p.tick_mean_us);
+        let movement = Subsystem::Movement.index();
+        assert!((p.subsystem_mean_us[movement] - 200.0).abs() < 1e-9);
+        // The 50 us frame before the interval is not in its p99.
+        assert!((p.tick_p99_us - 300.0).abs() <= 3.0, "{}", p.tick_p99_us);
+        assert!((p.cpu_cores - 0.25).abs() < 1e-9);
     }
 }

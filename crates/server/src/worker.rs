@@ -31,6 +31,7 @@ use hightick_telemetry::{BudgetTarget, Budgets, FrameStats, ModeBudget, Subsyste
 use tokio::sync::oneshot;
 
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
+use crate::host_stats::TickTotals;
 use crate::hosted::{HostedMatch, ResultLine};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
@@ -68,6 +69,11 @@ pub(crate) enum WorkerCommand {
     Report {
         reply: oneshot::Sender<WorkerReport>,
     },
+    /// What the per-second timeline needs, without cloning every match's
+    /// histograms.
+    Pulse {
+        reply: oneshot::Sender<WorkerPulse>,
+    },
     ResetStats,
     /// No new matches; running ones may go on until `deadline`.
     Drain {
@@ -81,6 +87,15 @@ pub(crate) struct MatchReport {
     pub info: MatchInfo,
     pub stats: FrameStats,
     pub late_starts: u64,
+}
+
+/// One worker's share of a timeline second: its matches' tick totals
+/// summed, and how many matches and players it has.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerPulse {
+    pub totals: Option<TickTotals>,
+    pub matches: usize,
+    pub players_connected: usize,
 }
 
 /// Traffic counters of one worker since it started.
@@ -293,6 +308,9 @@ impl Worker {
             WorkerCommand::Report { reply } => {
                 let _ = reply.send(self.report());
             }
+            WorkerCommand::Pulse { reply } => {
+                let _ = reply.send(self.pulse());
+            }
             WorkerCommand::ResetStats => {
                 for m in &mut self.matches {
                     if let Some(r) = m.recorder.as_mut() {
@@ -381,6 +399,25 @@ impl Worker {
                 .map(|(kind, count)| (kind.name(), count))
                 .chain(std::iter::once(("oversized", self.traffic.oversized)))
                 .collect(),
+            players_connected: self.net.connected_clients(),
+        }
+    }
+
+    fn pulse(&mut self) -> WorkerPulse {
+        let mut totals: Option<TickTotals> = None;
+        for stats in self
+            .matches
+            .iter_mut()
+            .filter_map(|m| Some(m.recorder.as_mut()?.stats()))
+        {
+            match totals.as_mut() {
+                Some(t) => t.add(stats),
+                None => totals = Some(TickTotals::of(stats)),
+            }
+        }
+        WorkerPulse {
+            totals,
+            matches: self.matches.len(),
             players_connected: self.net.connected_clients(),
         }
     }
