@@ -14,6 +14,9 @@
 //!   already seated, `503` while draining or full
 //! - `GET /v1/stats`: [`HostStats`]; `POST /v1/stats/reset` starts a new
 //!   measuring window (after a warm-up).
+//! - `GET /v1/timeline`: the per-second [`TimelinePoint`]s alone, oldest
+//!   first, as `/v1/stats` shows them; cheap to poll, as it asks the workers
+//!   nothing (the timeline is sampled once a second anyway).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -35,7 +38,7 @@ use tokio::sync::oneshot;
 
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
-use crate::report::{CreateMatch, HostStats, MatchInfo, process_cpu_seconds};
+use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint, process_cpu_seconds};
 use crate::tick_rate;
 use crate::worker::{WorkerCommand, WorkerReport};
 
@@ -137,6 +140,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/v1/matches", get(list_matches).post(create_match))
         .route("/v1/stats", get(stats))
         .route("/v1/stats/reset", post(reset_stats))
+        .route("/v1/timeline", get(timeline))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(state)
 }
@@ -287,16 +291,24 @@ pub(crate) async fn host_stats(state: &AdminState) -> HostStats {
         players_connected: reports.iter().map(|r| r.players_connected).sum(),
         modes: mode_stats(&modes),
         network: network_stats(&reports),
-        timeline: state
-            .timeline
-            .lock()
-            .map(|t| t.points())
-            .unwrap_or_default(),
+        timeline: timeline_points(state),
     }
+}
+
+fn timeline_points(state: &AdminState) -> Vec<TimelinePoint> {
+    state
+        .timeline
+        .lock()
+        .map(|t| t.points())
+        .unwrap_or_default()
 }
 
 async fn stats(State(state): State<Shared>) -> Json<HostStats> {
     Json(host_stats(&state).await)
+}
+
+async fn timeline(State(state): State<Shared>) -> Json<Vec<TimelinePoint>> {
+    Json(timeline_points(&state))
 }
 
 async fn reset_stats(State(state): State<Shared>) -> Response {

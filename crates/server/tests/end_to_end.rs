@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use hightick_net::Key;
-use hightick_server::{CreateMatch, HostStats};
+use hightick_server::{CreateMatch, HostStats, TimelinePoint};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig};
 use support::{create_match, get, list_matches, start_host, token};
 
@@ -91,6 +91,22 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
     assert_eq!(stats.players_connected, 20);
     assert_eq!(stats.modes[0].matches, 2);
     assert_eq!(stats.network.unknown_clients, 0);
+    // The timeline, sampled once a second from the workers' pulses, has
+    // seen both matches ticking with every seat connected.
+    let (status, body) = get(admin, "/v1/timeline");
+    assert_eq!(status, 200, "{body}");
+    let timeline: Vec<TimelinePoint> = serde_json::from_str(&body).unwrap();
+    let last = timeline.last().expect("a second sampled");
+    assert_eq!((last.matches, last.players), (2, 20), "{last:?}");
+    assert!(
+        last.tick_mean_us > 0.0 && last.tick_p99_us > 0.0,
+        "{last:?}"
+    );
+    // The same series `/v1/stats` carries, a second or so later.
+    assert_eq!(
+        timeline.first().map(|p| p.t_s),
+        stats.timeline.first().map(|p| p.t_s)
+    );
     let (_, metrics) = get(admin, "/metrics");
     assert!(metrics.contains("hightick_players_connected 20"));
     assert!(metrics.contains("hightick_matches 2"));

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use hightick_server::{CreateMatch, HostStats, MatchInfo};
+use hightick_server::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
 
 use crate::error::LabError;
 
@@ -61,15 +61,28 @@ impl AdminClient {
 
     /// `GET /v1/stats`.
     pub(crate) fn stats(&self) -> Result<HostStats, LabError> {
-        const CALL: &str = "GET /v1/stats";
+        self.get_json("GET /v1/stats", "/v1/stats")
+    }
+
+    /// `GET /v1/timeline`: the per-second points alone (the workers are not
+    /// asked for anything, unlike `stats`).
+    pub(crate) fn timeline(&self) -> Result<Vec<TimelinePoint>, LabError> {
+        self.get_json("GET /v1/timeline", "/v1/timeline")
+    }
+
+    fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        call: &'static str,
+        path: &str,
+    ) -> Result<T, LabError> {
         let mut response = self
             .agent
-            .get(&format!("{}/v1/stats", self.base))
+            .get(&format!("{}{path}", self.base))
             .call()
-            .map_err(failed(CALL))?;
-        let text = response.body_mut().read_to_string().map_err(failed(CALL))?;
+            .map_err(failed(call))?;
+        let text = response.body_mut().read_to_string().map_err(failed(call))?;
         serde_json::from_str(&text).map_err(|e| LabError::Admin {
-            call: CALL,
+            call,
             message: format!("{e}: {text}"),
         })
     }
