@@ -6,7 +6,7 @@
 //! ```toml
 //! bind = "0.0.0.0:7777"        # game traffic; worker i listens on port + i (port 0: any free port)
 //! # public_ip = "203.0.113.7"  # address written in match answers and checked in tokens
-//! admin = "127.0.0.1:7780"     # admin HTTP: /healthz /metrics /v1/matches /v1/stats
+//! admin = "127.0.0.1:7780"     # admin HTTP: /healthz /metrics /v1/matches /v1/stats /v1/timeline
 //! workers = 0                  # worker threads, 0 = one per core
 //! pin_workers = false          # pin worker i to core i mod cores
 //! max_matches_per_worker = 64

@@ -16,7 +16,8 @@
 //!   `hightick_telemetry::FrameRecorder` (receive, game subsystems, packet
 //!   build and send), judged against the budgets file.
 //! - **Admin HTTP** on its own single-threaded runtime: `/healthz`,
-//!   `/metrics` (Prometheus), `GET`/`POST /v1/matches`, `/v1/stats`.
+//!   `/metrics` (Prometheus), `GET`/`POST /v1/matches`, `/v1/stats`,
+//!   `/v1/timeline`.
 //! - **Drain**: on SIGTERM ([`serve`]) or [`Host::drain`] no match is
 //!   created any more; running ones finish (or are ended at the drain
 //!   timeout), their clients are told, their results are written whole.
