@@ -318,14 +318,8 @@ mod tests {
 
     #[test]
     fn the_reference_file_in_the_docs_parses_to_the_defaults() {
-        let docs = include_str!("config.rs");
-        let start = docs.find("//! ```toml\n").unwrap() + "//! ```toml\n".len();
-        let end = start + docs[start..].find("//! ```").unwrap();
-        let text: String = docs[start..end]
-            .lines()
-            .map(|l| l.trim_start_matches("//!").trim_start())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = hightick_telemetry::text_position::doc_block(include_str!("config.rs"), "toml")
+            .expect("a toml block in the module docs");
         assert_eq!(
             GatewayConfig::parse(&text, "doc").unwrap(),
             GatewayConfig::default()

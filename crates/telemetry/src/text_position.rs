@@ -17,9 +17,32 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// The first fenced code block of language `lang` in the module docs (`//!`
+/// lines) of Rust source `source`, without the markers: what a crate's
+/// test reads to check that the reference file its docs show still parses.
+pub fn doc_block(source: &str, lang: &str) -> Option<String> {
+    let fence = format!("//! ```{lang}\n");
+    let start = source.find(&fence)? + fence.len();
+    let end = start + source[start..].find("//! ```")?;
+    Some(
+        source[start..end]
+            .lines()
+            .map(|l| l.trim_start_matches("//!").trim_start())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::line_column;
+    use super::{doc_block, line_column};
+
+    #[test]
+    fn a_doc_block_is_read_without_its_markers() {
+        let source = "//! Docs.\n//! ```toml\n//! a = 1\n//!   b = 2\n//! ```\nfn f() {}\n";
+        assert_eq!(doc_block(source, "toml").as_deref(), Some("a = 1\nb = 2"));
+        assert_eq!(doc_block(source, "json"), None);
+    }
 
     #[test]
     fn lines_and_columns_count_from_one() {
