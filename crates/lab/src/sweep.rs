@@ -255,19 +255,19 @@ pub fn run_sweep(
             matches,
             ..plan.base.clone()
         };
-        let step = settle_step(plan.retries, cores_available, |attempt| {
+        let step = settle_step(plan.retries, |attempt| {
             let summary = run_load(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
-            let passed = judge_step(summary.clone(), cores_available).passed();
+            let step = judge_step(summary, cores_available);
             let label = match attempt {
                 1 => label.clone(),
                 n => format!("{label} (attempt {n})"),
             };
             watch(SweepEvent::Finished {
                 label,
-                summary: &summary,
-                passed,
+                summary: &step.summary,
+                passed: step.passed(),
             });
-            Ok(summary)
+            Ok(step)
         })?;
         let passed = step.passed();
         report.steps.push(step);
@@ -313,17 +313,17 @@ pub fn run_sweep(
     Ok(report)
 }
 
-/// Runs a step (`run(attempt)`, attempts counted from 1) until it passes or
-/// has broken `retries + 1` times; the last run is the step's result and the
-/// broken ones before it are kept with it.
+/// Runs a step (`run(attempt)`, attempts counted from 1, each run judged
+/// with [`judge_step`]) until it passes or has broken `retries + 1` times;
+/// the last run is the step's result and the broken ones before it are kept
+/// with it.
 pub fn settle_step(
     retries: u32,
-    cores_available: u32,
-    mut run: impl FnMut(u32) -> Result<RunSummary, LabError>,
+    mut run: impl FnMut(u32) -> Result<SweepStep, LabError>,
 ) -> Result<SweepStep, LabError> {
     let mut broken = Vec::new();
     for attempt in 1.. {
-        let mut step = judge_step(run(attempt)?, cores_available);
+        let mut step = run(attempt)?;
         if step.passed() || attempt > retries {
             step.broken_attempts = broken;
             return Ok(step);
@@ -416,14 +416,13 @@ mod tests {
     fn a_broken_step_is_run_again_and_every_broken_run_is_kept() {
         let run = |verdicts: Vec<bool>| {
             let mut calls = Vec::new();
-            let step = settle_step(2, 2, |attempt| {
+            let step = settle_step(2, |attempt| {
                 calls.push(attempt);
                 Ok(step(
                     4,
                     0.2 + 0.01 * f64::from(attempt),
                     verdicts[attempt as usize - 1],
-                )
-                .summary)
+                ))
             })
             .unwrap();
             (step, calls)
@@ -440,7 +439,7 @@ mod tests {
         assert!(!never.passed(), "three breaks: the break is believed");
         assert_eq!(calls, vec![1, 2, 3]);
         assert_eq!(never.broken_attempts.len(), 2);
-        let none = settle_step(0, 2, |_| Ok(step(4, 0.2, false).summary)).unwrap();
+        let none = settle_step(0, |_| Ok(step(4, 0.2, false))).unwrap();
         assert!(
             !none.passed() && none.broken_attempts.is_empty(),
             "no retries"
