@@ -44,7 +44,7 @@
 //! # capacity = 64
 //! ```
 
-use hightick_telemetry::text_position::line_column;
+use hightick_telemetry::config_file::{self, ConfigFileError};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -176,39 +176,20 @@ fn item(id: &str, price: i64) -> CatalogItem {
 impl GatewayConfig {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, GatewayError> {
-        let text = std::fs::read_to_string(path).map_err(|source| GatewayError::ReadConfig {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text = config_file::read(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates config text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, GatewayError> {
-        let config: Self = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|span| line_column(text, span.start))
-                .unwrap_or((1, 1));
-            GatewayError::ParseConfig {
-                file: file.to_owned(),
-                line,
-                column,
-                message: e.message().trim().to_owned(),
-            }
-        })?;
+        let config: Self = config_file::parse_toml(text, file)?;
         config.validate()?;
         Ok(config)
     }
 
     /// Checks every field, naming the first one out of range.
     pub fn validate(&self) -> Result<(), GatewayError> {
-        let bad = |field, reason: &str| {
-            Err(GatewayError::InvalidField {
-                field,
-                reason: reason.to_owned(),
-            })
-        };
+        let bad = |field, reason: &str| Err(ConfigFileError::invalid(field, reason).into());
         if !(1..=1024).contains(&self.database_connections) {
             return bad("database_connections", "must be in 1..=1024");
         }

@@ -3,40 +3,14 @@
 //! become JSON responses.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// Everything that can stop a gateway from starting or serving.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
-    /// A config file could not be read.
-    #[error("{file}: {source}")]
-    ReadConfig {
-        /// The file.
-        file: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A config file is not valid TOML for the gateway config.
-    #[error("{file}:{line}:{column}: {message}")]
-    ParseConfig {
-        /// The file.
-        file: String,
-        /// 1-based line of the fault.
-        line: usize,
-        /// 1-based column of the fault.
-        column: usize,
-        /// What is wrong (names the field).
-        message: String,
-    },
-    /// A config field holds a value out of range.
-    #[error("config field `{field}`: {reason}")]
-    InvalidField {
-        /// The field, dotted path.
-        field: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
+    /// The config file cannot be read, is not valid TOML for the config, or
+    /// holds a field out of range.
+    #[error(transparent)]
+    Config(#[from] hightick_telemetry::config_file::ConfigFileError),
     /// A key or secret is missing or malformed.
     #[error("{what}: {reason}")]
     Secret {

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_telemetry::text_position::line_column;
+use hightick_telemetry::config_file::{self, ConfigFileError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -100,39 +100,20 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, ServerError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ServerError::ReadConfig {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text = config_file::read(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates config text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, ServerError> {
-        let config: Self = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|span| line_column(text, span.start))
-                .unwrap_or((1, 1));
-            ServerError::ParseConfig {
-                file: file.to_owned(),
-                line,
-                column,
-                message: e.message().trim().to_owned(),
-            }
-        })?;
+        let config: Self = config_file::parse_toml(text, file)?;
         config.validate()?;
         Ok(config)
     }
 
     /// Checks every field, naming the first one out of range.
     pub fn validate(&self) -> Result<(), ServerError> {
-        let bad = |field, reason: &str| {
-            Err(ServerError::InvalidField {
-                field,
-                reason: reason.to_owned(),
-            })
-        };
+        let bad = |field, reason: &str| Err(ConfigFileError::invalid(field, reason).into());
         if self.workers > 1024 {
             return bad("workers", "must be at most 1024 (0 = one per core)");
         }

@@ -63,6 +63,7 @@ pub mod alloc;
 pub mod bench;
 pub mod budget;
 mod clock;
+pub mod config_file;
 mod error;
 pub mod prometheus;
 mod record;
