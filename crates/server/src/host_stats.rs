@@ -134,10 +134,19 @@ pub(crate) struct TickTotals {
 }
 
 impl TickTotals {
+    /// The totals of `matches`' statistics summed; `None` for none.
+    pub fn sum<'a>(mut matches: impl Iterator<Item = &'a FrameStats>) -> Option<Self> {
+        let mut totals = Self::of(matches.next()?);
+        for stats in matches {
+            totals.add(stats);
+        }
+        Some(totals)
+    }
+
     /// The totals of one match.
-    pub fn of(stats: &FrameStats) -> Self {
+    fn of(stats: &FrameStats) -> Self {
         let mut sum_ns = [0; BudgetTarget::COUNT];
-        for target in targets() {
+        for target in BudgetTarget::all() {
             sum_ns[target.index()] = stats.sum_ns(target);
         }
         Self {
@@ -148,9 +157,9 @@ impl TickTotals {
     }
 
     /// Adds another match's statistics.
-    pub fn add(&mut self, stats: &FrameStats) {
+    fn add(&mut self, stats: &FrameStats) {
         self.frames += stats.frames();
-        for target in targets() {
+        for target in BudgetTarget::all() {
             let sum = &mut self.sum_ns[target.index()];
             *sum = sum.saturating_add(stats.sum_ns(target));
         }
@@ -171,12 +180,6 @@ impl TickTotals {
     fn sum_ns(&self, target: BudgetTarget) -> u64 {
         self.sum_ns[target.index()]
     }
-}
-
-/// The whole tick and every subsystem.
-fn targets() -> impl Iterator<Item = BudgetTarget> {
-    std::iter::once(BudgetTarget::Tick)
-        .chain(Subsystem::ALL.iter().map(|&s| BudgetTarget::Subsystem(s)))
 }
 
 /// Every worker's totals merged.
@@ -280,16 +283,9 @@ mod tests {
     }
 
     fn pulse(recorders: &mut [&mut FrameRecorder], players: usize) -> WorkerPulse {
-        let mut totals: Option<TickTotals> = None;
-        for r in recorders.iter_mut() {
-            match totals.as_mut() {
-                Some(t) => t.add(r.stats()),
-                None => totals = Some(TickTotals::of(r.stats())),
-            }
-        }
         WorkerPulse {
             matches: recorders.len(),
-            totals,
+            totals: TickTotals::sum(recorders.iter_mut().map(|r| r.stats())),
             players_connected: players,
         }
     }

@@ -404,19 +404,12 @@ impl Worker {
     }
 
     fn pulse(&mut self) -> WorkerPulse {
-        let mut totals: Option<TickTotals> = None;
-        for stats in self
+        let stats = self
             .matches
             .iter_mut()
-            .filter_map(|m| Some(m.recorder.as_mut()?.stats()))
-        {
-            match totals.as_mut() {
-                Some(t) => t.add(stats),
-                None => totals = Some(TickTotals::of(stats)),
-            }
-        }
+            .filter_map(|m| Some(m.recorder.as_mut()?.stats()));
         WorkerPulse {
-            totals,
+            totals: TickTotals::sum(stats),
             matches: self.matches.len(),
             players_connected: self.net.connected_clients(),
         }
