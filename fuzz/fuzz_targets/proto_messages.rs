@@ -1,12 +1,16 @@
-//! Every hightick-proto message decoder on arbitrary bytes, as a server or
-//! client reads a message the packet layer handed over. Checks: no panic, and
-//! decoding always stops (each record read consumes bits).
+//! Every message decoder on arbitrary bytes, as a server or client reads a
+//! message the packet layer handed over: the engine's own (hightick-proto)
+//! and the arena's payloads inside them (its input and events). Checks: no
+//! panic, and decoding always stops (each record read consumes bits).
 #![no_main]
 
+use hightick_arena::event::ArenaEvent;
+use hightick_arena::input::ArenaInput;
 use hightick_proto::message::read_entity_record_header;
-use hightick_proto::{
-    BitReader, GameEvent, InputBatch, InputCommand, MessageKind, ResyncRequest, SnapshotHeader,
-};
+use hightick_proto::{BitReader, MessageKind, ResyncRequest, SnapshotHeader};
+
+type InputBatch = hightick_proto::InputBatch<ArenaInput>;
+type InputCommand = hightick_proto::InputCommand<ArenaInput>;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Ok(MessageKind::Event) => {
-            let _ = GameEvent::decode(&mut r);
+            let _ = ArenaEvent::decode(&mut r);
         }
         Ok(MessageKind::ResyncRequest) => {
             let _ = ResyncRequest::decode(&mut r);
@@ -36,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     // Each decoder also straight from the first bit.
     let _ = InputCommand::decode(&mut BitReader::new(data));
     let _ = InputBatch::decode(&mut BitReader::new(data));
-    let _ = GameEvent::decode(&mut BitReader::new(data));
+    let _ = ArenaEvent::decode(&mut BitReader::new(data));
     let _ = ResyncRequest::decode(&mut BitReader::new(data));
     let _ = SnapshotHeader::decode(&mut BitReader::new(data));
 });

@@ -18,7 +18,8 @@ use glam::Vec3;
 use hightick_engine::tick::Tick;
 use hightick_engine::{EntityId, PlayerId};
 use hightick_proto::InputCommand;
-use hightick_proto::message::Buttons;
+
+use crate::input::{ArenaInput, Buttons};
 
 use crate::game::{Arena, Item, Phase, yaw_towards};
 use crate::weapon::WeaponSpec;
@@ -198,12 +199,17 @@ impl Bot {
 
     /// The bot's command for `tick`, looking at what `view` shows as the
     /// previous tick left it.
-    pub fn command<V: BotView + ?Sized>(&mut self, view: &V, tick: Tick) -> InputCommand {
-        let mut cmd = InputCommand {
-            tick,
-            aim_tick: tick.saturating_sub(1 + self.style.latency_ticks),
-            ..InputCommand::default()
-        };
+    pub fn command<V: BotView + ?Sized>(
+        &mut self,
+        view: &V,
+        tick: Tick,
+    ) -> InputCommand<ArenaInput> {
+        let aim_tick = tick.saturating_sub(1 + self.style.latency_ticks);
+        InputCommand::new(tick, aim_tick, self.decide(view, tick))
+    }
+
+    fn decide<V: BotView + ?Sized>(&mut self, view: &V, tick: Tick) -> ArenaInput {
+        let mut cmd = ArenaInput::default();
         let Some(me) = view.me(self.player) else {
             return cmd;
         };
@@ -288,7 +294,7 @@ impl Bot {
         cmd
     }
 
-    fn shop(&mut self, round: u16, me: &BotSelf, cmd: &mut InputCommand) {
+    fn shop(&mut self, round: u16, me: &BotSelf, cmd: &mut ArenaInput) {
         if self.buy_round != round {
             self.buy_round = round;
             self.buy_step = 0;
@@ -308,7 +314,7 @@ impl Bot {
         }
     }
 
-    fn walk(&mut self, goal: Option<Vec3>, me: &BotSelf, tick: Tick, cmd: &mut InputCommand) {
+    fn walk(&mut self, goal: Option<Vec3>, me: &BotSelf, tick: Tick, cmd: &mut ArenaInput) {
         if tick >= self.check_at {
             if self.check_at != 0 && me.position.distance(self.check_position) < 1.0 {
                 self.wander_yaw = (self.random() - 0.5) * std::f32::consts::TAU;

@@ -56,12 +56,16 @@
 
 mod aabb;
 pub mod bot;
+pub mod client_bot;
 mod collision;
 mod error;
+pub mod event;
 mod fog;
 pub mod game;
 mod grid;
 mod hitbox;
+pub mod hosting;
+pub mod input;
 mod map;
 pub mod map_file;
 mod movement;

@@ -2,10 +2,10 @@
 //! the match reaches a result record that adds up.
 
 use hightick_arena::Team;
+use hightick_arena::event::ArenaEvent;
 use hightick_arena::game::{ArenaReplica, Phase};
 use hightick_arena::scenario::Scenario;
 use hightick_engine::replication::{ClientWorld, PacketFate};
-use hightick_proto::GameEvent;
 
 #[test]
 fn bots_play_a_5v5_match_to_a_result() {
@@ -24,10 +24,10 @@ fn bots_play_a_5v5_match_to_a_result() {
             while let Some(e) = m.game.pop_event(p) {
                 if p == players[0] {
                     match e {
-                        GameEvent::Purchase { .. } => purchases += 1,
-                        GameEvent::ShotHit { .. } => hits += 1,
-                        GameEvent::Kill { .. } => kills += 1,
-                        GameEvent::RoundEnd { .. } => round_ends += 1,
+                        ArenaEvent::Purchase { .. } => purchases += 1,
+                        ArenaEvent::ShotHit { .. } => hits += 1,
+                        ArenaEvent::Kill { .. } => kills += 1,
+                        ArenaEvent::RoundEnd { .. } => round_ends += 1,
                         _ => {}
                     }
                 }

@@ -3,12 +3,13 @@
 //! ignored, pose recording off during the buy phase.
 
 use hightick_arena::Team;
+use hightick_arena::event::ArenaEvent;
 use hightick_arena::game::{ARMOR_PRICE, Arena, ArenaReplica, Item, Phase};
+use hightick_arena::input::{ArenaInput, Buttons};
 use hightick_arena::scenario::Scenario;
 use hightick_engine::replication::{ClientWorld, PacketFate};
 use hightick_engine::{Match, PlayerId};
-use hightick_proto::message::Buttons;
-use hightick_proto::{GameEvent, InputCommand};
+use hightick_proto::InputCommand;
 
 fn arena_match() -> (Match<Arena>, Vec<PlayerId>) {
     let s = Scenario::five_v_five();
@@ -18,16 +19,17 @@ fn arena_match() -> (Match<Arena>, Vec<PlayerId>) {
     (m, players)
 }
 
-fn command(m: &Match<Arena>, buttons: Buttons, slot: u8) -> InputCommand {
-    InputCommand {
-        tick: m.tick_number() + 1,
+fn command(m: &Match<Arena>, buttons: Buttons, slot: u8) -> InputCommand<ArenaInput> {
+    let tick = m.tick_number() + 1;
+    let input = ArenaInput {
         buttons,
         weapon_slot: slot,
-        ..InputCommand::default()
-    }
+        ..ArenaInput::default()
+    };
+    InputCommand::new(tick, tick, input)
 }
 
-fn drain(m: &mut Match<Arena>, p: PlayerId) -> Vec<GameEvent> {
+fn drain(m: &mut Match<Arena>, p: PlayerId) -> Vec<ArenaEvent> {
     std::iter::from_fn(|| m.pop_event(p)).collect()
 }
 
@@ -56,7 +58,7 @@ fn purchases_happen_in_the_buy_phase_and_only_the_team_hears_of_them() {
         let same_team = m.game().fighter(p).unwrap().team == team;
         let heard = drain(&mut m, p)
             .iter()
-            .any(|e| matches!(e, GameEvent::Purchase { .. }));
+            .any(|e| matches!(e, ArenaEvent::Purchase { .. }));
         assert_eq!(heard, same_team, "player {}", p.0);
     }
     // A rifle costs more than what is left: refused.
@@ -110,8 +112,8 @@ fn malformed_angles_are_ignored_and_poses_are_recorded_only_in_combat() {
     let p = players[0];
     let yaw = m.game().fighter(p).unwrap().yaw;
     let mut bad = command(&m, Buttons::empty(), 0);
-    bad.yaw = f32::NAN;
-    bad.move_y = 127;
+    bad.payload.yaw = f32::NAN;
+    bad.payload.move_y = 127;
     m.receive_command(p, &bad).unwrap();
     m.tick();
     assert_eq!(m.game().fighter(p).unwrap().yaw, yaw);

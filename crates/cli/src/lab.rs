@@ -6,6 +6,7 @@
 //! - `lab compare A B`: per-subsystem differences against run-to-run noise; fails
 //!   on a regression beyond `--threshold` so CI can gate on it.
 
+use hightick_engine::BotGame;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -43,9 +44,9 @@ enum LabCommand {
 /// Flags of `hightick lab sweep`.
 #[derive(Debug, Args)]
 struct SweepArgs {
-    /// Server preset swept: 5v5, plaza100 or plaza100_30hz.
-    #[arg(long, default_value = "5v5")]
-    mode: String,
+    /// The game's mode swept (default: its first, `5v5` for the arena).
+    #[arg(long)]
+    mode: Option<String>,
     /// Match counts to run, e.g. 1,2,4,8 (every step runs) [default: 1,2,4,8].
     #[arg(
         long,
@@ -135,17 +136,18 @@ struct CompareArgs {
 }
 
 /// Runs a lab command.
-pub fn run(args: &LabArgs) -> Result<()> {
+pub fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
     match &args.command {
-        LabCommand::Sweep(a) => sweep(a),
+        LabCommand::Sweep(a) => sweep::<G>(a),
         LabCommand::History(a) => history(a),
         LabCommand::Compare(a) => compare_runs(a),
     }
 }
 
-fn sweep(args: &SweepArgs) -> Result<()> {
+fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
     let budgets = budget_book(args.budgets.as_deref())?;
-    let exe = std::env::current_exe().context("locating the hightick binary")?;
+    let exe = std::env::current_exe().context("locating this binary")?;
+    let mode = crate::demo::mode_name::<G>(args.mode.as_deref());
     let steps = match (args.max, args.matches.is_empty()) {
         (Some(max), _) => StepPlan::Doubling { max },
         (None, true) => StepPlan::matches(vec![1, 2, 4, 8])?,
@@ -165,7 +167,7 @@ fn sweep(args: &SweepArgs) -> Result<()> {
             workers: args.workers,
             instances: args.instances,
             bind: args.bind,
-            ..LoadSpec::new(exe, &args.mode, 1)
+            ..LoadSpec::new(exe, &mode, 1)
         },
         steps,
         plaza_rates,
@@ -173,8 +175,9 @@ fn sweep(args: &SweepArgs) -> Result<()> {
     };
     let counts = plan.steps.counts();
     eprintln!(
-        "hightick lab sweep: {} at matches {:?}{}, {:?} warm-up + {:?} per step, {} instance(s){}",
-        args.mode,
+        "{} lab sweep: {} at matches {:?}{}, {:?} warm-up + {:?} per step, {} instance(s){}",
+        G::NAME,
+        mode,
         counts,
         if plan.plaza_rates.is_empty() {
             String::new()
@@ -190,7 +193,7 @@ fn sweep(args: &SweepArgs) -> Result<()> {
         if args.bind { ", bound" } else { "" }
     );
     let mut bar: Option<RunBar> = None;
-    let report = run_sweep(&plan, &budgets, &mut |event| match event {
+    let report = run_sweep::<G>(&plan, &budgets, &mut |event| match event {
         SweepEvent::Started { label, step, of } => {
             bar = Some(RunBar::new(format!("[{step}/{of}] {label}")));
         }

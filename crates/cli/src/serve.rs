@@ -1,5 +1,6 @@
 //! `hightick serve`: a host from a config file and flags.
 
+use hightick_engine::mode::HostedGame;
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -94,11 +95,11 @@ impl ServeArgs {
     }
 }
 
-/// Runs the host until SIGTERM / SIGINT and a drain.
-pub fn run(args: &ServeArgs) -> Result<()> {
+/// Runs the host of game `G` until SIGTERM / SIGINT and a drain.
+pub fn run<G: HostedGame>(args: &ServeArgs) -> Result<()> {
     let config = args.config()?;
     let key = config.load_key()?;
-    serve(&config, &key, |host| {
+    serve::<G>(&config, &key, |host| {
         // One line a supervisor (or `hightick demo`) can read.
         let games: Vec<String> = host
             .game_addresses()

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use hightick_engine::BotGame;
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::distributed::{Agent, run_distributed};
 use hightick_swarm::report::{render_comparison, render_html, render_table};
@@ -28,7 +29,7 @@ use hightick_swarm::result::RunResult;
 use hightick_swarm::scenario::duration::format_duration;
 use hightick_swarm::scenario::{Model, Overrides, StepKind};
 use hightick_swarm::target::{Target, TargetConfig};
-use hightick_swarm::{Scenario, run::run};
+use hightick_swarm::{MatchPlayer, Scenario, run::run};
 
 /// Flags of `hightick swarm`.
 #[derive(Debug, Args)]
@@ -154,16 +155,17 @@ pub struct SelftestArgs {
     json: Option<PathBuf>,
 }
 
-/// Runs `hightick swarm`.
-pub fn run_command(args: &SwarmArgs) -> Result<()> {
+/// Runs `swarm`; `play_match` steps play bots of game `G`.
+pub fn run_command<G: BotGame>(args: &SwarmArgs) -> Result<()> {
+    let player = MatchPlayer::of::<G>();
     match &args.command {
-        SwarmCommand::Run(a) => run_scenario(a),
+        SwarmCommand::Run(a) => run_scenario(a, player),
         SwarmCommand::Check { scenario } => check(scenario),
         SwarmCommand::Agent {
             listen,
             once,
             threads,
-        } => agent(*listen, *once, *threads),
+        } => agent(*listen, *once, *threads, player),
         SwarmCommand::Compare { a, b } => {
             let a = RunResult::load(a)?;
             let b = RunResult::load(b)?;
@@ -175,7 +177,7 @@ pub fn run_command(args: &SwarmArgs) -> Result<()> {
             service_time,
             threads,
         } => target(*listen, *service_time, *threads),
-        SwarmCommand::Selftest(a) => selftest(a),
+        SwarmCommand::Selftest(a) => selftest(a, player),
     }
 }
 
@@ -254,7 +256,7 @@ fn stop_on_ctrl_c(runtime: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
     stop
 }
 
-fn run_scenario(a: &RunArgs) -> Result<()> {
+fn run_scenario(a: &RunArgs, player: MatchPlayer) -> Result<()> {
     let mut scenario = Scenario::load(&a.scenario)?;
     let o = overrides(a)?;
     scenario.apply(&o)?;
@@ -275,7 +277,7 @@ fn run_scenario(a: &RunArgs) -> Result<()> {
     let line = ProgressLine::new(scenario.total_duration(), a.quiet);
     eprintln!("{}", describe(&scenario, &a.agents));
     let result = if a.agents.is_empty() {
-        rt.block_on(run(scenario, stop, |p| line.show(p)))?
+        rt.block_on(run(scenario, player, stop, |p| line.show(p)))?
     } else {
         rt.block_on(run_distributed(
             scenario,
@@ -377,10 +379,10 @@ fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn agent(listen: SocketAddr, once: bool, threads: usize) -> Result<()> {
+fn agent(listen: SocketAddr, once: bool, threads: usize, player: MatchPlayer) -> Result<()> {
     let rt = runtime(threads)?;
     rt.block_on(async {
-        let agent = Agent::bind(listen).await?;
+        let agent = Agent::bind(listen, player).await?;
         println!("hightick swarm agent: listening on {}", agent.local_addr()?);
         loop {
             match agent.serve_one().await {
@@ -526,7 +528,7 @@ max = 0.01
     )
 }
 
-fn selftest(a: &SelftestArgs) -> Result<()> {
+fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
     let target = TargetProcess::start(a.target_threads)?;
     let rt = runtime(a.threads)?;
     let drivers = if a.threads == 0 {
@@ -549,7 +551,7 @@ fn selftest(a: &SelftestArgs) -> Result<()> {
     let mut peak_rss = baseline;
     let mut cpu_at_hold: Option<(f64, Instant)> = None;
     let started = Instant::now();
-    let result = rt.block_on(run(scenario.clone(), stop, |p| {
+    let result = rt.block_on(run(scenario.clone(), player, stop, |p| {
         line.show(p);
         peak_rss = peak_rss.max(rss_bytes());
         if cpu_at_hold.is_none() && p.elapsed >= hold_start {

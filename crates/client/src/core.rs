@@ -5,12 +5,13 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use hightick_engine::EntityId;
-use hightick_engine::replication::{ClientWorld, Replica};
+use hightick_engine::events::ReliableEvent;
+use hightick_engine::replication::ClientWorld;
 use hightick_engine::tick::Tick;
+use hightick_engine::{EntityId, Game};
 use hightick_net::{Channel, Client, ClientConfig, ClientState, ConnectToken, Transmit};
 use hightick_proto::message::{MAX_REDUNDANCY, ResyncReason, ResyncRequest, SnapshotKind};
-use hightick_proto::{BitReader, BitWriter, GameEvent, InputBatch, InputCommand, MessageKind};
+use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind};
 
 use crate::error::ClientError;
 use crate::interpolation::Interpolation;
@@ -18,8 +19,9 @@ use crate::stats::ClientStats;
 
 /// Largest message the client reads (the packet layer's fragment limit).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// Longest input batch or resync request on the wire.
-const MAX_UPLINK_BYTES: usize = 128;
+/// Longest input batch or resync request on the wire (a game's input
+/// payload is meant to be a few bytes; four of them must fit).
+const MAX_UPLINK_BYTES: usize = 1024;
 
 /// Reads a replica's feet position, for the interpolation buffer.
 pub type PositionOf<R> = fn(&R) -> Option<[f32; 3]>;
@@ -52,18 +54,19 @@ impl Default for GameClientConfig {
     }
 }
 
-/// The game client. See the [crate docs](crate).
+/// The game client of game `G`: it sends `G::Input`, reads `G::Replica`
+/// snapshots and `G::Event`s. See the [crate docs](crate).
 #[derive(Debug)]
-pub struct GameClient<R: Replica> {
+pub struct GameClient<G: Game> {
     net: Client,
     tick_rate_hz: u32,
-    world: ClientWorld<R>,
+    world: ClientWorld<G::Replica>,
     interpolation: Interpolation,
-    position_of: Option<PositionOf<R>>,
+    position_of: Option<PositionOf<G::Replica>>,
     /// The last inputs, newest first.
-    inputs: [InputCommand; MAX_REDUNDANCY],
+    inputs: [InputCommand<G::Input>; MAX_REDUNDANCY],
     input_len: usize,
-    events: VecDeque<GameEvent>,
+    events: VecDeque<G::Event>,
     event_capacity: usize,
     message: Box<[u8]>,
     stats: ClientStats,
@@ -77,7 +80,7 @@ pub struct GameClient<R: Replica> {
     resync_pending: bool,
 }
 
-impl<R: Replica> GameClient<R> {
+impl<G: Game> GameClient<G> {
     /// A client that will connect with `token`.
     pub fn new(token: ConnectToken, now: Instant) -> Result<Self, ClientError> {
         Self::with_config(token, GameClientConfig::default(), now)
@@ -114,7 +117,7 @@ impl<R: Replica> GameClient<R> {
 
     /// Feeds the interpolation buffer with the position `position_of` reads
     /// from each replica, at every applied snapshot.
-    pub fn track_positions(&mut self, position_of: PositionOf<R>) {
+    pub fn track_positions(&mut self, position_of: PositionOf<G::Replica>) {
         self.position_of = Some(position_of);
     }
 
@@ -134,7 +137,7 @@ impl<R: Replica> GameClient<R> {
     }
 
     /// The replicated world as the client holds it.
-    pub fn world(&self) -> &ClientWorld<R> {
+    pub fn world(&self) -> &ClientWorld<G::Replica> {
         &self.world
     }
 
@@ -167,14 +170,14 @@ impl<R: Replica> GameClient<R> {
     }
 
     /// The next decoded event, oldest first.
-    pub fn poll_event(&mut self) -> Option<GameEvent> {
+    pub fn poll_event(&mut self) -> Option<G::Event> {
         self.events.pop_front()
     }
 
     /// Sends `command` with the three before it (4-deep redundancy) on the
     /// unreliable channel. The command is kept for redundancy even when the
     /// connection is not up yet ([`ClientError::NotConnected`]).
-    pub fn send_input(&mut self, command: InputCommand) -> Result<(), ClientError> {
+    pub fn send_input(&mut self, command: InputCommand<G::Input>) -> Result<(), ClientError> {
         self.inputs.copy_within(0..MAX_REDUNDANCY - 1, 1);
         self.inputs[0] = command;
         self.input_len = (self.input_len + 1).min(MAX_REDUNDANCY);
@@ -318,7 +321,7 @@ impl<R: Replica> GameClient<R> {
     fn on_event(&mut self, len: usize) {
         let mut r = BitReader::new(&self.message[..len]);
         let event = match MessageKind::decode(&mut r) {
-            Ok(MessageKind::Event) => GameEvent::decode(&mut r),
+            Ok(MessageKind::Event) => G::Event::decode(&mut r),
             _ => {
                 self.stats.decode_errors += 1;
                 return;

@@ -18,7 +18,7 @@ use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Instant;
 
-use hightick_engine::replication::Replica;
+use hightick_engine::Game;
 use hightick_net::ConnectToken;
 use hightick_net::wire::MAX_PACKET_BYTES;
 
@@ -30,15 +30,15 @@ const RECV_BYTES: usize = 2048;
 
 /// A game client driving its own UDP socket.
 #[derive(Debug)]
-pub struct UdpClient<R: Replica> {
-    core: GameClient<R>,
+pub struct UdpClient<G: Game> {
+    core: GameClient<G>,
     socket: UdpSocket,
     recv: Box<[u8]>,
     send: Box<[u8]>,
     send_errors: u64,
 }
 
-impl<R: Replica> UdpClient<R> {
+impl<G: Game> UdpClient<G> {
     /// Binds a socket to `bind` (e.g. `127.0.0.1:0`) and sets up a client
     /// that will connect with `token`.
     pub async fn bind(
@@ -59,12 +59,12 @@ impl<R: Replica> UdpClient<R> {
     }
 
     /// The sans-IO core.
-    pub fn core(&self) -> &GameClient<R> {
+    pub fn core(&self) -> &GameClient<G> {
         &self.core
     }
 
     /// The sans-IO core, to send inputs and poll events.
-    pub fn core_mut(&mut self) -> &mut GameClient<R> {
+    pub fn core_mut(&mut self) -> &mut GameClient<G> {
         &mut self.core
     }
 

@@ -13,33 +13,22 @@
 //! UDP socket it drains once per wake-up (tokio's timer, no reactor
 //! registration: arriving datagrams wake nobody).
 //!
-//! What it is not: it holds no game rules and no game-specific code (the
-//! replica type is the game's, e.g. `hightick_arena::game::ArenaReplica`;
-//! match bots live in `hightick-swarm`), and the core reads no clock and
-//! touches no socket (quinn-proto style: `handle_datagram(now, from, bytes)`,
-//! `poll_transmit(now, buf)`, `poll_timeout()`, `handle_timeout(now)`).
+//! What it is not: it holds no game rules and no game-specific code: it is
+//! generic over the game (`G: hightick_engine::Game`), whose input, event
+//! and replica types it speaks; match bots live in `hightick-swarm`. The
+//! core reads no clock and touches no socket (quinn-proto style:
+//! `handle_datagram(now, from, bytes)`, `poll_transmit(now, buf)`,
+//! `poll_timeout()`, `handle_timeout(now)`).
+//!
+//! A client of the arena (any `Game` works the same way):
 //!
 //! ```
 //! use std::time::Instant;
+//! use hightick_arena::game::Arena;
+//! use hightick_arena::input::ArenaInput;
 //! use hightick_client::GameClient;
-//! use hightick_engine::replication::Replica;
 //! use hightick_net::{ConnectToken, Key, TokenParams};
-//! use hightick_proto::{BitReader, InputCommand, ProtoError};
-//! # #[derive(Debug, Clone, Copy, PartialEq, Eq)] struct Kind;
-//! # impl hightick_engine::world::Archetype for Kind {
-//! #     fn wire_id(self) -> u8 { 0 }
-//! #     fn from_wire_id(id: u8) -> Option<Self> { (id == 0).then_some(Kind) }
-//! #     fn groups(self) -> hightick_engine::world::GroupMask { hightick_engine::world::GroupMask::first(1) }
-//! # }
-//! #[derive(Default)]
-//! struct Body([f32; 3]); // the game's replica
-//! impl Replica for Body {
-//!     type Archetype = Kind;
-//!     fn read_group(&mut self, _: Kind, _: u8, r: &mut BitReader) -> Result<(), ProtoError> {
-//!         self.0[0] = r.read_u8()? as f32;
-//!         Ok(())
-//!     }
-//! }
+//! use hightick_proto::InputCommand;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = "127.0.0.1:40000".parse()?;
@@ -57,14 +46,15 @@
 //!     &mut rand::rng(),
 //! )?;
 //! let now = Instant::now();
-//! let mut client = GameClient::<Body>::new(token, now)?;
-//! client.track_positions(|b| Some(b.0));
+//! let mut client = GameClient::<Arena>::new(token, now)?;
+//! client.track_positions(|body| body.transform.map(|t| t.position));
 //! // The first datagram is a connection request for the server.
 //! let mut buf = [0u8; hightick_net::wire::MAX_PACKET_BYTES];
 //! let t = client.poll_transmit(now, &mut buf).unwrap();
 //! assert_eq!(t.destination, server);
 //! // Inputs are kept for redundancy even before the connection is up.
-//! assert!(client.send_input(InputCommand { tick: 1, ..InputCommand::default() }).is_err());
+//! let input = InputCommand::new(1, 0, ArenaInput { move_y: 127, ..ArenaInput::default() });
+//! assert!(client.send_input(input).is_err());
 //! assert_eq!(client.stats().packets_out, 1);
 //! # Ok(()) }
 //! ```

@@ -6,12 +6,14 @@ mod support;
 
 use std::collections::HashMap;
 
-use hightick_arena::game::ArenaReplica;
+use hightick_arena::Team;
+use hightick_arena::event::ArenaEvent;
+use hightick_arena::game::Arena;
+use hightick_arena::input::ArenaInput;
 use hightick_client::GameClient;
 use hightick_engine::{EntityId, PlayerId};
-use hightick_proto::message::Team;
 use hightick_proto::{
-    BitWriter, EntityOp, EntityRecordHeader, GameEvent, InputCommand, MessageKind, SnapshotHeader,
+    BitWriter, EntityOp, EntityRecordHeader, InputCommand, MessageKind, SnapshotHeader,
     SnapshotKind,
 };
 use support::{Host, PERIOD, downlink, uplink};
@@ -20,7 +22,7 @@ const PLAYERS: usize = 4;
 
 struct Run {
     host: Host,
-    clients: Vec<GameClient<ArenaReplica>>,
+    clients: Vec<GameClient<Arena>>,
     welcomes: Vec<Option<(EntityId, Team)>>,
     events: Vec<HashMap<u32, u32>>,
 }
@@ -42,11 +44,14 @@ impl Run {
     fn step(&mut self) {
         for (i, c) in self.clients.iter_mut().enumerate() {
             if let Some(estimate) = c.server_tick_estimate(self.host.now) {
-                let _ = c.send_input(InputCommand {
-                    tick: estimate as u32 + 8,
-                    move_y: 127,
-                    ..InputCommand::default()
-                });
+                let _ = c.send_input(InputCommand::new(
+                    estimate as u32 + 8,
+                    estimate as u32 + 8,
+                    ArenaInput {
+                        move_y: 127,
+                        ..ArenaInput::default()
+                    },
+                ));
             }
             uplink(&mut self.host, i, c);
         }
@@ -55,7 +60,7 @@ impl Run {
             downlink(&mut self.host, i, c);
             while let Some(e) = c.poll_event() {
                 *self.events[i].entry(e.tag()).or_default() += 1;
-                if let GameEvent::Welcome { player, team } = e {
+                if let ArenaEvent::Welcome { player, team } = e {
                     self.welcomes[i] = Some((player, team));
                 }
             }
@@ -90,11 +95,7 @@ fn clients_connect_learn_who_they_are_and_follow_the_match() {
         let (me, team) = run.welcomes[i].expect("a Welcome event");
         let body = c.world().get(me).expect("my body is replicated");
         let vitals = body.state.vitals.expect("vitals");
-        let replicated = match vitals.team {
-            hightick_arena::Team::Attackers => Team::A,
-            hightick_arena::Team::Defenders => Team::B,
-        };
-        assert_eq!(replicated, team);
+        assert_eq!(vitals.team, team);
         let server_side = run.host.game.game().fighter(PlayerId(i as u16)).unwrap();
         assert_eq!(server_side.body, me);
         // Every player joined before the clients connected; the host's

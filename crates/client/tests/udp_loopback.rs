@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hightick_arena::game::ArenaReplica;
+use hightick_arena::event::ArenaEvent;
+use hightick_arena::game::Arena;
+use hightick_arena::input::ArenaInput;
 use hightick_client::{GameClientConfig, UdpClient};
-use hightick_proto::{GameEvent, InputCommand};
+use hightick_proto::InputCommand;
 use support::Host;
 
 #[tokio::test(flavor = "current_thread")]
@@ -22,7 +24,7 @@ async fn a_client_plays_over_loopback_udp() {
     let stop = Arc::new(AtomicBool::new(false));
     let server = support::serve_udp(host, socket, stop.clone());
 
-    let mut client = UdpClient::<ArenaReplica>::bind(
+    let mut client = UdpClient::<Arena>::bind(
         token,
         GameClientConfig::default(),
         "127.0.0.1:0".parse().unwrap(),
@@ -38,14 +40,17 @@ async fn a_client_plays_over_loopback_udp() {
         client.run_until(next).await.unwrap();
         let core = client.core_mut();
         if let Some(estimate) = core.server_tick_estimate(Instant::now()) {
-            let _ = core.send_input(InputCommand {
-                tick: estimate as u32 + 8,
-                move_y: 127,
-                ..InputCommand::default()
-            });
+            let _ = core.send_input(InputCommand::new(
+                estimate as u32 + 8,
+                estimate as u32 + 8,
+                ArenaInput {
+                    move_y: 127,
+                    ..ArenaInput::default()
+                },
+            ));
         }
         while let Some(e) = core.poll_event() {
-            if let GameEvent::Welcome { player, .. } = e {
+            if let ArenaEvent::Welcome { player, .. } = e {
                 welcome = Some(player);
             }
         }

@@ -3,6 +3,7 @@
 
 mod support;
 
+use hightick_arena::input::ArenaInput;
 use hightick_proto::InputCommand;
 use hightick_telemetry::alloc::{CountingAllocator, count_allocations};
 use support::{Host, PERIOD, SERVER};
@@ -25,11 +26,14 @@ fn a_steady_state_client_tick_allocates_nothing() {
             let mut n = 0;
             let allocations = count_allocations(|| {
                 if let Some(estimate) = c.server_tick_estimate(now) {
-                    let _ = c.send_input(InputCommand {
-                        tick: estimate as u32 + 8,
-                        move_x: 50,
-                        ..InputCommand::default()
-                    });
+                    let _ = c.send_input(InputCommand::new(
+                        estimate as u32 + 8,
+                        estimate as u32 + 8,
+                        ArenaInput {
+                            move_x: 50,
+                            ..ArenaInput::default()
+                        },
+                    ));
                 }
                 while n < up.len() {
                     let Some(t) = c.poll_transmit(now, &mut up[n]) else {

@@ -12,9 +12,8 @@ mod support;
 
 use hightick_engine::replication::{ChangeDetection, ChangedTicks, PacketFate, ValueComparison};
 use hightick_engine::{Match, MatchConfig, PlayerId};
-use hightick_proto::InputCommand;
 use hightick_telemetry::bench::{figure, measure};
-use support::Toy;
+use support::{Toy, stick};
 
 const PLAYERS: u16 = 100;
 const ENTITIES: u16 = 160;
@@ -49,15 +48,15 @@ impl<D: ChangeDetection> Crowd<D> {
     fn tick(&mut self) -> usize {
         let next = self.m.tick_number() + 1;
         for p in 0..PLAYERS {
-            let command = InputCommand {
-                tick: next,
-                move_x: if (next / 64 + u32::from(p)) % 2 == 0 {
+            let command = stick(
+                next,
+                if (next / 64 + u32::from(p)) % 2 == 0 {
                     1
                 } else {
                     -1
                 },
-                ..InputCommand::default()
-            };
+                0,
+            );
             self.m.receive_command(PlayerId(p), &command).unwrap();
         }
         let report = self.m.tick();

@@ -3,12 +3,25 @@
 
 use std::collections::VecDeque;
 
-use hightick_proto::{BitWriter, GameEvent, MessageKind, ProtoError};
+use hightick_proto::{BitReader, BitWriter, MessageKind, ProtoError};
 
-/// An event the engine can hand to the reliable channel.
-pub trait ReliableEvent: Copy + std::fmt::Debug {
-    /// Writes the event (without the message tag).
+/// A game's one-off happening, carried on the reliable ordered channel: the
+/// game owns its vocabulary and encoding, the engine queues and sends it.
+pub trait ReliableEvent: Copy + std::fmt::Debug + Send + Sync + 'static {
+    /// Writes the event (without the message tag). Out-of-range fields are
+    /// [`ProtoError::InvalidValue`] naming the field, and nothing is written.
     fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError>;
+
+    /// Reads an event written by [`encode`](Self::encode); bad input is an
+    /// error, never a panic.
+    fn decode(r: &mut BitReader) -> Result<Self, ProtoError>;
+
+    /// The names of the game's kinds of event (`"kill"`, `"round_end"`),
+    /// for counters and reports: at most [`MAX_EVENT_KINDS`].
+    const KINDS: &'static [&'static str];
+
+    /// This event's kind: an index into [`KINDS`](Self::KINDS).
+    fn kind(&self) -> usize;
 
     /// Writes a whole event message (the [`MessageKind::Event`] tag, then the
     /// event) into `out`; returns its length.
@@ -20,9 +33,23 @@ pub trait ReliableEvent: Copy + std::fmt::Debug {
     }
 }
 
-impl ReliableEvent for GameEvent {
-    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        GameEvent::encode(self, w)
+/// Kinds of event a game may name (counters keep one slot per kind).
+pub const MAX_EVENT_KINDS: usize = 16;
+
+/// A game with no events.
+impl ReliableEvent for () {
+    fn encode(&self, _: &mut BitWriter) -> Result<(), ProtoError> {
+        Ok(())
+    }
+
+    fn decode(_: &mut BitReader) -> Result<Self, ProtoError> {
+        Ok(())
+    }
+
+    const KINDS: &'static [&'static str] = &["none"];
+
+    fn kind(&self) -> usize {
+        0
     }
 }
 
@@ -89,35 +116,40 @@ impl<E: ReliableEvent> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hightick_proto::BitReader;
-    use hightick_proto::message::RoundPhase;
+
+    /// A numbered note: the smallest event.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Note(u16);
+
+    impl ReliableEvent for Note {
+        fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
+            w.write_u16(self.0)
+        }
+        fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
+            Ok(Self(r.read_u16()?))
+        }
+        const KINDS: &'static [&'static str] = &["note"];
+        fn kind(&self) -> usize {
+            0
+        }
+    }
 
     #[test]
     fn bounded_fifo_counts_drops() {
-        let mut q = EventQueue::<GameEvent>::new(2);
-        let ev = |round| GameEvent::RoundStart {
-            round,
-            phase: RoundPhase::Buy,
-            phase_end_tick: 10,
-        };
-        assert!(q.push(ev(1)) && q.push(ev(2)));
-        assert!(!q.push(ev(3)));
+        let mut q = EventQueue::<Note>::new(2);
+        assert!(q.push(Note(1)) && q.push(Note(2)));
+        assert!(!q.push(Note(3)));
         assert_eq!(q.dropped(), 1);
-        assert_eq!(q.pop(), Some(ev(1)));
-        assert_eq!(q.front(), Some(&ev(2)));
+        assert_eq!(q.pop(), Some(Note(1)));
+        assert_eq!(q.front(), Some(&Note(2)));
     }
 
     #[test]
     fn messages_carry_the_event_tag() {
-        let ev = GameEvent::RoundStart {
-            round: 3,
-            phase: RoundPhase::Live,
-            phase_end_tick: 1234,
-        };
         let mut buf = [0u8; 64];
-        let n = ev.write_message(&mut buf).unwrap();
+        let n = Note(1234).write_message(&mut buf).unwrap();
         let mut r = BitReader::new(&buf[..n]);
         assert_eq!(MessageKind::decode(&mut r).unwrap(), MessageKind::Event);
-        assert_eq!(GameEvent::decode(&mut r).unwrap(), ev);
+        assert_eq!(Note::decode(&mut r).unwrap(), Note(1234));
     }
 }

@@ -1,14 +1,14 @@
 //! The [`Game`] trait a game mode implements, and the [`TickContext`] it is
 //! handed every tick.
 
-use hightick_proto::InputCommand;
+use hightick_proto::{InputCommand, InputPayload};
 use hightick_telemetry::{Frame, Scope, Subsystem};
 
 use crate::PlayerId;
 use crate::events::{EventQueue, ReliableEvent};
 use crate::input::InputSource;
 use crate::interest::InterestSet;
-use crate::replication::ReplicationSource;
+use crate::replication::{Replica, ReplicationSource};
 use crate::tick::Tick;
 use crate::world::ReplicationWorld;
 
@@ -16,17 +16,29 @@ use crate::world::ReplicationWorld;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JoinRefused(pub &'static str);
 
-/// A game mode run by a [`Match`](crate::Match): the rules, the state, and
-/// the hooks replication needs.
+/// A game run by a [`Match`](crate::Match): the rules, the state, and the
+/// hooks replication needs, with its own vocabulary on the wire.
 ///
 /// Each tick the match calls [`input`](Self::input) once per connected player
 /// (with the player's input for this tick, or the last one repeated), then
 /// [`tick`](Self::tick), then per client [`relevance`](Self::relevance) and
 /// the [`ReplicationSource`] hooks as it builds snapshots. Replicated state is
 /// changed through the setters of `ctx.world`, which stamp what changed.
-pub trait Game: ReplicationSource + Sized {
+///
+/// The associated types are the game's side of the protocol; the engine
+/// carries them without knowing what they mean. A client of the game
+/// (`hightick-client`, the swarm's bots) names the same game type and so
+/// speaks the same messages.
+pub trait Game: ReplicationSource + Sized + 'static {
+    /// What a player does in one tick (sticks, buttons, a steering angle),
+    /// inside the engine's envelope ([`InputCommand`]: its tick, the tick
+    /// its player was viewing, the redundancy).
+    type Input: InputPayload;
     /// One-off happenings sent on the reliable ordered channel.
     type Event: ReliableEvent;
+    /// The client's copy of one entity: reads exactly what
+    /// [`ReplicationSource::write_group`] writes.
+    type Replica: Replica<Archetype = Self::Archetype> + std::fmt::Debug + Send;
     /// The record of a finished match (winner, scores, ...).
     type MatchResult;
 
@@ -49,12 +61,14 @@ pub trait Game: ReplicationSource + Sized {
     }
 
     /// The input of `player` for this tick. The runtime has decoded it and
-    /// checked its tick; checking that the move is possible is the game's job.
+    /// checked its tick; checking that the move is possible is the game's
+    /// job. `command.aim_tick` is the tick the player was viewing, for lag
+    /// compensation.
     fn input(
         &mut self,
         ctx: &mut TickContext<'_, Self>,
         player: PlayerId,
-        command: &InputCommand,
+        command: &InputCommand<Self::Input>,
         source: InputSource,
     );
 

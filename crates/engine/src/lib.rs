@@ -14,6 +14,10 @@
 //! Everything is allocated when the match is created; a steady-state tick
 //! allocates nothing (`tests/zero_alloc.rs` guards it).
 //!
+//! Around the rules, a game tells the host what it offers ([`HostedGame`]:
+//! its modes, match settings and the result hook) and, to be load-tested,
+//! how a virtual player plays it ([`BotGame`]).
+//!
 //! What it is not. It reads no clock and touches no socket: the host decides
 //! when a tick is due ([`tick::FixedStep`]), carries snapshots in packets
 //! (one per client per tick), and reports each packet's sequence
@@ -30,7 +34,7 @@
 //! use hightick_engine::replication::{ClientWorld, PacketFate, Replica, ReplicationSource};
 //! use hightick_engine::world::{Archetype, GroupMask, ReplicationWorld};
 //! use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, Match, MatchConfig, PlayerId, TickContext};
-//! use hightick_proto::{BitReader, BitWriter, GameEvent, InputCommand, ProtoError};
+//! use hightick_proto::{BitReader, BitWriter, InputCommand, ProtoError};
 //!
 //! #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 //! struct Counter; // the only archetype: one field group, the count
@@ -51,7 +55,9 @@
 //! }
 //!
 //! impl Game for Counters {
-//!     type Event = GameEvent;
+//!     type Input = i8;       // how far to move the counter this tick
+//!     type Event = ();       // no reliable events
+//!     type Replica = Count;  // the client's copy, below
 //!     type MatchResult = ();
 //!     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
 //!         let e = ctx.world.spawn(Counter).map_err(|_| JoinRefused("full"))?;
@@ -61,9 +67,9 @@
 //!     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
 //!         if let Some(e) = self.owned[usize::from(p.0)].take() { ctx.world.despawn(e); }
 //!     }
-//!     fn input(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId, cmd: &InputCommand, _: InputSource) {
+//!     fn input(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId, cmd: &InputCommand<i8>, _: InputSource) {
 //!         if let Some(e) = self.owned[usize::from(p.0)] {
-//!             let next = self.counts[usize::from(e.0)] + i32::from(cmd.move_x);
+//!             let next = self.counts[usize::from(e.0)] + i32::from(cmd.payload);
 //!             // The setter stamps group 0 as changed (only if the value differs).
 //!             ctx.world.set(e, 0, &mut self.counts[usize::from(e.0)], next);
 //!         }
@@ -93,7 +99,7 @@
 //! let mut client = ClientWorld::<Count>::new(8);
 //!
 //! for tick in 1..=3 {
-//!     m.receive_command(alice, &InputCommand { tick, move_x: 5, ..InputCommand::default() })?;
+//!     m.receive_command(alice, &InputCommand::new(tick, tick, 5))?;
 //!     m.tick();
 //!     // The host sends the snapshot in packet `tick`, which arrives and is acked.
 //!     client.apply(m.snapshot(alice))?;
@@ -105,6 +111,7 @@
 //! # Ok::<(), hightick_engine::EngineError>(())
 //! ```
 
+pub mod bot;
 pub mod config;
 pub mod endpoint;
 pub mod error;
@@ -113,6 +120,7 @@ pub mod game;
 pub mod input;
 pub mod interest;
 pub mod lag_comp;
+pub mod mode;
 pub mod replication;
 pub mod runtime;
 pub mod tick;
@@ -121,11 +129,13 @@ pub mod world;
 #[cfg(test)]
 mod test_support;
 
+pub use bot::{Bot, BotGame};
 pub use config::MatchConfig;
 pub use error::EngineError;
 pub use game::{Game, JoinRefused, TickContext};
 pub use hightick_proto::EntityId;
 pub use interest::InterestSet;
+pub use mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
 pub use runtime::Match;
 
 /// A player slot in a match (`0..max_players`); also names the player's

@@ -97,7 +97,7 @@ pub struct Match<G: Game, D: ChangeDetection = ChangedTicks> {
     world: ReplicationWorld<G::Archetype>,
     writer: ReplicationWriter<D>,
     connected: Box<[bool]>,
-    inputs: Box<[InputBuffer<InputCommand>]>,
+    inputs: Box<[InputBuffer<InputCommand<G::Input>>]>,
     events: Box<[EventQueue<G::Event>]>,
     relevance: Box<[InterestSet]>,
     payloads: Box<[u8]>,
@@ -290,7 +290,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     pub fn receive_command(
         &mut self,
         player: PlayerId,
-        command: &InputCommand,
+        command: &InputCommand<G::Input>,
     ) -> Result<InputArrival, EngineError> {
         let i = self.slot(player)?;
         Ok(self.inputs[i].insert(command.tick, command))
@@ -300,7 +300,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     pub fn receive_inputs(
         &mut self,
         player: PlayerId,
-        batch: &InputBatch,
+        batch: &InputBatch<G::Input>,
     ) -> Result<InputReceipt, EngineError> {
         let i = self.slot(player)?;
         let mut receipt = InputReceipt::default();
@@ -334,7 +334,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         }
     }
 
-    fn decode_message(bytes: &[u8]) -> Result<Decoded, ProtoError> {
+    fn decode_message(bytes: &[u8]) -> Result<Decoded<G::Input>, ProtoError> {
         let mut r = BitReader::new(bytes);
         match MessageKind::decode(&mut r)? {
             MessageKind::InputBatch => Ok(Decoded::Inputs(InputBatch::decode(&mut r)?)),
@@ -466,7 +466,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     }
 }
 
-enum Decoded {
-    Inputs(InputBatch),
+enum Decoded<P> {
+    Inputs(InputBatch<P>),
     Resync(ResyncRequest),
 }

@@ -93,7 +93,7 @@ impl std::ops::BitAnd for GroupMask {
 /// A kind of replicated entity (player, projectile, pickup...): its wire id
 /// and the field groups it replicates. Shared by server and client so both
 /// read and write the same groups.
-pub trait Archetype: Copy + Eq + Debug {
+pub trait Archetype: Copy + Eq + Debug + Send + Sync + 'static {
     /// The id written in Enter records.
     fn wire_id(self) -> u8;
     /// The archetype of a wire id, if the game has one.

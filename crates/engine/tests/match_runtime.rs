@@ -5,9 +5,9 @@ mod support;
 use hightick_engine::input::{InputArrival, InputSource};
 use hightick_engine::runtime::{ClientMessage, InputReceipt};
 use hightick_engine::{EngineError, Match, MatchConfig, PlayerId};
-use hightick_proto::message::{ResyncReason, ResyncRequest, RoundPhase};
-use hightick_proto::{BitWriter, GameEvent, InputBatch, InputCommand, MessageKind};
-use support::Toy;
+use hightick_proto::message::{ResyncReason, ResyncRequest};
+use hightick_proto::{BitWriter, InputBatch, InputCommand, MessageKind};
+use support::{Note, Stick, Toy, stick};
 
 fn toy_match(players: u16) -> Match<Toy> {
     let config = MatchConfig {
@@ -19,15 +19,11 @@ fn toy_match(players: u16) -> Match<Toy> {
     Match::new(config, Toy::new(usize::from(players), 64, 4, 1)).unwrap()
 }
 
-fn command(tick: u32, move_x: i8) -> InputCommand {
-    InputCommand {
-        tick,
-        move_x,
-        ..InputCommand::default()
-    }
+fn command(tick: u32, move_x: i8) -> InputCommand<Stick> {
+    stick(tick, move_x, 0)
 }
 
-fn encode_batch(commands: &[InputCommand]) -> Vec<u8> {
+fn encode_batch(commands: &[InputCommand<Stick>]) -> Vec<u8> {
     let batch = InputBatch::from_commands(commands).unwrap();
     let mut buf = vec![0u8; 256];
     let mut w = BitWriter::new(&mut buf);
@@ -188,11 +184,7 @@ fn events_reach_the_recipients_the_game_chooses() {
     for _ in 0..3 {
         m.join().unwrap();
     }
-    let ev = GameEvent::RoundStart {
-        round: 1,
-        phase: RoundPhase::Buy,
-        phase_end_tick: 100,
-    };
+    let ev = Note(1);
     m.game_mut().events_to_send.push((None, ev));
     m.game_mut().events_to_send.push((Some(PlayerId(1)), ev));
     m.tick();

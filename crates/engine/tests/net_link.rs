@@ -7,15 +7,13 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use hightick_engine::events::ReliableEvent;
 use hightick_engine::replication::{ClientWorld, SnapshotReader};
 use hightick_engine::{Match, MatchConfig, PlayerId};
 use hightick_net::sim_link::{SimLink, SimLinkConfig};
 use hightick_net::{Channel, PacketConfig, PacketEndpoint};
-use hightick_proto::message::RoundPhase;
-use hightick_proto::{
-    BitReader, BitWriter, GameEvent, InputBatch, InputCommand, MessageKind, SnapshotKind,
-};
-use support::{Toy, ToyReplica, assert_converged};
+use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SnapshotKind};
+use support::{Note, Stick, Toy, ToyReplica, assert_converged, stick};
 
 const PLAYERS: u16 = 3;
 /// Ticks ahead of the server a client sends its input (about 94 ms).
@@ -102,12 +100,8 @@ impl Net {
             // Client: inputs for a tick far enough ahead to arrive in time,
             // and the three before; the packet also carries the client's acks.
             let ahead = next + INPUT_LEAD;
-            let commands: Vec<InputCommand> = (0..4u32)
-                .map(|back| InputCommand {
-                    tick: ahead - back,
-                    move_x: if (next / 100) % 2 == 0 { 2 } else { -2 },
-                    ..InputCommand::default()
-                })
+            let commands: Vec<InputCommand<Stick>> = (0..4u32)
+                .map(|back| stick(ahead - back, if (next / 100) % 2 == 0 { 2 } else { -2 }, 0))
                 .collect();
             let mut w = BitWriter::new(&mut self.message);
             MessageKind::InputBatch.encode(&mut w).unwrap();
@@ -167,10 +161,8 @@ impl Net {
                                 MessageKind::decode(&mut reader).unwrap(),
                                 MessageKind::Event
                             );
-                            match GameEvent::decode(&mut reader).unwrap() {
-                                GameEvent::RoundStart { round, .. } => r.rounds.push(round),
-                                other => panic!("unexpected event {other:?}"),
-                            }
+                            let Note(round) = Note::decode(&mut reader).unwrap();
+                            r.rounds.push(round);
                         }
                     }
                 }
@@ -189,11 +181,7 @@ fn views_converge_and_events_arrive_in_order_over_a_lossy_link() {
     for tick in 0..1200 {
         if tick % 40 == 0 {
             round += 1;
-            let event = GameEvent::RoundStart {
-                round,
-                phase: RoundPhase::Live,
-                phase_end_tick: tick + 40,
-            };
+            let event = Note(round);
             net.m.game_mut().events_to_send.push((None, event));
         }
         net.step();

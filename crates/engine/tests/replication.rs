@@ -11,11 +11,10 @@ use hightick_engine::replication::{
 };
 use hightick_engine::world::Archetype;
 use hightick_engine::{EntityId, Match, MatchConfig, PlayerId};
-use hightick_proto::InputCommand;
 use hightick_proto::message::{EntityOp, SnapshotKind};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use support::{Kind, LossyLink, Toy, ToyReplica, assert_converged, server_view};
+use support::{Kind, LossyLink, Toy, ToyReplica, assert_converged, server_view, stick};
 
 struct Session<D: ChangeDetection> {
     m: Match<Toy, D>,
@@ -71,12 +70,11 @@ impl<D: ChangeDetection> Session<D> {
     fn step(&mut self) {
         let next = self.m.tick_number() + 1;
         for p in self.players() {
-            let command = InputCommand {
-                tick: next,
-                move_x: self.rng.random_range(-3..=3),
-                move_y: self.rng.random_range(-3..=3),
-                ..InputCommand::default()
-            };
+            let command = stick(
+                next,
+                self.rng.random_range(-3..=3),
+                self.rng.random_range(-3..=3),
+            );
             self.m.receive_command(p, &command).unwrap();
         }
         let report = self.m.tick();

@@ -8,11 +8,10 @@ use hightick_engine::lag_comp::LagCompensation;
 use hightick_engine::replication::{ClientWorld, PacketFate, ValueComparison};
 use hightick_engine::tick::TickTime;
 use hightick_engine::{Match, MatchConfig, PlayerId};
-use hightick_proto::message::RoundPhase;
-use hightick_proto::{BitWriter, GameEvent, InputBatch, InputCommand, MessageKind};
+use hightick_proto::{BitWriter, InputBatch, MessageKind};
 use hightick_telemetry::alloc::{CountingAllocator, count_allocations};
 use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig, Subsystem};
-use support::{Toy, ToyReplica};
+use support::{Note, Toy, ToyReplica, stick};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -60,12 +59,8 @@ impl<D: hightick_engine::replication::ChangeDetection> Rig<D> {
         let next = self.m.tick_number() + 1;
         // Every player's input batch (newest plus three redundant copies),
         // decoded from bytes.
-        let commands = [0, 1, 2, 3].map(|back| InputCommand {
-            tick: next.saturating_sub(back),
-            move_x: (next % 5) as i8 - 2,
-            move_y: 1,
-            ..InputCommand::default()
-        });
+        let commands =
+            [0, 1, 2, 3].map(|back| stick(next.saturating_sub(back), (next % 5) as i8 - 2, 1));
         let redundant = (next as usize).min(commands.len());
         let batch = InputBatch::from_commands(&commands[..redundant]).unwrap();
         let mut w = BitWriter::new(&mut self.input_message);
@@ -77,14 +72,7 @@ impl<D: hightick_engine::replication::ChangeDetection> Rig<D> {
                 .handle_message(PlayerId(p), &self.input_message[..n])
                 .unwrap();
         }
-        self.m.game_mut().events_to_send.push((
-            None,
-            GameEvent::RoundStart {
-                round: 1,
-                phase: RoundPhase::Live,
-                phase_end_tick: next + 100,
-            },
-        ));
+        self.m.game_mut().events_to_send.push((None, Note(1)));
         match &mut self.recorder {
             Some(recorder) => {
                 let frame = recorder.begin(u64::from(next));
@@ -200,14 +188,7 @@ fn a_steady_state_tick_through_the_packet_layer_allocates_nothing() {
     let mut message = [0u8; 1500];
     let mut input = [0u8; 128];
     let mut step = |m: &mut Match<Toy>, now: Instant| {
-        m.game_mut().events_to_send.push((
-            None,
-            GameEvent::RoundStart {
-                round: 2,
-                phase: RoundPhase::Buy,
-                phase_end_tick: 9,
-            },
-        ));
+        m.game_mut().events_to_send.push((None, Note(2)));
         m.tick();
         let next = m.tick_number() + 1;
         for (p, (server, client, world)) in ends.iter_mut().enumerate() {
@@ -220,12 +201,7 @@ fn a_steady_state_tick_through_the_packet_layer_allocates_nothing() {
                     world.apply(&message[..msg.len]).unwrap();
                 }
             }
-            let batch = InputBatch::from_commands(&[InputCommand {
-                tick: next,
-                move_y: 1,
-                ..InputCommand::default()
-            }])
-            .unwrap();
+            let batch = InputBatch::from_commands(&[stick(next, 0, 1)]).unwrap();
             let mut w = BitWriter::new(&mut input);
             MessageKind::InputBatch.encode(&mut w).unwrap();
             batch.encode(&mut w).unwrap();

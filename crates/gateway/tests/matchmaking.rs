@@ -25,7 +25,7 @@ fn start_host(key: &hightick_net::Key) -> Host {
         match_linger_s: 0.5,
         ..HostConfig::default()
     };
-    Host::start(&config, key).expect("host starts")
+    Host::start::<hightick_arena::game::Arena>(&config, key).expect("host starts")
 }
 
 /// Drives ten secure-layer clients over real sockets until all are connected.

@@ -249,7 +249,7 @@ fn network_table(out: &mut String, run: &RunSummary) {
 fn bot_table(out: &mut String, run: &RunSummary) {
     let b = &run.bots;
     out.push_str("<h2>Bots</h2>\n");
-    let rows = vec![
+    let mut rows = vec![
         vec![text("bots"), num(f64::from(b.bots), 0)],
         vec![
             text("connected"),
@@ -264,8 +264,11 @@ fn bot_table(out: &mut String, run: &RunSummary) {
             text("desyncs"),
             over(num(b.desyncs as f64, 0), b.desyncs > 0),
         ],
-        vec![text("kills"), num(b.kills as f64, 0)],
-        vec![text("rounds"), num(b.rounds as f64, 0)],
+    ];
+    for (kind, n) in &b.events {
+        rows.push(vec![text(format!("events: {kind}")), num(*n as f64, 0)]);
+    }
+    rows.extend([
         vec![
             text("snapshot interval p50 ms"),
             num(b.snapshot_interval_p50_ms, 2),
@@ -274,7 +277,7 @@ fn bot_table(out: &mut String, run: &RunSummary) {
             text("snapshot interval p99 ms"),
             num(b.snapshot_interval_p99_ms, 2),
         ],
-    ];
+    ]);
     table(out, &["bots", "value"], rows);
 }
 

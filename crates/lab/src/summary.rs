@@ -160,6 +160,7 @@ pub struct DropRow {
 
 /// What the match bots saw.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredBotRow")]
 pub struct BotRow {
     /// Bots started.
     pub bots: u32,
@@ -171,14 +172,57 @@ pub struct BotRow {
     pub decode_errors: u64,
     /// Inconsistencies between what a bot received and what it knew.
     pub desyncs: u64,
-    /// Kills seen.
-    pub kills: u64,
-    /// Rounds completed.
-    pub rounds: u64,
+    /// Reliable events of each kind the game names (`kill`, `round_end`...
+    /// for the arena), over every match: an event a match sends all its
+    /// players counts once.
+    pub events: Vec<(String, u64)>,
     /// Median gap between snapshots at a bot, milliseconds.
     pub snapshot_interval_p50_ms: f64,
     /// 99th percentile gap between snapshots at a bot, milliseconds.
     pub snapshot_interval_p99_ms: f64,
+}
+
+/// A [`BotRow`] as stored, by this build or by one from before games had
+/// their own events (the arena's `kills` and `rounds` then had fields).
+#[derive(Deserialize)]
+struct StoredBotRow {
+    bots: u32,
+    connected: u32,
+    snapshots: u64,
+    decode_errors: u64,
+    desyncs: u64,
+    #[serde(default)]
+    events: Vec<(String, u64)>,
+    #[serde(default)]
+    kills: Option<u64>,
+    #[serde(default)]
+    rounds: Option<u64>,
+    snapshot_interval_p50_ms: f64,
+    snapshot_interval_p99_ms: f64,
+}
+
+impl From<StoredBotRow> for BotRow {
+    fn from(s: StoredBotRow) -> Self {
+        let mut events = s.events;
+        let legacy = [("kill", s.kills), ("round_end", s.rounds)];
+        for (kind, n) in legacy {
+            if let Some(n) = n
+                && !events.iter().any(|(k, _)| k == kind)
+            {
+                events.push((kind.to_owned(), n));
+            }
+        }
+        Self {
+            bots: s.bots,
+            connected: s.connected,
+            snapshots: s.snapshots,
+            decode_errors: s.decode_errors,
+            desyncs: s.desyncs,
+            events,
+            snapshot_interval_p50_ms: s.snapshot_interval_p50_ms,
+            snapshot_interval_p99_ms: s.snapshot_interval_p99_ms,
+        }
+    }
 }
 
 /// One sample of the run over time.
@@ -441,8 +485,9 @@ impl RunSummary {
         t.row(["snapshots".to_string(), b.snapshots.to_string()]);
         t.row(["decode errors".to_string(), marked_count(b.decode_errors)]);
         t.row(["desyncs".to_string(), marked_count(b.desyncs)]);
-        t.row(["kills".to_string(), b.kills.to_string()]);
-        t.row(["rounds".to_string(), b.rounds.to_string()]);
+        for (kind, n) in &b.events {
+            t.row([format!("events: {kind}"), n.to_string()]);
+        }
         t.row([
             "snapshot interval p50 / p99 ms".to_string(),
             format!(

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
 use crate::error::LabError;
+use hightick_engine::BotGame;
+
 use crate::load::{LoadSpec, Progress, run_load};
 use crate::summary::{GPC_HEADROOM, HostFacts, RunSummary};
 
@@ -214,13 +216,13 @@ pub enum SweepEvent<'a> {
     },
 }
 
-/// Runs the sweep, each step a fresh set of servers.
-pub fn run_sweep(
+/// Runs the sweep of game `G`, each step a fresh set of servers.
+pub fn run_sweep<G: BotGame>(
     plan: &SweepPlan,
     budgets: &BudgetBook,
     watch: &mut dyn FnMut(SweepEvent<'_>),
 ) -> Result<SweepReport, LabError> {
-    let scenario = plan.base.validate()?;
+    let run = plan.base.validate::<G>()?;
     let plaza_rates = plaza_rates(&plan.plaza_rates)?;
     let counts = plan.steps.counts();
     let cores_available = crate::load::cores_for(&plan.base);
@@ -228,8 +230,8 @@ pub fn run_sweep(
     let mut report = SweepReport {
         title: format!("hightick lab sweep: {}", plan.base.mode),
         mode: plan.base.mode.clone(),
-        tick_rate_hz: scenario.match_config.tick_rate_hz,
-        players_per_match: u32::from(scenario.players),
+        tick_rate_hz: run.config.tick_rate_hz,
+        players_per_match: u32::from(run.mode.players),
         step_duration_s: plan.base.duration.as_secs_f64(),
         warmup_s: plan.base.warmup.as_secs_f64(),
         instances: plan.base.instances,
@@ -256,7 +258,7 @@ pub fn run_sweep(
             ..plan.base.clone()
         };
         let step = settle_step(plan.retries, |attempt| {
-            let summary = run_load(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
+            let summary = run_load::<G>(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
             let step = judge_step(summary, cores_available);
             let label = match attempt {
                 1 => label.clone(),
@@ -292,7 +294,7 @@ pub fn run_sweep(
             matches: 1,
             ..plan.base.clone()
         };
-        let summary = run_load(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
+        let summary = run_load::<G>(&spec, budgets, &mut |p| watch(SweepEvent::Progress(p)))?;
         let within_budget = summary.within_budget;
         watch(SweepEvent::Finished {
             label,

@@ -1,4 +1,5 @@
-//! Codec figures: the input batch a client sends every tick and the entity
+//! Codec figures: the input batch envelope a client sends every tick (around a
+//! 32-bit payload that changes every tick) and the entity
 //! records a snapshot carries.
 //!
 //! `cargo bench -p hightick-proto --bench codec`
@@ -6,8 +7,7 @@
 use std::hint::black_box;
 
 use hightick_proto::message::{
-    Buttons, EntityRecordHeader, read_entity_record_header, write_end_of_records,
-    write_entity_record_header,
+    EntityRecordHeader, read_entity_record_header, write_end_of_records, write_entity_record_header,
 };
 use hightick_proto::quantize::PositionQuantizer;
 use hightick_proto::{
@@ -17,34 +17,29 @@ use hightick_telemetry::bench::{figure, measure};
 
 const RECORDS: u16 = 100;
 
-fn input_batch() -> InputBatch {
+fn input_batch() -> InputBatch<u32> {
     let mut batch = InputBatch::new();
     for back in 0..4u32 {
         batch
-            .push(InputCommand {
-                tick: 52_000 - back,
-                move_x: 127,
-                move_y: if back == 3 { 0 } else { 127 },
-                yaw: 1.0 + 0.01 * back as f32,
-                pitch: -0.05,
-                buttons: Buttons::FIRE,
-                weapon_slot: 1,
-                aim_tick: 51_994 - back,
-            })
+            .push(InputCommand::new(
+                52_000 - back,
+                51_994 - back,
+                0x00C0_FFEE ^ back,
+            ))
             .unwrap();
     }
     batch
 }
 
 /// Encodes and decodes one input batch; returns the payload size in bytes.
-fn input_batch_round_trip(batch: &InputBatch, buf: &mut [u8]) -> usize {
+fn input_batch_round_trip(batch: &InputBatch<u32>, buf: &mut [u8]) -> usize {
     let mut w = BitWriter::new(buf);
     MessageKind::InputBatch.encode(&mut w).unwrap();
     batch.encode(&mut w).unwrap();
     let len = w.finish();
     let mut r = BitReader::new(&buf[..len]);
     MessageKind::decode(&mut r).unwrap();
-    black_box(InputBatch::decode(&mut r).unwrap());
+    black_box(InputBatch::<u32>::decode(&mut r).unwrap());
     len
 }
 

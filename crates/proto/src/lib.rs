@@ -12,15 +12,16 @@
 //! - [`quantize`]: positions at a fixed precision over a world bound, angles in
 //!   16 bits, octahedral unit vectors and ranged floats, each with a stated
 //!   maximum error.
-//! - [`message`]: what a match exchanges: the client's [`InputBatch`] (the newest
-//!   input plus the last few, delta-coded), snapshot framing
-//!   ([`SnapshotHeader`], [`EntityRecordHeader`], the end marker), reliable
-//!   [`GameEvent`]s and [`ResyncRequest`], behind a [`MessageKind`] tag. Every
-//!   decoder validates every field.
+//! - [`message`]: the engine's own messages: the client's [`InputBatch`] (the
+//!   envelope of the newest input plus the last few, delta-coded, around the
+//!   game's [`InputPayload`]), snapshot framing ([`SnapshotHeader`],
+//!   [`EntityRecordHeader`], the end marker) and [`ResyncRequest`], behind a
+//!   [`MessageKind`] tag. Every decoder validates every field.
 //!
 //! What it is not: it knows no sockets, sequence numbers, acks or encryption
-//! (that is `hightick-net`), and no game fields: a snapshot's group payloads
-//! are written by the game between the record headers this crate frames.
+//! (that is `hightick-net`), and no game's vocabulary: a snapshot's group
+//! payloads, an input's payload and the reliable events are written by the
+//! game (teams, rounds and weapons are the arena's).
 //!
 //! Bits are packed LSB-first. Encoders are all-or-nothing: on error the writer
 //! is back where it started.
@@ -69,7 +70,7 @@ mod writer;
 pub use bits::{BitMark, bits_required, unzigzag, varint_bits, zigzag};
 pub use error::ProtoError;
 pub use message::{
-    EntityId, EntityOp, EntityRecordHeader, GameEvent, InputBatch, InputCommand, MessageKind,
+    EntityId, EntityOp, EntityRecordHeader, InputBatch, InputCommand, InputPayload, MessageKind,
     ResyncRequest, SnapshotHeader, SnapshotKind,
 };
 pub use reader::BitReader;
@@ -78,4 +79,4 @@ pub use writer::BitWriter;
 /// The netcode.io protocol id of hightick's game protocol (this wire format's
 /// version): servers drop connect requests and tokens made for any other id.
 /// Change it whenever a message layout changes incompatibly.
-pub const PROTOCOL_ID: u64 = 0x4854_4943_4b00_0002;
+pub const PROTOCOL_ID: u64 = 0x4854_4943_4b00_0003;

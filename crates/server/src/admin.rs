@@ -8,9 +8,10 @@
 //! - `GET /v1/matches`: every hosted match ([`MatchInfo`], its tick rate
 //!   among the fields)
 //! - `POST /v1/matches`: [`CreateMatch`] -> `201` [`MatchInfo`] with the
-//!   address clients connect to and the match's tick rate (the preset's, or
-//!   `tick_rate_hz` from the request, 1 to 256); `400` for a bad body (the
-//!   error names the field), `409` for a client
+//!   address clients connect to and the match's tick rate (the mode's, or
+//!   `tick_rate_hz` from the request, 1 to 256); `400` for a bad body, an
+//!   unknown mode or a setting the game refuses (the error names the
+//!   field), `409` for a client
 //!   already seated, `503` while draining or full
 //! - `GET /v1/stats`: [`HostStats`]; `POST /v1/stats/reset` starts a new
 //!   measuring window (after a warm-up).
@@ -31,7 +32,7 @@ use axum::extract::{Json, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hightick_arena::scenario::Scenario;
+use hightick_engine::mode::{Mode, TICK_RATES_HZ};
 use hightick_telemetry::prometheus;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -39,7 +40,6 @@ use tokio::sync::oneshot;
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
 use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint, process_cpu_seconds};
-use crate::tick_rate;
 use crate::worker::{WorkerCommand, WorkerReport};
 
 /// Longest a worker may take to answer the admin side.
@@ -58,6 +58,9 @@ pub(crate) struct WorkerHandle {
 /// Shared by every admin request.
 #[derive(Debug)]
 pub(crate) struct AdminState {
+    /// The game's name and modes (what create-match may name).
+    pub game: &'static str,
+    pub modes: &'static [Mode],
     pub workers: Vec<WorkerHandle>,
     pub next_match_id: AtomicU64,
     pub draining: AtomicBool,
@@ -179,30 +182,28 @@ async fn create_match(
     if state.draining.load(Ordering::SeqCst) {
         return error(StatusCode::SERVICE_UNAVAILABLE, "draining: no new matches");
     }
-    let Some(mut scenario) = Scenario::by_name(&request.mode) else {
+    let Some(mode) = state.modes.iter().find(|m| m.name == request.mode) else {
+        let known: Vec<&str> = state.modes.iter().map(|m| m.name).collect();
         let message = format!(
-            "mode: unknown `{}` (known: {})",
+            "mode: unknown `{}` for {} (known: {})",
             request.mode,
-            Scenario::NAMES
+            state.game,
+            known.join(", ")
         );
         return error(StatusCode::BAD_REQUEST, &message);
     };
-    if let Some(map) = &request.map {
-        scenario.arena.map = map.clone();
-    }
-    // The rate first: the rules' seconds are converted to ticks at it.
-    if let Some(rate) = request.tick_rate_hz
-        && let Err(message) = tick_rate::at_rate(&mut scenario, rate)
-    {
+    let tick_rate_hz = request.tick_rate_hz.unwrap_or(mode.tick_rate_hz);
+    if !TICK_RATES_HZ.contains(&tick_rate_hz) {
+        let message = format!(
+            "tick_rate_hz: must be between {} and {} (got {tick_rate_hz})",
+            TICK_RATES_HZ.start(),
+            TICK_RATES_HZ.end()
+        );
         return error(StatusCode::BAD_REQUEST, &message);
     }
-    if let Err(message) = apply_rules(&request, &mut scenario) {
-        return error(StatusCode::BAD_REQUEST, &message);
-    }
-    if request.roster.is_empty()
-        || request.roster.len() > usize::from(scenario.players).min(MAX_ROSTER)
+    if request.roster.is_empty() || request.roster.len() > usize::from(mode.players).min(MAX_ROSTER)
     {
-        let message = format!("roster: must hold 1 to {} client ids", scenario.players);
+        let message = format!("roster: must hold 1 to {} client ids", mode.players);
         return error(StatusCode::BAD_REQUEST, &message);
     }
     let mut unique = request.roster.clone();
@@ -228,7 +229,9 @@ async fn create_match(
     let (reply, answer) = oneshot::channel();
     let command = WorkerCommand::Create {
         id,
-        scenario: Box::new(scenario),
+        mode,
+        settings: serde_json::Value::Object(request.settings),
+        tick_rate_hz,
         roster: request.roster,
         seed,
         reply,
@@ -251,31 +254,6 @@ async fn create_match(
         Ok(Ok(Err(reason))) => error(StatusCode::BAD_REQUEST, &reason),
         _ => error(StatusCode::SERVICE_UNAVAILABLE, "worker did not answer"),
     }
-}
-
-/// The request's rule overrides, checked.
-fn apply_rules(request: &CreateMatch, scenario: &mut Scenario) -> Result<(), String> {
-    let rate = f64::from(scenario.match_config.tick_rate_hz);
-    let seconds = |field: &str, value: f64, low: f64, high: f64| {
-        if (low..=high).contains(&value) {
-            Ok((value * rate).round() as u32)
-        } else {
-            Err(format!("{field}: must be between {low} and {high} seconds"))
-        }
-    };
-    if let Some(rounds) = request.rounds_to_win {
-        if !(1..=30).contains(&rounds) {
-            return Err("rounds_to_win: must be between 1 and 30".to_owned());
-        }
-        scenario.arena.rounds_to_win = rounds;
-    }
-    if let Some(s) = request.buy_seconds {
-        scenario.arena.buy_ticks = seconds("buy_seconds", s, 0.1, 600.0)?;
-    }
-    if let Some(s) = request.combat_seconds {
-        scenario.arena.combat_ticks = seconds("combat_seconds", s, 1.0, 3600.0)?;
-    }
-    Ok(())
 }
 
 /// Everything `/v1/stats` shows.

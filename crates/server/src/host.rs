@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use hightick_engine::mode::HostedGame;
 use hightick_net::{Key, ServerConfig};
 use hightick_telemetry::Budgets;
 use tokio::sync::oneshot;
@@ -45,13 +46,17 @@ pub struct Host {
 }
 
 impl Host {
-    /// Binds every socket and starts every thread. Signals are left alone
-    /// (see [`serve`] for SIGTERM handling).
-    pub fn start(config: &HostConfig, key: &Key) -> Result<Self, ServerError> {
-        Self::start_inner(config, key, false)
+    /// Binds every socket and starts every thread, hosting matches of game
+    /// `G`. Signals are left alone (see [`serve`] for SIGTERM handling).
+    pub fn start<G: HostedGame>(config: &HostConfig, key: &Key) -> Result<Self, ServerError> {
+        Self::start_inner::<G>(config, key, false)
     }
 
-    fn start_inner(config: &HostConfig, key: &Key, signals: bool) -> Result<Self, ServerError> {
+    fn start_inner<G: HostedGame>(
+        config: &HostConfig,
+        key: &Key,
+        signals: bool,
+    ) -> Result<Self, ServerError> {
         config.validate()?;
         let budgets = Arc::new(match &config.budgets {
             Some(path) => Budgets::load(path)?,
@@ -123,6 +128,8 @@ impl Host {
         listener.set_nonblocking(true)?;
         let admin_address = listener.local_addr()?;
         let state = Arc::new(AdminState {
+            game: G::NAME,
+            modes: G::modes(),
             workers: handles,
             next_match_id: AtomicU64::new(1),
             draining: AtomicBool::new(false),
@@ -135,7 +142,7 @@ impl Host {
         let mut workers = Vec::with_capacity(count);
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
-            let worker = Worker::new(setup)?;
+            let worker = Worker::<G>::new(setup)?;
             workers.push(
                 std::thread::Builder::new()
                     .name(name)
@@ -204,15 +211,15 @@ impl Host {
     }
 }
 
-/// Runs a host until SIGTERM or SIGINT, then drains it (a second signal
-/// ends running matches at once) and returns when everything is closed.
-/// `started` is told the host's addresses once it listens.
-pub fn serve(
+/// Runs a host of game `G` until SIGTERM or SIGINT, then drains it (a
+/// second signal ends running matches at once) and returns when everything
+/// is closed. `started` is told the host's addresses once it listens.
+pub fn serve<G: HostedGame>(
     config: &HostConfig,
     key: &Key,
     started: impl FnOnce(&Host),
 ) -> Result<(), ServerError> {
-    let host = Host::start_inner(config, key, true)?;
+    let host = Host::start_inner::<G>(config, key, true)?;
     started(&host);
     host.wait();
     Ok(())

@@ -1,12 +1,13 @@
-//! [`HostedMatch`]: one arena match on a worker — the engine's [`Match`], its
-//! frame recorder, its seats (which client holds which player) and its
-//! schedule.
+//! [`HostedMatch`]: one match of a game on a worker — the engine's
+//! [`Match`], its frame recorder, its seats (which client holds which
+//! player) and its schedule — and [`ResultLine`], the game's result report
+//! as the results file holds it.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use hightick_arena::game::{Arena, MatchRecord, Phase};
-use hightick_arena::scenario::Scenario;
+use hightick_engine::mode::{HostedGame, Mode, Outcome};
 use hightick_engine::{Match, PlayerId};
 use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig};
 use serde::Serialize;
@@ -29,11 +30,11 @@ pub(crate) struct Seat {
 
 /// One match on a worker.
 #[derive(Debug)]
-pub(crate) struct HostedMatch {
+pub(crate) struct HostedMatch<G: HostedGame> {
     pub id: u64,
     pub mode: &'static str,
     pub map: String,
-    pub game: Match<Arena>,
+    pub game: Match<G>,
     /// Its frame telemetry (moved out while a tick runs).
     pub recorder: Option<FrameRecorder>,
     pub seats: Vec<Seat>,
@@ -51,18 +52,22 @@ pub(crate) struct HostedMatch {
     pub finished_at: Option<Instant>,
 }
 
-/// A finished (or abandoned) match, as written to the results file.
+/// A finished (or abandoned) match, as written to the results file: the
+/// game's report (its result hook) with each player's client id.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ResultLine {
     pub match_id: u64,
+    pub game: &'static str,
     pub mode: String,
     pub map: String,
     pub ticks: u32,
     /// `finished`, or `abandoned` when a drain timed out first.
     pub outcome: &'static str,
-    pub winner: Option<&'static str>,
-    pub score: [u16; 2],
-    pub rounds: u16,
+    /// The winning team or player as the game names it; `None`: a draw or
+    /// abandoned.
+    pub winner: Option<String>,
+    /// The game's match-wide figures (`rounds`...).
+    pub summary: BTreeMap<&'static str, i64>,
     pub players: Vec<PlayerLine>,
 }
 
@@ -70,27 +75,30 @@ pub(crate) struct ResultLine {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PlayerLine {
     pub client_id: u64,
-    pub team: &'static str,
-    pub kills: u32,
-    pub deaths: u32,
+    pub team: u8,
+    pub outcome: Outcome,
+    pub score: i64,
+    /// The game's counters for the player (`kills`, `deaths`...).
+    pub stats: BTreeMap<&'static str, i64>,
 }
 
-impl HostedMatch {
-    /// A match of `scenario` seating `roster`, in phase group `phase`, first
-    /// tick due at `first_deadline`.
+impl<G: HostedGame> HostedMatch<G> {
+    /// A match of `mode` with `settings` at `rate_hz` seating `roster`, in
+    /// phase group `phase`, first tick due at `first_deadline`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: u64,
-        scenario: &Scenario,
+        mode: &'static Mode,
+        settings: &G::Settings,
+        rate_hz: u32,
         roster: &[u64],
         seed: u64,
         budget: ModeBudget,
         phase: Membership,
         first_deadline: Instant,
     ) -> Result<Self, String> {
-        let arena = Arena::new(scenario.arena.clone(), &scenario.match_config, seed)
-            .map_err(|e| e.to_string())?;
-        let mut game =
-            Match::new(scenario.match_config.clone(), arena).map_err(|e| e.to_string())?;
+        let (config, state) = G::create(mode, settings, rate_hz, seed)?;
+        let mut game = Match::new(config, state).map_err(|e| e.to_string())?;
         let mut seats = Vec::with_capacity(roster.len());
         for &client_id in roster {
             let player = game.join().map_err(|e| e.to_string())?;
@@ -101,7 +109,7 @@ impl HostedMatch {
                 connects: 0,
             });
         }
-        let rate = scenario.match_config.tick_rate_hz;
+        let rate = game.config().tick_rate_hz;
         let recorder = FrameRecorder::new(
             RecorderConfig {
                 tick_rate_hz: f64::from(rate),
@@ -112,8 +120,8 @@ impl HostedMatch {
         .map_err(|e| e.to_string())?;
         Ok(Self {
             id,
-            mode: scenario.name,
-            map: scenario.arena.map.clone(),
+            mode: mode.name,
+            map: G::map_name(mode, settings),
             game,
             recorder: Some(recorder),
             seats,
@@ -160,7 +168,7 @@ impl HostedMatch {
 
     /// What `GET /v1/matches` shows of it.
     pub fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
-        let clock = self.game.game().clock();
+        let status = self.game.game().status();
         let inputs = self
             .seats
             .iter()
@@ -175,6 +183,7 @@ impl HostedMatch {
             });
         MatchInfo {
             id: self.id,
+            game: G::NAME.to_owned(),
             mode: self.mode.to_owned(),
             map: self.map.clone(),
             address,
@@ -183,9 +192,9 @@ impl HostedMatch {
             tick: self.game.tick_number(),
             players: self.seats.len(),
             connected: self.connected(),
-            phase: phase_name(clock.phase).to_owned(),
-            round: clock.round,
-            score: clock.score,
+            phase: status.phase.to_owned(),
+            round: status.round,
+            score: status.score,
             finished: self.finished_at.is_some(),
             inputs_accepted: inputs[0],
             inputs_late: inputs[1],
@@ -199,55 +208,56 @@ impl HostedMatch {
         }
     }
 
-    /// The results-file line of the match as it stands.
+    /// The results-file line of the match as it stands: the game's report
+    /// of its result (or of the stats so far, when abandoned), with each
+    /// seat's client id.
     pub fn result_line(&self) -> ResultLine {
-        let record: Option<MatchRecord> = self.game.result();
-        let clock = self.game.game().clock();
-        let players = self
-            .seats
-            .iter()
-            .map(|seat| {
-                let fighter = self.game.game().fighter(seat.player);
-                PlayerLine {
-                    client_id: seat.client_id,
-                    team: fighter.map_or("none", |f| f.team.name()),
-                    kills: fighter.map_or(0, |f| f.kills),
-                    deaths: fighter.map_or(0, |f| f.deaths),
-                }
-            })
-            .collect();
+        let result = self.game.result();
+        let players: Vec<PlayerId> = self.seats.iter().map(|s| s.player).collect();
+        let report = self.game.game().report(result.as_ref(), &players);
+        let client_of = |player: PlayerId| {
+            self.seats
+                .iter()
+                .find(|s| s.player == player)
+                .map_or(0, |s| s.client_id)
+        };
         ResultLine {
             match_id: self.id,
+            game: G::NAME,
             mode: self.mode.to_owned(),
             map: self.map.clone(),
             ticks: self.game.tick_number(),
-            outcome: if record.is_some() {
+            outcome: if result.is_some() {
                 "finished"
             } else {
                 "abandoned"
             },
-            winner: record.as_ref().map(|r| r.winner.name()),
-            score: clock.score,
-            rounds: clock.round,
-            players,
+            winner: report.winner,
+            summary: report.summary.into_iter().collect(),
+            players: report
+                .players
+                .into_iter()
+                .map(|p| PlayerLine {
+                    client_id: client_of(p.player),
+                    team: p.team,
+                    outcome: p.outcome,
+                    score: p.score,
+                    stats: p.stats.into_iter().collect(),
+                })
+                .collect(),
         }
-    }
-}
-
-/// The API name of a round phase.
-pub(crate) fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Waiting => "waiting",
-        Phase::Buy => "buy",
-        Phase::Combat => "combat",
-        Phase::RoundEnd => "round_end",
-        Phase::MatchOver => "match_over",
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hightick_arena::game::Arena;
+    use hightick_arena::hosting::ArenaSettings;
+
+    fn mode(name: &str) -> &'static Mode {
+        Arena::mode(name).unwrap()
+    }
 
     const ALONE: Membership = Membership {
         group: 0,
@@ -256,11 +266,12 @@ mod tests {
 
     #[test]
     fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
-        let scenario = Scenario::five_v_five();
         let start = Instant::now();
-        let mut m = HostedMatch::new(
+        let mut m = HostedMatch::<Arena>::new(
             1,
-            &scenario,
+            mode("5v5"),
+            &ArenaSettings::default(),
+            128,
             &[1, 2],
             7,
             ModeBudget::unlimited(),
@@ -294,11 +305,19 @@ mod tests {
 
     #[test]
     fn a_match_at_its_own_rate_ticks_at_its_own_period() {
-        let mut scenario = Scenario::plaza100(128);
-        crate::tick_rate::at_rate(&mut scenario, 64).unwrap();
         let start = Instant::now();
-        let mut m =
-            HostedMatch::new(1, &scenario, &[1], 7, ModeBudget::unlimited(), ALONE, start).unwrap();
+        let mut m = HostedMatch::<Arena>::new(
+            1,
+            mode("plaza100"),
+            &ArenaSettings::default(),
+            64,
+            &[1],
+            7,
+            ModeBudget::unlimited(),
+            ALONE,
+            start,
+        )
+        .unwrap();
         assert_eq!(m.period, Duration::from_nanos(15_625_000));
         assert_eq!(m.mode, "plaza100");
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).tick_rate_hz, 64);

@@ -1,5 +1,8 @@
-//! hightick-server: the host process. It runs many arena matches per
-//! process over encrypted UDP and shows what they cost.
+//! hightick-server: the host process. It runs many matches of a game per
+//! process over encrypted UDP and shows what they cost. It is generic over
+//! the game (`G: hightick_engine::HostedGame`): the game registers its
+//! modes, reads its own match settings and reports its results through its
+//! result hook; the host knows none of its rules.
 //!
 //! What it is for:
 //! - **Workers** ([`worker`](crate::worker) module docs): one thread per core
@@ -11,7 +14,7 @@
 //!   module docs); a worker
 //!   sleeps until the next deadline (reduced timer slack, no busy spin) and
 //!   counts ticks that start late or overrun the period. Each match ticks
-//!   at its own rate (its preset's, or the request's `tick_rate_hz`).
+//!   at its own rate (its mode's, or the request's `tick_rate_hz`).
 //! - **Telemetry**: every match-tick is one frame of a
 //!   `hightick_telemetry::FrameRecorder` (receive, game subsystems, packet
 //!   build and send), judged against the budgets file.
@@ -20,13 +23,15 @@
 //!   `/v1/timeline`.
 //! - **Drain**: on SIGTERM ([`serve`]) or [`Host::drain`] no match is
 //!   created any more; running ones finish (or are ended at the drain
-//!   timeout), their clients are told, their results are written whole.
+//!   timeout), their clients are told, their results (the game's report,
+//!   one JSON line each) are written whole.
 //!
 //! What it is not: it does not mint connect tokens (the gateway, or
 //! whoever holds the shared key, does), keep accounts, or run bots.
 //!
 //! ```
 //! use std::time::Duration;
+//! use hightick_arena::game::Arena;
 //! use hightick_net::Key;
 //! use hightick_server::{Host, HostConfig};
 //!
@@ -36,7 +41,7 @@
 //!     workers: 1,
 //!     ..HostConfig::default()
 //! };
-//! let host = Host::start(&config, &Key::generate(&mut rand::rng()))?;
+//! let host = Host::start::<Arena>(&config, &Key::generate(&mut rand::rng()))?;
 //! assert_eq!(host.game_addresses().len(), 1);
 //! println!("admin API on http://{}", host.admin_address());
 //! host.drain(Duration::ZERO);

@@ -5,34 +5,26 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 
-/// `POST /v1/matches` body.
+/// `POST /v1/matches` body: the host's fields, and the game's own settings
+/// beside them (`map`, `rounds_to_win`... for the arena), which the game
+/// reads and checks (an unknown field is refused by name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CreateMatch {
-    /// Scenario preset: `5v5`, `plaza100` or `plaza100_30hz`.
+    /// One of the game's modes (`5v5`, `plaza100`... for the arena).
     pub mode: String,
-    /// Map override (default: the preset's map).
-    #[serde(default)]
-    pub map: Option<String>,
     /// The client ids (from their connect tokens) of the players, in seat order.
     pub roster: Vec<u64>,
     /// Seed of the match's randomness (default: drawn).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// Rounds a team must win (default: the preset's), 1 to 30.
-    #[serde(default)]
-    pub rounds_to_win: Option<u16>,
-    /// Seconds of the buy phase (default: the preset's), 0.1 to 600.
-    #[serde(default)]
-    pub buy_seconds: Option<f64>,
-    /// Seconds of the combat phase (default: the preset's), 1 to 3600.
-    #[serde(default)]
-    pub combat_seconds: Option<f64>,
-    /// Simulation rate in Hz (default: the preset's), 1 to 256. The match's
+    /// Simulation rate in Hz (default: the mode's), 1 to 256. The match's
     /// tick period, phase stagger, late-tick accounting and its tick-counted
-    /// rules (phase lengths) follow it; its per-tick budgets stay the mode's.
-    #[serde(default)]
+    /// rules follow it; its per-tick budgets stay the mode's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick_rate_hz: Option<u32>,
+    /// The game's settings for this match (every other field of the body).
+    #[serde(flatten)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CreateMatch {
@@ -40,14 +32,17 @@ impl CreateMatch {
     pub fn new(mode: &str, roster: Vec<u64>) -> Self {
         Self {
             mode: mode.to_owned(),
-            map: None,
             roster,
             seed: None,
-            rounds_to_win: None,
-            buy_seconds: None,
-            combat_seconds: None,
             tick_rate_hz: None,
+            settings: serde_json::Map::new(),
         }
+    }
+
+    /// Sets one of the game's settings (`map`, `rounds_to_win`...).
+    pub fn with(mut self, setting: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.settings.insert(setting.to_owned(), value.into());
+        self
     }
 }
 
@@ -56,9 +51,12 @@ impl CreateMatch {
 pub struct MatchInfo {
     /// Host-wide match id.
     pub id: u64,
-    /// Scenario preset.
+    /// The game (`arena`, `tag`).
+    #[serde(default)]
+    pub game: String,
+    /// The game's mode.
     pub mode: String,
-    /// Map.
+    /// The map or preset it plays on.
     pub map: String,
     /// The address clients connect to (goes in their tokens).
     pub address: SocketAddr,
@@ -72,12 +70,12 @@ pub struct MatchInfo {
     pub players: usize,
     /// Seats whose client is connected now.
     pub connected: usize,
-    /// Round phase (`waiting`, `buy`, `combat`, `round_end`, `match_over`).
+    /// The game's phase (`waiting`, `buy`, `combat`... for the arena).
     pub phase: String,
-    /// Round number.
-    pub round: u16,
-    /// Rounds won per team.
-    pub score: [u16; 2],
+    /// Round, lap or wave number (0 when the game has none).
+    pub round: u32,
+    /// Scores per team or per player, as the game counts them.
+    pub score: Vec<i64>,
     /// Whether a result is in.
     pub finished: bool,
     /// Input commands stored for simulation, all seats.
@@ -250,9 +248,16 @@ mod tests {
     }
 
     #[test]
-    fn create_match_rejects_unknown_fields() {
-        let err = serde_json::from_str::<CreateMatch>(r#"{"mode":"5v5","roster":[1],"colour":2}"#)
-            .unwrap_err();
-        assert!(err.to_string().contains("colour"));
+    fn the_games_settings_ride_beside_the_hosts_fields() {
+        let request: CreateMatch =
+            serde_json::from_str(r#"{"mode":"5v5","roster":[1],"seed":3,"map":"plaza"}"#).unwrap();
+        assert_eq!(request.seed, Some(3));
+        assert_eq!(
+            request.settings.get("map"),
+            Some(&serde_json::json!("plaza"))
+        );
+        let again = CreateMatch::new("5v5", vec![1]).with("map", "plaza");
+        let text = serde_json::to_string(&again).unwrap();
+        assert_eq!(text, r#"{"mode":"5v5","roster":[1],"map":"plaza"}"#);
     }
 }

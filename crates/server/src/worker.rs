@@ -24,8 +24,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use hightick_arena::scenario::Scenario;
 use hightick_engine::PlayerId;
+use hightick_engine::mode::{HostedGame, Mode};
 use hightick_net::{Server, ServerConfig, ServerEvent};
 use hightick_telemetry::{BudgetTarget, Budgets, FrameStats, ModeBudget, Subsystem};
 use tokio::sync::oneshot;
@@ -59,9 +59,13 @@ const MESSAGE_BYTES: usize = 1500;
 /// What the admin side asks of a worker.
 #[derive(Debug)]
 pub(crate) enum WorkerCommand {
+    /// A match of `mode` at `tick_rate_hz`, with the game's `settings`
+    /// (JSON, read by the game on the worker).
     Create {
         id: u64,
-        scenario: Box<Scenario>,
+        mode: &'static Mode,
+        settings: serde_json::Value,
+        tick_rate_hz: u32,
         roster: Vec<u64>,
         seed: u64,
         reply: oneshot::Sender<Result<MatchInfo, String>>,
@@ -138,13 +142,13 @@ pub(crate) struct WorkerSetup {
     pub load: Arc<WorkerLoad>,
 }
 
-/// A worker's state. See the [module docs](self).
-pub(crate) struct Worker {
+/// A worker's state, hosting matches of game `G`. See the [module docs](self).
+pub(crate) struct Worker<G: HostedGame> {
     index: usize,
     socket: UdpSocket,
     address: SocketAddr,
     net: Server,
-    matches: Vec<HostedMatch>,
+    matches: Vec<HostedMatch<G>>,
     max_matches: usize,
     /// Which matches share a deadline, and where in the period each group ticks.
     phases: PhasePlan,
@@ -171,7 +175,7 @@ pub(crate) struct Worker {
     pin_to: Option<usize>,
 }
 
-impl std::fmt::Debug for Worker {
+impl<G: HostedGame> std::fmt::Debug for Worker<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Worker")
             .field("index", &self.index)
@@ -187,7 +191,7 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-impl Worker {
+impl<G: HostedGame> Worker<G> {
     pub fn new(setup: WorkerSetup) -> Result<Self, hightick_net::NetError> {
         let now = Instant::now();
         let slots = setup.net.max_clients;
@@ -298,12 +302,19 @@ impl Worker {
         match command {
             WorkerCommand::Create {
                 id,
-                scenario,
+                mode,
+                settings,
+                tick_rate_hz,
                 roster,
                 seed,
                 reply,
             } => {
-                let _ = reply.send(self.create(id, &scenario, &roster, seed));
+                let created = serde_path_to_error::deserialize::<_, G::Settings>(settings)
+                    .map_err(|e| format!("{}: {}", e.path(), e.inner()))
+                    .and_then(|settings| {
+                        self.create(id, mode, &settings, tick_rate_hz, &roster, seed)
+                    });
+                let _ = reply.send(created);
             }
             WorkerCommand::Report { reply } => {
                 let _ = reply.send(self.report());
@@ -328,7 +339,9 @@ impl Worker {
     fn create(
         &mut self,
         id: u64,
-        scenario: &Scenario,
+        mode: &'static Mode,
+        settings: &G::Settings,
+        tick_rate_hz: u32,
         roster: &[u64],
         seed: u64,
     ) -> Result<MatchInfo, String> {
@@ -349,18 +362,29 @@ impl Worker {
         }
         let budget = self
             .budgets
-            .mode(scenario.name)
+            .mode(mode.name)
             .cloned()
             .unwrap_or_else(|_| ModeBudget::unlimited());
         // The match's own rate: its phase is a share of its own period; what
         // it counts for in its phase group is its budgeted mean tick.
-        let period = crate::tick_rate::period(scenario.match_config.tick_rate_hz);
+        let period = crate::tick_rate::period(tick_rate_hz);
         let cost = budget
             .get(BudgetTarget::Tick)
             .mean_ns
             .map(Duration::from_nanos);
         let (phase, first) = self.phases.join(period, cost, Instant::now());
-        let hosted = match HostedMatch::new(id, scenario, roster, seed, budget, phase, first) {
+        let hosted = HostedMatch::new(
+            id,
+            mode,
+            settings,
+            tick_rate_hz,
+            roster,
+            seed,
+            budget,
+            phase,
+            first,
+        );
+        let hosted = match hosted {
             Ok(hosted) => hosted,
             Err(e) => {
                 self.phases.leave(phase);

@@ -62,6 +62,21 @@ fn matches_are_created_joined_counted_and_drained() {
     );
     assert_eq!(status, 400);
     assert!(body.contains("extra"), "{body}");
+    // The game's own settings are the game's to check.
+    let (status, body) = post(
+        admin,
+        "/v1/matches",
+        r#"{"mode":"5v5","roster":[1],"rounds_to_win":99}"#,
+    );
+    assert_eq!(status, 400);
+    assert!(body.contains("rounds_to_win"), "{body}");
+    let (status, body) = post(
+        admin,
+        "/v1/matches",
+        r#"{"mode":"5v5","roster":[1],"tick_rate_hz":999}"#,
+    );
+    assert_eq!(status, 400);
+    assert!(body.contains("tick_rate_hz"), "{body}");
     let (status, _) = post(admin, "/v1/matches", "{not json");
     assert_eq!(status, 400);
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use hightick_arena::game::Arena;
 use hightick_net::Key;
 use hightick_server::{CreateMatch, HostStats, TimelinePoint};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig};
@@ -34,11 +35,11 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
     let mut fleets = Vec::new();
     for m in 0..MATCHES {
         let roster: Vec<u64> = (1..=10).map(|p| 1000 * (m + 1) + p).collect();
-        let mut request = CreateMatch::new("5v5", roster.clone());
-        request.buy_seconds = Some(1.0);
-        request.combat_seconds = Some(20.0);
+        let mut request = CreateMatch::new("5v5", roster.clone())
+            .with("buy_seconds", 1.0)
+            .with("combat_seconds", 20.0)
+            .with("rounds_to_win", 30);
         request.seed = Some(7 + m);
-        request.rounds_to_win = Some(30);
         let info = create_match(admin, &serde_json::to_string(&request).unwrap());
         let targets: Vec<BotTarget> = roster
             .iter()
@@ -52,7 +53,8 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
             ..FleetConfig::default()
         };
         fleets.push(
-            Fleet::launch(&targets, &config, Arc::new(AtomicBool::new(false))).expect("fleet"),
+            Fleet::launch::<Arena>(&targets, &config, Arc::new(AtomicBool::new(false)))
+                .expect("fleet"),
         );
     }
 
@@ -61,7 +63,8 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
     loop {
         let done = fleets.iter().all(|f| {
             let c = f.live();
-            c.kills() > 0 && c.round_ends() > 0
+            let kinds = f.event_kinds();
+            c.events_named(kinds, "kill") > 0 && c.events_named(kinds, "round_end") > 0
         });
         if done {
             break;
@@ -71,7 +74,13 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
             "no rounds with kills in every match: {:?}",
             fleets
                 .iter()
-                .map(|f| (f.live().kills(), f.live().round_ends()))
+                .map(|f| {
+                    let (c, kinds) = (f.live(), f.event_kinds());
+                    (
+                        c.events_named(kinds, "kill"),
+                        c.events_named(kinds, "round_end"),
+                    )
+                })
                 .collect::<Vec<_>>()
         );
         std::thread::sleep(Duration::from_millis(250));
@@ -122,7 +131,10 @@ fn two_matches_of_bots_play_rounds_with_kills_over_udp() {
         assert_eq!(c.decode_errors, 0, "{report}");
         assert_eq!(c.desyncs, 0, "{report}");
         assert!(c.snapshots > 10 * 128, "{report}");
-        assert!(c.kills() > 0 && c.round_ends() > 0, "{report}");
+        assert!(
+            report.events_named("kill") > 0 && report.events_named("round_end") > 0,
+            "{report}"
+        );
     }
     host.drain(Duration::ZERO);
     host.wait();

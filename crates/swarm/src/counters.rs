@@ -3,26 +3,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hightick_proto::GameEvent;
+use hightick_engine::events::MAX_EVENT_KINDS;
 
-/// Event kinds counted, by [`GameEvent::tag`] (16 possible tags).
-pub const EVENT_KINDS: usize = 16;
-
-/// The name of the event kind with `tag`.
-pub fn event_name(tag: usize) -> &'static str {
-    match tag {
-        0 => "round_start",
-        1 => "round_end",
-        2 => "shot_hit",
-        3 => "kill",
-        4 => "purchase",
-        5 => "player_joined",
-        6 => "player_left",
-        7 => "match_end",
-        8 => "welcome",
-        _ => "unknown",
-    }
-}
+/// Event kinds counted: one slot per kind the game names
+/// (`ReliableEvent::KINDS`).
+pub const EVENT_KINDS: usize = MAX_EVENT_KINDS;
 
 /// Counters of one bot (or, summed, of a fleet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,16 +20,12 @@ pub struct BotCounters {
     pub snapshots: u64,
     /// Messages that failed to decode.
     pub decode_errors: u64,
-    /// Inconsistencies found (undecodable snapshots, unknown entities,
-    /// dead enemies that move).
+    /// Inconsistencies found (undecodable snapshots, and what the game's
+    /// bot found contradictory).
     pub desyncs: u64,
     /// Resync requests sent.
     pub resyncs_requested: u64,
-    /// Of the desyncs: events naming an entity never heard of.
-    pub unknown_entities: u64,
-    /// Of the desyncs: enemies whose vitals said dead yet moved.
-    pub dead_moved: u64,
-    /// Events received, by [`GameEvent::tag`].
+    /// Events received, by kind (`ReliableEvent::kind`).
     pub events: [u64; EVENT_KINDS],
     /// Datagram bytes received.
     pub bytes_in: u64,
@@ -57,26 +38,23 @@ pub struct BotCounters {
 }
 
 impl BotCounters {
-    /// Counts one event.
-    pub fn count_event(&mut self, event: &GameEvent) {
-        if let Some(n) = self.events.get_mut(event.tag() as usize) {
+    /// Counts one event of kind `kind` (kinds past [`EVENT_KINDS`] are not
+    /// counted by kind).
+    pub fn count_event(&mut self, kind: usize) {
+        if let Some(n) = self.events.get_mut(kind) {
             *n += 1;
         }
     }
 
-    /// Kills seen.
-    pub fn kills(&self) -> u64 {
-        self.events[3]
-    }
-
-    /// Round ends seen.
-    pub fn round_ends(&self) -> u64 {
-        self.events[1]
-    }
-
-    /// Match ends seen.
-    pub fn match_ends(&self) -> u64 {
-        self.events[7]
+    /// Events of the kind called `name` among `kinds` (the game's
+    /// `ReliableEvent::KINDS`); 0 for a name the game does not have.
+    pub fn events_named(&self, kinds: &[&str], name: &str) -> u64 {
+        kinds
+            .iter()
+            .position(|k| *k == name)
+            .and_then(|i| self.events.get(i))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// All events seen.
@@ -92,8 +70,6 @@ impl BotCounters {
         self.decode_errors += other.decode_errors;
         self.desyncs += other.desyncs;
         self.resyncs_requested += other.resyncs_requested;
-        self.unknown_entities += other.unknown_entities;
-        self.dead_moved += other.dead_moved;
         for (a, b) in self.events.iter_mut().zip(other.events) {
             *a += b;
         }
@@ -113,8 +89,6 @@ pub struct LiveCounters {
     decode_errors: AtomicU64,
     desyncs: AtomicU64,
     resyncs_requested: AtomicU64,
-    unknown_entities: AtomicU64,
-    dead_moved: AtomicU64,
     events: [AtomicU64; EVENT_KINDS],
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
@@ -144,12 +118,6 @@ impl LiveCounters {
             before.resyncs_requested,
             after.resyncs_requested,
         );
-        add(
-            &self.unknown_entities,
-            before.unknown_entities,
-            after.unknown_entities,
-        );
-        add(&self.dead_moved, before.dead_moved, after.dead_moved);
         for (i, a) in self.events.iter().enumerate() {
             add(a, before.events[i], after.events[i]);
         }
@@ -173,8 +141,6 @@ impl LiveCounters {
             decode_errors: get(&self.decode_errors),
             desyncs: get(&self.desyncs),
             resyncs_requested: get(&self.resyncs_requested),
-            unknown_entities: get(&self.unknown_entities),
-            dead_moved: get(&self.dead_moved),
             events,
             bytes_in: get(&self.bytes_in),
             bytes_out: get(&self.bytes_out),
@@ -194,10 +160,7 @@ mod tests {
         let mut a = BotCounters::default();
         let b0 = a;
         a.snapshots = 10;
-        a.count_event(&GameEvent::MatchEnd {
-            score: [3, 1],
-            winner: None,
-        });
+        a.count_event(7);
         live.advance(&b0, &a);
         let b1 = a;
         a.snapshots = 15;
@@ -205,8 +168,9 @@ mod tests {
         live.advance(&a, &a);
         let read = live.read();
         assert_eq!(read.snapshots, 15);
-        assert_eq!(read.match_ends(), 1);
-        assert_eq!(event_name(7), "match_end");
+        let kinds = ["a", "b", "c", "d", "e", "f", "g", "match_end"];
+        assert_eq!(read.events_named(&kinds, "match_end"), 1);
+        assert_eq!(read.events_named(&kinds, "kill"), 0);
         let mut sum = BotCounters::default();
         sum.add(&read);
         sum.add(&read);

@@ -33,7 +33,7 @@ use rand::{Rng, SeedableRng};
 use crate::interval::{ErrorKind, Interval, MatchSample};
 use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
 use crate::match_bot::MatchBotConfig;
-use crate::play::{decode_token, play_match};
+use crate::play::{MatchPlayer, MatchTicket, decode_token};
 use crate::player::{Phase, Player, PlayerValues};
 use crate::request_log::{Entry, RequestLog};
 use crate::scenario::template::Escape;
@@ -136,6 +136,8 @@ pub struct DriverPlan {
     pub seed: u64,
     /// The raw per-request log, when the scenario asks for one.
     pub log: Option<RequestLog>,
+    /// The game `play_match` steps play.
+    pub player: MatchPlayer,
 }
 
 enum Done {
@@ -222,7 +224,8 @@ impl Driver {
             .unwrap_or(0);
         let slots = (think_span * 4).clamp(1024, 1 << 16);
         let bot = MatchBotConfig {
-            map: scenario.matches.map.clone(),
+            mode: scenario.matches.mode.clone(),
+            settings: scenario.matches.settings.clone(),
             seed: scenario.matches.seed,
             ..MatchBotConfig::default()
         };
@@ -494,14 +497,14 @@ impl Driver {
                     ..self.bot.clone()
                 };
                 let index = (player.id % 65_536) as u16;
-                let handle = tokio::spawn(play_match(
+                let handle = tokio::spawn(self.plan.player.play(MatchTicket {
                     token,
                     index,
                     config,
-                    scenario.matches.tick_rate_hz,
-                    m.duration,
-                    self.control.match_stop.clone(),
-                ));
+                    tick_rate_hz: scenario.matches.tick_rate_hz,
+                    limit: m.duration,
+                    stop: self.control.match_stop.clone(),
+                }));
                 self.flights.push(Box::pin(async move {
                     let result = match handle.await {
                         Ok(Ok(sample)) => Ok(sample),

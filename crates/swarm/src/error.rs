@@ -22,9 +22,10 @@ pub enum SwarmError {
         /// The server it was given.
         server: SocketAddr,
     },
-    /// The arena map could not be loaded.
-    #[error("map: {0}")]
-    Map(#[from] hightick_arena::MapError),
+    /// The game refused the mode or its settings, or could not make a bot
+    /// for them.
+    #[error("{0}")]
+    Mode(String),
     /// The client library failed (socket, token).
     #[error(transparent)]
     Client(#[from] hightick_client::ClientError),

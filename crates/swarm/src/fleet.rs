@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use hightick_engine::BotGame;
+use hightick_engine::events::ReliableEvent;
 use hightick_net::ConnectToken;
 use tokio::task::JoinHandle;
 
-use crate::counters::{BotCounters, EVENT_KINDS, LiveCounters, event_name};
+use crate::counters::{BotCounters, LiveCounters};
 use crate::error::SwarmError;
 use crate::match_bot::{MatchBot, MatchBotConfig};
 
@@ -58,6 +60,8 @@ pub struct FleetReport {
     pub interarrival: Histogram<u64>,
     /// Wall time the fleet ran.
     pub elapsed: Duration,
+    /// The names of the game's kinds of event (`counters.events` by index).
+    pub event_kinds: &'static [&'static str],
 }
 
 impl FleetReport {
@@ -69,6 +73,11 @@ impl FleetReport {
     /// 99th percentile snapshot inter-arrival, microseconds.
     pub fn interarrival_p99_us(&self) -> u64 {
         self.interarrival.value_at_quantile(0.99)
+    }
+
+    /// Events of the kind called `name` (0 if the game has no such kind).
+    pub fn events_named(&self, name: &str) -> u64 {
+        self.counters.events_named(self.event_kinds, name)
     }
 }
 
@@ -86,18 +95,13 @@ impl fmt::Display for FleetReport {
         )?;
         writeln!(
             f,
-            "snapshots {}, decode errors {}, desyncs {} (unknown entities {}, dead yet moving {}), resyncs requested {}",
-            c.snapshots,
-            c.decode_errors,
-            c.desyncs,
-            c.unknown_entities,
-            c.dead_moved,
-            c.resyncs_requested
+            "snapshots {}, decode errors {}, desyncs {}, resyncs requested {}",
+            c.snapshots, c.decode_errors, c.desyncs, c.resyncs_requested
         )?;
         write!(f, "events")?;
-        for tag in 0..EVENT_KINDS {
-            if c.events[tag] > 0 {
-                write!(f, " {} {}", event_name(tag), c.events[tag])?;
+        for (name, n) in self.event_kinds.iter().zip(c.events) {
+            if n > 0 {
+                write!(f, " {name} {n}")?;
             }
         }
         writeln!(f)?;
@@ -123,6 +127,7 @@ struct BotOutcome {
 /// A running fleet: one tokio task per bot, live counters, a report at the end.
 #[derive(Debug)]
 pub struct Fleet {
+    event_kinds: &'static [&'static str],
     live: Arc<LiveCounters>,
     stop: Arc<AtomicBool>,
     tasks: Vec<JoinHandle<Result<BotOutcome, SwarmError>>>,
@@ -138,11 +143,11 @@ impl fmt::Debug for BotOutcome {
 }
 
 impl Fleet {
-    /// Starts one task per target on the current tokio runtime. Every token
-    /// is checked first: one that does not decode or does not list its
-    /// server fails the launch. The fleet stops after `config.duration` or
-    /// when `stop` is set.
-    pub fn launch(
+    /// Starts one bot of game `G` per target, a task each on the current
+    /// tokio runtime. Every token is checked first: one that does not
+    /// decode or does not list its server fails the launch. The fleet stops
+    /// after `config.duration` or when `stop` is set.
+    pub fn launch<G: BotGame>(
         targets: &[BotTarget],
         config: &FleetConfig,
         stop: Arc<AtomicBool>,
@@ -170,16 +175,22 @@ impl Fleet {
             .map(|(i, token)| {
                 let (live, stop, bot) = (live.clone(), stop.clone(), config.bot.clone());
                 runtime.spawn(async move {
-                    run_bot(token, i as u16, bot, end, period, &live, &stop).await
+                    run_bot::<G>(token, i as u16, bot, end, period, &live, &stop).await
                 })
             })
             .collect();
         Ok(Self {
+            event_kinds: <G::Event as ReliableEvent>::KINDS,
             live,
             stop,
             tasks,
             started,
         })
+    }
+
+    /// The names of the game's kinds of event (`live().events` by index).
+    pub fn event_kinds(&self) -> &'static [&'static str] {
+        self.event_kinds
     }
 
     /// The fleet's counters so far (for a progress line).
@@ -206,6 +217,7 @@ impl Fleet {
             interarrival: Histogram::new_with_bounds(1, 60_000_000, 2)
                 .expect("constant histogram bounds are valid"),
             elapsed: Duration::ZERO,
+            event_kinds: self.event_kinds,
         };
         for task in self.tasks {
             match task.await {
@@ -224,16 +236,17 @@ impl Fleet {
     }
 }
 
-/// Runs a fleet to its end: [`Fleet::launch`], then [`Fleet::finish`].
-pub async fn run_fleet(
+/// Runs a fleet of game `G` to its end: [`Fleet::launch`], then
+/// [`Fleet::finish`].
+pub async fn run_fleet<G: BotGame>(
     targets: &[BotTarget],
     config: &FleetConfig,
     stop: Arc<AtomicBool>,
 ) -> Result<FleetReport, SwarmError> {
-    Ok(Fleet::launch(targets, config, stop)?.finish().await)
+    Ok(Fleet::launch::<G>(targets, config, stop)?.finish().await)
 }
 
-async fn run_bot(
+async fn run_bot<G: BotGame>(
     token: ConnectToken,
     index: u16,
     config: MatchBotConfig,
@@ -242,7 +255,7 @@ async fn run_bot(
     live: &LiveCounters,
     stop: &AtomicBool,
 ) -> Result<BotOutcome, SwarmError> {
-    let mut bot = MatchBot::bind(token, index, &config).await?;
+    let mut bot = MatchBot::<G>::bind(token, index, &config).await?;
     let mut next = Instant::now();
     let mut reported = BotCounters::default();
     while !stop.load(Ordering::Relaxed) {

@@ -18,8 +18,10 @@
 //! - [pacing] that holds a target response time on a measured percentile;
 //! - [distributed] runs: agents stream interval histograms to a coordinator;
 //! - [`MatchBot`]s: real clients ([`UdpClient`](hightick_client::UdpClient))
-//!   playing the arena bot behaviour, checking what arrives
-//!   ([`consistency`]) and counting it; a [`Fleet`] runs many of them.
+//!   of any game, each playing the game's own bot (`hightick_engine::BotGame`),
+//!   which also checks that what arrives hangs together, and counting it; a
+//!   [`Fleet`] runs many of them. `play_match` steps play the game a
+//!   [`MatchPlayer`] names.
 //!
 //! What it is not: a server or a gateway (those are `hightick-server` and
 //! `hightick-gateway`), nor a general web load tester (HTTP/1.1 over plain
@@ -68,19 +70,20 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use std::sync::atomic::AtomicBool;
+//! use hightick_arena::game::Arena;
 //! use hightick_swarm::{BotTarget, FleetConfig, run_fleet};
 //!
 //! # async fn f(tokens: Vec<Vec<u8>>) -> Result<(), hightick_swarm::SwarmError> {
 //! let server = "127.0.0.1:40000".parse().unwrap();
 //! let targets: Vec<BotTarget> = tokens.into_iter().map(|token| BotTarget { server, token }).collect();
-//! let report = run_fleet(&targets, &FleetConfig::default(), Arc::new(AtomicBool::new(false))).await?;
+//! let stop = Arc::new(AtomicBool::new(false));
+//! let report = run_fleet::<Arena>(&targets, &FleetConfig::default(), stop).await?;
 //! println!("{report}");
 //! assert_eq!(report.counters.decode_errors, 0);
 //! # Ok(()) }
 //! ```
 
 pub mod aggregate;
-pub mod consistency;
 mod counters;
 pub mod distributed;
 pub mod driver;
@@ -101,11 +104,11 @@ pub mod run;
 pub mod scenario;
 pub mod target;
 pub mod threshold;
-pub mod view;
 pub mod wheel;
 
-pub use counters::{BotCounters, EVENT_KINDS, LiveCounters, event_name};
+pub use counters::{BotCounters, EVENT_KINDS, LiveCounters};
 pub use error::SwarmError;
 pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, run_fleet};
-pub use match_bot::{MatchBot, MatchBotConfig};
+pub use match_bot::{MatchBot, MatchBotConfig, mode_and_settings};
+pub use play::{MatchPlayer, MatchTicket, play_match};
 pub use scenario::Scenario;

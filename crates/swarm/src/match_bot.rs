@@ -1,29 +1,29 @@
-//! [`MatchBot`]: a real client with its own UDP socket, playing the arena
-//! bot behaviour from what it receives, checking and counting it.
+//! [`MatchBot`]: a real client with its own UDP socket, playing a game's bot
+//! (`G::Bot`, from [`BotGame`]) from what it receives, and counting what it
+//! saw; the game's bot is also its consistency check.
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use hightick_arena::Map;
-use hightick_arena::bot::{Bot, BotStyle};
-use hightick_arena::game::ArenaReplica;
 use hightick_client::{GameClientConfig, UdpClient};
-use hightick_engine::PlayerId;
+use hightick_engine::events::ReliableEvent;
+use hightick_engine::mode::{HostedGame, Mode};
+use hightick_engine::{Bot, BotGame};
 use hightick_net::{ClientState, ConnectToken};
 
-use crate::consistency::Consistency;
 use crate::counters::BotCounters;
 use crate::error::SwarmError;
-use crate::view::Knowledge;
 
-/// How match bots play and connect.
+/// How match bots play and connect. Game-agnostic: the mode and settings
+/// are resolved against the game when a bot binds.
 #[derive(Debug, Clone)]
 pub struct MatchBotConfig {
-    /// The arena map the match runs on (for spawn points).
-    pub map: String,
-    /// How the bots play.
-    pub style: BotStyle,
+    /// The mode the match runs (`None`: the game's first mode).
+    pub mode: Option<String>,
+    /// The match's settings, as create-match takes them (JSON; `null`: the
+    /// mode's own).
+    pub settings: serde_json::Value,
     /// Seed of the bots' decisions (each bot mixes in its index).
     pub seed: u64,
     /// Ticks ahead of the estimated server tick that inputs are stamped
@@ -38,8 +38,8 @@ pub struct MatchBotConfig {
 impl Default for MatchBotConfig {
     fn default() -> Self {
         Self {
-            map: hightick_arena::game::ArenaConfig::default().map,
-            style: BotStyle::default(),
+            mode: None,
+            settings: serde_json::Value::Null,
             seed: 1,
             input_lead_ticks: 6,
             client: GameClientConfig::default(),
@@ -48,34 +48,72 @@ impl Default for MatchBotConfig {
     }
 }
 
-/// One match bot: a UDP client, what the events told it, the arena bot, its checks and counters.
+/// The mode called `mode` of game `G` (its first when `None`) and `settings`
+/// read as the game's settings (`null`: none). An error names the mode or
+/// the field at fault.
+pub fn mode_and_settings<G: HostedGame>(
+    mode: Option<&str>,
+    settings: &serde_json::Value,
+) -> Result<(&'static Mode, G::Settings), SwarmError> {
+    let found = match mode {
+        Some(name) => G::mode(name).ok_or_else(|| {
+            let known: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
+            SwarmError::Mode(format!(
+                "unknown mode `{name}` of {} (known: {})",
+                G::NAME,
+                known.join(", ")
+            ))
+        })?,
+        None => G::modes()
+            .first()
+            .ok_or_else(|| SwarmError::Mode(format!("{} registers no mode", G::NAME)))?,
+    };
+    let settings = if settings.is_null() {
+        G::Settings::default()
+    } else {
+        serde_path_to_error::deserialize(settings).map_err(|e| {
+            SwarmError::Mode(format!(
+                "settings of {}: {}: {}",
+                found.name,
+                e.path(),
+                e.inner()
+            ))
+        })?
+    };
+    Ok((found, settings))
+}
+
+/// One match bot: a UDP client, the game's bot and its counters.
 #[derive(Debug)]
-pub struct MatchBot {
-    client: UdpClient<ArenaReplica>,
-    knowledge: Knowledge,
-    bot: Bot,
-    consistency: Consistency,
+pub struct MatchBot<G: BotGame> {
+    client: UdpClient<G>,
+    bot: G::Bot,
     counters: BotCounters,
     lead: u32,
     last_tick: u32,
 }
 
-impl MatchBot {
+impl<G: BotGame> MatchBot<G> {
     /// Binds the bot's socket; it connects with `token` as it runs. `index`
-    /// tells the bots of one fleet apart (seed mix, crouch rhythm).
+    /// tells the bots of one fleet apart (seed mix).
     pub async fn bind(
         token: ConnectToken,
         index: u16,
         config: &MatchBotConfig,
     ) -> Result<Self, SwarmError> {
-        let map = Map::builtin(&config.map)?;
-        let entities = config.client.entities;
+        let (mode, settings) = mode_and_settings::<G>(config.mode.as_deref(), &config.settings)?;
+        let bot = G::bot(
+            mode,
+            &settings,
+            config.client.tick_rate_hz,
+            index,
+            config.seed,
+        )
+        .map_err(SwarmError::Mode)?;
         let client = UdpClient::bind(token, config.client.clone(), config.bind).await?;
         Ok(Self {
             client,
-            knowledge: Knowledge::new(map),
-            bot: Bot::new(PlayerId(index), config.seed, config.style),
-            consistency: Consistency::new(entities),
+            bot,
             counters: BotCounters::default(),
             lead: config.input_lead_ticks,
             last_tick: 0,
@@ -92,19 +130,24 @@ impl MatchBot {
         self.client.core().snapshot_interarrival()
     }
 
-    /// What the events told it.
-    pub fn knowledge(&self) -> &Knowledge {
-        &self.knowledge
+    /// The game's bot.
+    pub fn bot(&self) -> &G::Bot {
+        &self.bot
     }
 
     /// The client under the bot.
-    pub fn client(&self) -> &UdpClient<ArenaReplica> {
+    pub fn client(&self) -> &UdpClient<G> {
         &self.client
     }
 
     /// Whether the connection is over (closed, timed out, refused).
     pub fn is_disconnected(&self) -> bool {
         matches!(self.client.core().state(), ClientState::Disconnected(_))
+    }
+
+    /// Whether the bot learnt that its match is over.
+    pub fn match_over(&self) -> bool {
+        self.bot.match_over()
     }
 
     /// One bot tick: network I/O until `deadline`, then read events and
@@ -129,15 +172,12 @@ impl MatchBot {
     fn read(&mut self) {
         let core = self.client.core_mut();
         while let Some(event) = core.poll_event() {
-            self.counters.count_event(&event);
-            if !self.consistency.check_event(&event) {
+            self.counters.count_event(event.kind());
+            if !self.bot.observe(&event) {
                 core.report_desync();
             }
-            self.knowledge.observe(&event);
         }
-        let found = self
-            .consistency
-            .check_world(core.world(), self.knowledge.team());
+        let found = self.bot.check_world(core.world());
         for _ in 0..found {
             core.report_desync();
         }
@@ -153,7 +193,7 @@ impl MatchBot {
         };
         let tick = (estimate as u32 + self.lead).max(self.last_tick + 1);
         self.last_tick = tick;
-        let command = self.bot.command(&self.knowledge.sight(core.world()), tick);
+        let command = self.bot.command(core.world(), tick);
         // Not connected any more: nothing to send it to.
         let _ = self.client.core_mut().send_input(command);
     }
@@ -171,8 +211,6 @@ impl MatchBot {
         c.decode_errors = s.decode_errors;
         c.desyncs = s.desyncs;
         c.resyncs_requested = s.resyncs_requested;
-        c.unknown_entities = self.consistency.unknown_entities();
-        c.dead_moved = self.consistency.dead_moved();
         c.bytes_in = s.bytes_in;
         c.bytes_out = s.bytes_out;
         c.packets_in = s.packets_in;

@@ -2,10 +2,14 @@
 //! server closes the connection), the step's time limit, or the run's end;
 //! what it saw comes back as a [`MatchSample`].
 
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use hightick_engine::BotGame;
 use hightick_net::ConnectToken;
 
 use crate::error::SwarmError;
@@ -29,16 +33,73 @@ pub fn decode_token(text: &str, encoding: TokenEncoding) -> Option<ConnectToken>
     ConnectToken::decode(&bytes).ok()
 }
 
-/// Plays one match. `index` tells bots apart (seed mix).
-pub async fn play_match(
-    token: ConnectToken,
-    index: u16,
-    config: MatchBotConfig,
-    tick_rate_hz: u32,
-    limit: Duration,
-    stop: Arc<AtomicBool>,
-) -> Result<MatchSample, SwarmError> {
-    let mut bot = MatchBot::bind(token, index, &config).await?;
+/// One `play_match` step's match: the token, the bot's settings and limits.
+#[derive(Debug)]
+pub struct MatchTicket {
+    /// The connect token the step got.
+    pub token: ConnectToken,
+    /// Tells the bots apart (seed mix).
+    pub index: u16,
+    /// How the bot plays and connects.
+    pub config: MatchBotConfig,
+    /// Bot ticks per second.
+    pub tick_rate_hz: u32,
+    /// The step's time limit.
+    pub limit: Duration,
+    /// Set when the run stops.
+    pub stop: Arc<AtomicBool>,
+}
+
+type MatchFuture = Pin<Box<dyn Future<Output = Result<MatchSample, SwarmError>> + Send>>;
+
+/// Which game a scenario's `play_match` steps play: one bot of game `G`
+/// per step ([`MatchPlayer::of`]). Drivers and scenarios stay
+/// game-agnostic; the binary picks the game.
+#[derive(Clone, Copy)]
+pub struct MatchPlayer {
+    game: &'static str,
+    play: fn(MatchTicket) -> MatchFuture,
+}
+
+impl fmt::Debug for MatchPlayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MatchPlayer")
+            .field("game", &self.game)
+            .finish()
+    }
+}
+
+impl MatchPlayer {
+    /// Bots of game `G`.
+    pub fn of<G: BotGame>() -> Self {
+        Self {
+            game: G::NAME,
+            play: |ticket| Box::pin(play_match::<G>(ticket)),
+        }
+    }
+
+    /// The game's name.
+    pub fn game(&self) -> &'static str {
+        self.game
+    }
+
+    /// Plays the match of `ticket`.
+    pub fn play(&self, ticket: MatchTicket) -> MatchFuture {
+        (self.play)(ticket)
+    }
+}
+
+/// Plays one match as a bot of game `G`.
+pub async fn play_match<G: BotGame>(ticket: MatchTicket) -> Result<MatchSample, SwarmError> {
+    let MatchTicket {
+        token,
+        index,
+        config,
+        tick_rate_hz,
+        limit,
+        stop,
+    } = ticket;
+    let mut bot = MatchBot::<G>::bind(token, index, &config).await?;
     let period = Duration::from_nanos(1_000_000_000 / u64::from(tick_rate_hz.max(1)));
     let start = Instant::now();
     let end = start + limit;
@@ -71,7 +132,7 @@ pub async fn play_match(
     let packets = bot.client().core().net().endpoint().stats();
     let _ = sample.interarrival.add(bot.interarrival());
     bot.disconnect();
-    let finished = counters.match_ends() > 0;
+    let finished = bot.match_over();
     sample.started = 1;
     sample.finished = u64::from(finished);
     sample.snapshots = counters.snapshots;

@@ -13,6 +13,7 @@ use crate::aggregate::{Aggregate, Progress};
 use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
 use crate::error::SwarmError;
 use crate::interval::Interval;
+use crate::play::MatchPlayer;
 use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
 use crate::scenario::Scenario;
@@ -47,12 +48,14 @@ pub struct LocalSwarm {
 
 impl LocalSwarm {
     /// Starts this process's share (`shard`) of `scenario`, its clock at
-    /// `start`, on the current tokio runtime.
+    /// `start`, on the current tokio runtime; `play_match` steps play bots
+    /// of `player`'s game.
     pub async fn start(
         scenario: Arc<Scenario>,
         shard: Shard,
         start: Instant,
         seed: u64,
+        player: MatchPlayer,
     ) -> Result<Self, SwarmError> {
         let addrs = resolve_targets(&scenario).await?;
         let drivers = if scenario.drivers == 0 {
@@ -86,6 +89,7 @@ impl LocalSwarm {
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                     .wrapping_add(u64::from(shard.index) << 32 | u64::from(driver)),
                 log: log.clone(),
+                player,
             };
             tasks.push(tokio::spawn(drive(plan, slot.clone(), control.clone())));
             slots.push(slot);
@@ -147,15 +151,23 @@ impl LocalSwarm {
 }
 
 /// Runs `scenario` in this process to its end (or until `stop` is set),
-/// calling `observe` after every interval.
+/// calling `observe` after every interval; `play_match` steps play bots of
+/// `player`'s game.
 pub async fn run(
     scenario: Arc<Scenario>,
+    player: MatchPlayer,
     stop: Arc<AtomicBool>,
     mut observe: impl FnMut(&Progress),
 ) -> Result<RunResult, SwarmError> {
     let start = Instant::now();
-    let mut swarm =
-        LocalSwarm::start(scenario.clone(), Shard::WHOLE, start, rand::random()).await?;
+    let mut swarm = LocalSwarm::start(
+        scenario.clone(),
+        Shard::WHOLE,
+        start,
+        rand::random(),
+        player,
+    )
+    .await?;
     let mut aggregate = Aggregate::new(&scenario, 1);
     if let Some(rate) = aggregate.rate() {
         swarm.set_rate(rate);

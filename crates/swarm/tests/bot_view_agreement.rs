@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use hightick_arena::Map;
 use hightick_arena::bot::BotView;
+use hightick_arena::client_bot::{Consistency, Knowledge};
+use hightick_arena::input::ArenaInput;
 use hightick_engine::{EntityId, PlayerId};
 use hightick_proto::InputCommand;
-use hightick_swarm::consistency::Consistency;
-use hightick_swarm::view::Knowledge;
 use support::{Host, PERIOD, downlink, uplink};
 
 const PLAYERS: usize = 10;
@@ -40,12 +40,15 @@ fn client_and_server_views_agree_tick_after_tick() {
         for (i, c) in clients.iter_mut().enumerate() {
             if let Some(estimate) = c.server_tick_estimate(host.now) {
                 // Walk in circles so that players meet.
-                let _ = c.send_input(InputCommand {
-                    tick: estimate as u32 + 4,
-                    move_y: 127,
-                    yaw: (tick as f32 / 200.0 + i as f32).sin() * 3.0,
-                    ..InputCommand::default()
-                });
+                let _ = c.send_input(InputCommand::new(
+                    estimate as u32 + 4,
+                    estimate as u32 + 4,
+                    ArenaInput {
+                        move_y: 127,
+                        yaw: (tick as f32 / 200.0 + i as f32).sin() * 3.0,
+                        ..ArenaInput::default()
+                    },
+                ));
             }
             uplink(&mut host, i, c);
         }

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use hightick_arena::game::Arena;
+use hightick_swarm::MatchPlayer;
 use hightick_swarm::Scenario;
 use hightick_swarm::run::run;
 use hightick_swarm::target::{Target, TargetConfig};
@@ -49,9 +51,14 @@ max = 0
     );
     let scenario = Arc::new(Scenario::parse(&text, "rate.toml").unwrap());
     let mut lines = 0;
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| lines += 1)
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| lines += 1,
+    )
+    .await
+    .unwrap();
     assert_eq!(lines, 6);
     assert_eq!(result.steps[0].name, "login");
     assert_eq!(result.steps[0].ok, 200, "every player logged in once");
@@ -134,9 +141,14 @@ max = "5s"
         addr = target.addr
     );
     let scenario = Arc::new(Scenario::parse(&text, "mixed.toml").unwrap());
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
     let step = |name: &str| result.steps.iter().find(|s| s.name == name).unwrap();
     // A queued login: asked once, polled its ticket twice (202, then 200).
     let login = step("login");
@@ -192,9 +204,14 @@ url = "/ping"
         target.addr
     );
     let scenario = Arc::new(Scenario::parse(&text, "sources.toml").unwrap());
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(result.total.failed, 0, "{:?}", result.errors);
     assert!(result.total.requests > 500, "{:?}", result.total);
     let peers: Vec<String> = target.peers().iter().map(|p| p.to_string()).collect();
@@ -241,9 +258,14 @@ think = "100ms"
         path = path.display()
     );
     let scenario = Arc::new(Scenario::parse(&text, "log.toml").unwrap());
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
     let mut files = vec![path.clone()];
     files.extend((1..=100).map(|n| dir.join(format!("requests.log.{n}"))));
     let text: String = files

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use hightick_arena::game::Arena;
+use hightick_swarm::MatchPlayer;
 use hightick_swarm::Scenario;
 use hightick_swarm::distributed::{Agent, run_distributed};
 use hightick_swarm::interval::Interval;
@@ -52,7 +54,9 @@ think = "100ms"
     let mut agents = Vec::new();
     let mut addrs = Vec::new();
     for _ in 0..2 {
-        let agent = Agent::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), MatchPlayer::of::<Arena>())
+            .await
+            .unwrap();
         addrs.push(agent.local_addr().unwrap().to_string());
         agents.push(tokio::spawn(async move { agent.serve_one().await }));
     }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use hightick_arena::game::Arena;
 use hightick_engine::PlayerId;
 use hightick_swarm::{BotTarget, Fleet, FleetConfig};
 use support::Host;
@@ -40,7 +41,8 @@ async fn ten_bots_connect_play_and_see_consistent_state() {
         duration: Duration::from_secs(secs),
         ..FleetConfig::default()
     };
-    let fleet = Fleet::launch(&targets, &config, Arc::new(AtomicBool::new(false))).unwrap();
+    let fleet =
+        Fleet::launch::<Arena>(&targets, &config, Arc::new(AtomicBool::new(false))).unwrap();
     assert_eq!(fleet.bots(), BOTS);
     // The live counters grow while the fleet runs.
     tokio::time::sleep(Duration::from_secs(2)).await;

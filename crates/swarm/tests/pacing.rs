@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use hightick_arena::game::Arena;
+use hightick_swarm::MatchPlayer;
 use hightick_swarm::Scenario;
 use hightick_swarm::run::run;
 use hightick_swarm::target::{Target, TargetConfig};
@@ -45,9 +47,14 @@ url = "/work"
         target.addr
     );
     let scenario = Arc::new(Scenario::parse(&text, "pacing.toml").unwrap());
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
     let summary: Vec<String> = result
         .timeline
         .iter()

@@ -14,6 +14,8 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use bytes::Bytes;
+use hightick_arena::game::Arena;
+use hightick_swarm::MatchPlayer;
 use hightick_swarm::Scenario;
 use hightick_swarm::run::run;
 use http_body_util::Full;
@@ -88,9 +90,14 @@ max = "16ms"
 "#
     );
     let scenario = Arc::new(Scenario::parse(&text, "match.toml").unwrap());
-    let result = run(scenario, Arc::new(AtomicBool::new(false)), |_| {})
-        .await
-        .unwrap();
+    let result = run(
+        scenario,
+        MatchPlayer::of::<Arena>(),
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
     stop.store(true, Ordering::Relaxed);
     let host = host_thread.join().unwrap();
 

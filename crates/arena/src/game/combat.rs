@@ -81,10 +81,10 @@ impl Arena {
                 t.movement.velocity = Vec3::ZERO;
             }
         }
-        ctx.broadcast_event(GameEvent::ShotHit {
+        ctx.broadcast_event(ArenaEvent::ShotHit {
             shooter: sf.body,
             target: tf.body,
-            damage: dealt.health.min(hightick_proto::message::MAX_DAMAGE),
+            damage: dealt.health.min(crate::event::MAX_DAMAGE),
             headshot,
         });
         if dead {
@@ -95,7 +95,7 @@ impl Arena {
                 s.money = (s.money + reward).min(max);
             }
             self.history.clear(target);
-            ctx.broadcast_event(GameEvent::Kill {
+            ctx.broadcast_event(ArenaEvent::Kill {
                 killer: sf.body,
                 victim: tf.body,
                 weapon,

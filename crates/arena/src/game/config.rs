@@ -83,7 +83,7 @@ impl ArenaConfig {
             "must be at least 1",
         )?;
         check(
-            self.max_money <= hightick_proto::message::MAX_MONEY,
+            self.max_money <= crate::event::MAX_MONEY,
             "max_money",
             "must fit the wire (at most 1048575)",
         )?;

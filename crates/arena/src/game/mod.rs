@@ -33,8 +33,10 @@ use hightick_engine::replication::ReplicationSource;
 use hightick_engine::tick::{Tick, TickTime};
 use hightick_engine::world::ReplicationWorld;
 use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, PlayerId, TickContext};
-use hightick_proto::message::{Buttons, RoundEndReason, RoundPhase};
-use hightick_proto::{BitWriter, GameEvent, InputCommand, ProtoError};
+use hightick_proto::{BitWriter, InputCommand, ProtoError};
+
+use crate::event::{ArenaEvent, RoundEndReason, RoundPhase};
+use crate::input::{ArenaInput, Buttons};
 use hightick_telemetry::Subsystem;
 
 use crate::rewind::{Shot, ShotResolver};
@@ -446,18 +448,18 @@ impl Arena {
         };
         ctx.send_event(
             player,
-            GameEvent::Welcome {
+            ArenaEvent::Welcome {
                 player: me.body,
-                team: round::wire_team(me.team),
+                team: me.team,
             },
         );
         for (other, f) in self.fighters() {
             if other != player {
                 ctx.send_event(
                     player,
-                    GameEvent::PlayerJoined {
+                    ArenaEvent::PlayerJoined {
                         player: f.body,
-                        team: round::wire_team(f.team),
+                        team: f.team,
                     },
                 );
             }
@@ -465,15 +467,15 @@ impl Arena {
         // Where the round stands, for a client arriving mid-phase.
         let phase = match self.clock.phase {
             Phase::Waiting => None,
-            Phase::Buy => Some(hightick_proto::message::RoundPhase::Buy),
-            Phase::Combat => Some(hightick_proto::message::RoundPhase::Live),
-            Phase::RoundEnd | Phase::MatchOver => Some(hightick_proto::message::RoundPhase::Over),
+            Phase::Buy => Some(RoundPhase::Buy),
+            Phase::Combat => Some(RoundPhase::Live),
+            Phase::RoundEnd | Phase::MatchOver => Some(RoundPhase::Over),
         };
         if let Some(phase) = phase {
             ctx.send_event(
                 player,
-                GameEvent::RoundStart {
-                    round: self.clock.round.min(hightick_proto::message::MAX_ROUND),
+                ArenaEvent::RoundStart {
+                    round: self.clock.round.min(crate::event::MAX_ROUND),
                     phase,
                     phase_end_tick: self.clock.phase_end,
                 },
@@ -483,7 +485,9 @@ impl Arena {
 }
 
 impl Game for Arena {
-    type Event = GameEvent;
+    type Input = ArenaInput;
+    type Replica = ArenaReplica;
+    type Event = ArenaEvent;
     type MatchResult = MatchRecord;
 
     fn join(
@@ -549,10 +553,7 @@ impl Game for Arena {
         // everyone hears of it: every player entity an event may name is
         // one the client heard of.
         self.introduce(ctx, player);
-        ctx.broadcast_event(GameEvent::PlayerJoined {
-            player: body,
-            team: round::wire_team(team),
-        });
+        ctx.broadcast_event(ArenaEvent::PlayerJoined { player: body, team });
         Ok(())
     }
 
@@ -580,15 +581,15 @@ impl Game for Arena {
         &mut self,
         ctx: &mut TickContext<'_, Self>,
         player: PlayerId,
-        command: &InputCommand,
+        command: &InputCommand<ArenaInput>,
         _source: InputSource,
     ) {
         let i = usize::from(player.0);
         let phase = self.clock.phase;
-        let buying = command.buttons.contains(Buttons::BUY);
+        let buying = command.payload.buttons.contains(Buttons::BUY);
         if phase == Phase::Buy && buying && !self.buy_held[i] {
             let _s = ctx.scope(Subsystem::Gameplay, "purchase");
-            self.buy(ctx, player, command.weapon_slot);
+            self.buy(ctx, player, command.payload.weapon_slot);
         }
         self.buy_held[i] = buying;
         let Some(f) = self.fighters[i].as_mut() else {
@@ -598,13 +599,13 @@ impl Game for Arena {
             return;
         }
         // View angles: any finite value wraps; anything else keeps the old view.
-        if command.yaw.is_finite() && command.pitch.is_finite() {
-            f.yaw = crate::wrap_angle(command.yaw);
-            f.pitch = crate::clamp_pitch(command.pitch);
+        if command.payload.yaw.is_finite() && command.payload.pitch.is_finite() {
+            f.yaw = crate::wrap_angle(command.payload.yaw);
+            f.pitch = crate::clamp_pitch(command.payload.pitch);
         }
         {
             let _s = ctx.scope(Subsystem::Equippable, "select");
-            match command.weapon_slot {
+            match command.payload.weapon_slot {
                 1 => {
                     f.loadout.select(Slot::Secondary);
                 }
@@ -613,7 +614,7 @@ impl Game for Arena {
                 }
                 _ => {}
             }
-            if command.buttons.contains(Buttons::RELOAD) {
+            if command.payload.buttons.contains(Buttons::RELOAD) {
                 f.loadout
                     .active_mut()
                     .start_reload(ctx.tick(), ctx.tick_rate_hz());
@@ -622,10 +623,14 @@ impl Game for Arena {
         {
             let _s = ctx.scope(Subsystem::Movement, "move_and_slide");
             let axis = |v: i8| f32::from(v.max(-127)) / 127.0;
-            let mut wish = MoveInput::from_axes(f.yaw, axis(command.move_y), axis(command.move_x));
-            wish.jump = command.buttons.contains(Buttons::JUMP);
-            wish.crouch = command.buttons.contains(Buttons::CROUCH);
-            wish.walk = command.buttons.contains(Buttons::WALK);
+            let mut wish = MoveInput::from_axes(
+                f.yaw,
+                axis(command.payload.move_y),
+                axis(command.payload.move_x),
+            );
+            wish.jump = command.payload.buttons.contains(Buttons::JUMP);
+            wish.crouch = command.payload.buttons.contains(Buttons::CROUCH);
+            wish.walk = command.payload.buttons.contains(Buttons::WALK);
             let before = f.movement;
             let dt = ctx.dt();
             match (phase, self.map.buy_zone(f.team)) {
@@ -652,7 +657,7 @@ impl Game for Arena {
                 }
             }
         }
-        if phase == Phase::Combat && command.buttons.contains(Buttons::FIRE) {
+        if phase == Phase::Combat && command.payload.buttons.contains(Buttons::FIRE) {
             let _s = ctx.scope(Subsystem::Equippable, "trigger");
             if f.loadout.try_fire(ctx.tick(), ctx.tick_rate_hz()) {
                 f.shots = f.shots.wrapping_add(1);

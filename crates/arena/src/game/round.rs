@@ -67,14 +67,6 @@ impl RoundClock {
     }
 }
 
-/// The wire's name for a team.
-pub fn wire_team(team: Team) -> hightick_proto::message::Team {
-    match team {
-        Team::Attackers => hightick_proto::message::Team::A,
-        Team::Defenders => hightick_proto::message::Team::B,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

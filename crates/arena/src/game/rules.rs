@@ -17,8 +17,8 @@ impl Arena {
             self.spawn(p, self.clock.round);
             self.publish(ctx.world, p);
         }
-        ctx.broadcast_event(GameEvent::RoundStart {
-            round: self.clock.round.min(hightick_proto::message::MAX_ROUND),
+        ctx.broadcast_event(ArenaEvent::RoundStart {
+            round: self.clock.round.min(crate::event::MAX_ROUND),
             phase: RoundPhase::Buy,
             phase_end_tick: self.clock.phase_end,
         });
@@ -40,10 +40,10 @@ impl Arena {
             }
             self.publish(ctx.world, PlayerId(i as u16));
         }
-        let cap = hightick_proto::message::MAX_ROUND;
-        ctx.broadcast_event(GameEvent::RoundEnd {
+        let cap = crate::event::MAX_ROUND;
+        ctx.broadcast_event(ArenaEvent::RoundEnd {
             round: self.clock.round.min(cap),
-            winner: round::wire_team(winner),
+            winner,
             reason,
             score: [self.clock.score[0].min(cap), self.clock.score[1].min(cap)],
         });
@@ -79,7 +79,7 @@ impl Arena {
         }
         let (team, wallet, balance) = (f.team, f.wallet, f.money);
         self.publish(ctx.world, player);
-        let event = GameEvent::Purchase {
+        let event = ArenaEvent::Purchase {
             player: wallet,
             item: item.slot(),
             cost,
@@ -102,8 +102,8 @@ impl Arena {
                 self.clock
                     .enter(Phase::Combat, now, self.config.combat_ticks);
                 self.history.set_recording(true);
-                ctx.broadcast_event(GameEvent::RoundStart {
-                    round: self.clock.round.min(hightick_proto::message::MAX_ROUND),
+                ctx.broadcast_event(ArenaEvent::RoundStart {
+                    round: self.clock.round.min(crate::event::MAX_ROUND),
                     phase: RoundPhase::Live,
                     phase_end_tick: self.clock.phase_end,
                 });

@@ -1,6 +1,6 @@
-//! `hightick demo`: one load run of the capacity lab on this machine — a server (a
-//! child process running `hightick serve`) with N 5v5 matches and match bots (this
-//! process) playing every seat. It warms up, measures a steady window, prints the
+//! `demo`: one load run of the capacity lab on this machine — a server (a
+//! child process running this binary's `serve`) with N matches of the game's
+//! first mode (or `--mode`) and match bots (this process) playing every seat. It warms up, measures a steady window, prints the
 //! per-subsystem frame-time table with budget violations, traffic per client and the
 //! CPU-normalized games per core, writes `report.html` (and JSON with `--json`), and
 //! with `--record` stores the run in the results database.
@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use hightick_engine::BotGame;
 use hightick_lab::{BudgetBook, LoadSpec, ResultsDb, render_html, run_load};
 
 use progress::RunBar;
@@ -21,9 +22,12 @@ use record::RecordArgs;
 /// Flags of `hightick demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// 10-player 5v5 matches to run at once.
+    /// Matches to run at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=512))]
     matches: u32,
+    /// The game's mode (default: its first, `5v5` for the arena).
+    #[arg(long)]
+    mode: Option<String>,
     /// Length of the measured window (e.g. 20s, 2m).
     #[arg(long, default_value = "20s", value_parser = humantime::parse_duration)]
     duration: Duration,
@@ -54,27 +58,38 @@ pub fn budget_book(path: Option<&std::path::Path>) -> Result<BudgetBook> {
     })
 }
 
-/// Runs the demo.
-pub fn run(args: &DemoArgs) -> Result<()> {
+/// The game's mode called `name`, or its first.
+pub fn mode_name<G: BotGame>(name: Option<&str>) -> String {
+    name.map(str::to_owned)
+        .or_else(|| G::modes().first().map(|m| m.name.to_owned()))
+        .unwrap_or_default()
+}
+
+/// Runs the demo of game `G`.
+pub fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
     let budgets = budget_book(args.budgets.as_deref())?;
-    let exe = std::env::current_exe().context("locating the hightick binary")?;
+    let exe = std::env::current_exe().context("locating this binary")?;
+    let mode = mode_name::<G>(args.mode.as_deref());
     let spec = LoadSpec {
-        title: "hightick demo".to_owned(),
+        title: format!("{} demo", G::NAME),
         warmup: args.warmup,
         duration: args.duration,
         workers: args.workers,
-        ..LoadSpec::new(exe, "5v5", args.matches)
+        ..LoadSpec::new(exe, &mode, args.matches)
     };
-    spec.validate()?;
+    let run = spec.validate::<G>()?;
     eprintln!(
-        "hightick demo: {} x 5v5 at 128 Hz, {} bots; warm-up {:?}, measuring {:?}",
+        "{} demo: {} x {} at {} Hz, {} bots; warm-up {:?}, measuring {:?}",
+        G::NAME,
         args.matches,
-        args.matches * 10,
+        mode,
+        run.config.tick_rate_hz,
+        args.matches * u32::from(run.mode.players),
         args.warmup,
         args.duration
     );
     let bar = RunBar::new("");
-    let summary = run_load(&spec, &budgets, &mut |p| bar.update(p));
+    let summary = run_load::<G>(&spec, &budgets, &mut |p| bar.update(p));
     bar.finish();
     let summary = summary?;
 

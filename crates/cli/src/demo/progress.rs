@@ -1,5 +1,5 @@
 //! A progress bar for one load run: warm-up, then the measured window, with bots
-//! connected, server CPU, tick p99 and kills.
+//! connected, server CPU, tick p99 and the events each player got.
 
 use hightick_lab::{Phase, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -39,8 +39,8 @@ impl RunBar {
             format!("{}: ", self.label)
         };
         self.bar.set_message(format!(
-            "{label}{phase} {}/{} bots, server {:.2} cores, tick p99 {:.0} us, kills {}",
-            p.connected, p.bots, p.server_cpu_cores, p.tick_p99_us, p.kills
+            "{label}{phase} {}/{} bots, server {:.2} cores, tick p99 {:.0} us, events {}",
+            p.connected, p.bots, p.server_cpu_cores, p.tick_p99_us, p.events
         ));
     }
 

@@ -90,7 +90,7 @@ impl Host {
         .unwrap()
     }
 
-    pub fn client(&self, client_id: u64) -> GameClient<ArenaReplica> {
+    pub fn client(&self, client_id: u64) -> GameClient<Arena> {
         let mut c = GameClient::new(self.token(client_id), self.now).unwrap();
         c.track_positions(|r: &ArenaReplica| r.transform.map(|t| t.position));
         c
@@ -167,7 +167,7 @@ impl Host {
 }
 
 /// Sends what a client has queued to the host.
-pub fn uplink(host: &mut Host, i: usize, client: &mut GameClient<ArenaReplica>) {
+pub fn uplink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
     let mut buf = [0u8; MAX_PACKET_BYTES];
     while let Some(t) = client.poll_transmit(host.now, &mut buf) {
         host.receive(i, &mut buf[..t.len]);
@@ -175,7 +175,7 @@ pub fn uplink(host: &mut Host, i: usize, client: &mut GameClient<ArenaReplica>) 
 }
 
 /// Delivers the host's datagrams for client `i`.
-pub fn downlink(host: &mut Host, i: usize, client: &mut GameClient<ArenaReplica>) {
+pub fn downlink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
     let server = SERVER.parse().unwrap();
     for mut d in host.take_outbox(client_address(i)) {
         client.handle_datagram(host.now, server, &mut d);

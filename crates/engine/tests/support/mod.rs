@@ -1,13 +1,56 @@
 //! A toy game and a deterministic lossy link for the engine's end-to-end tests.
 #![allow(dead_code)]
 
+use hightick_engine::events::ReliableEvent;
 use hightick_engine::input::InputSource;
 use hightick_engine::replication::{PacketFate, Replica, ReplicationSource};
 use hightick_engine::world::{Archetype, GroupMask, ReplicationWorld};
 use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, PlayerId, TickContext};
-use hightick_proto::{BitReader, BitWriter, GameEvent, InputCommand, ProtoError};
+use hightick_proto::{BitReader, BitWriter, InputCommand, InputPayload, ProtoError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// The toy's input: how far to move along each axis this tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stick {
+    pub move_x: i8,
+    pub move_y: i8,
+}
+
+impl InputPayload for Stick {
+    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
+        w.write_u8(self.move_x as u8)?;
+        w.write_u8(self.move_y as u8)
+    }
+    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
+        Ok(Self {
+            move_x: r.read_u8()? as i8,
+            move_y: r.read_u8()? as i8,
+        })
+    }
+}
+
+/// A command for `tick` (viewing `tick`) moving by `(move_x, move_y)`.
+pub fn stick(tick: u32, move_x: i8, move_y: i8) -> InputCommand<Stick> {
+    InputCommand::new(tick, tick, Stick { move_x, move_y })
+}
+
+/// The toy's reliable event: a numbered note (a round starting, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Note(pub u16);
+
+impl ReliableEvent for Note {
+    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
+        w.write_u16(self.0)
+    }
+    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
+        Ok(Self(r.read_u16()?))
+    }
+    const KINDS: &'static [&'static str] = &["note"];
+    fn kind(&self) -> usize {
+        0
+    }
+}
 
 /// Group 0: position and the tick it last moved. Group 1 (avatars): health.
 pub const MOTION: u8 = 0;
@@ -73,7 +116,7 @@ pub struct Toy {
     /// An entity a join nudges (a change made between ticks).
     pub nudge_on_join: Option<EntityId>,
     /// Events to send at the next tick (`None`: to everyone).
-    pub events_to_send: Vec<(Option<PlayerId>, GameEvent)>,
+    pub events_to_send: Vec<(Option<PlayerId>, Note)>,
     rng: ChaCha8Rng,
     orb_count: usize,
     spawned: bool,
@@ -172,7 +215,9 @@ impl ReplicationSource for Toy {
 }
 
 impl Game for Toy {
-    type Event = GameEvent;
+    type Input = Stick;
+    type Event = Note;
+    type Replica = ToyReplica;
     type MatchResult = u32;
 
     fn join(
@@ -207,7 +252,7 @@ impl Game for Toy {
         &mut self,
         ctx: &mut TickContext<'_, Self>,
         player: PlayerId,
-        command: &InputCommand,
+        command: &InputCommand<Stick>,
         source: InputSource,
     ) {
         self.last_input[usize::from(player.0)] = Some((ctx.tick(), command.tick, source));
@@ -217,8 +262,8 @@ impl Game for Toy {
         if let Some(e) = self.avatars[usize::from(player.0)] {
             let m = self.motion[usize::from(e.0)];
             let (x, y) = (
-                m.x + i32::from(command.move_x),
-                m.y + i32::from(command.move_y),
+                m.x + i32::from(command.payload.move_x),
+                m.y + i32::from(command.payload.move_y),
             );
             if (x, y) != (m.x, m.y) {
                 self.move_to(ctx.world, e, x, y);

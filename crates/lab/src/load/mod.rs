@@ -24,8 +24,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use hightick_arena::scenario::Scenario;
 use hightick_client::GameClientConfig;
+use hightick_engine::mode::{HostedGame, Mode};
+use hightick_engine::{BotGame, MatchConfig};
 use hightick_net::Key;
 use hightick_server::{CreateMatch, TICK_RATES_HZ};
 use hightick_swarm::{BotTarget, Fleet, FleetConfig, FleetReport, MatchBotConfig};
@@ -56,10 +57,10 @@ pub struct LoadSpec {
     pub server_exe: PathBuf,
     /// A human title for the summary.
     pub title: String,
-    /// The server's scenario preset: `5v5`, `plaza100` or `plaza100_30hz`.
+    /// One of the game's modes (`5v5`, `plaza100`... for the arena).
     pub mode: String,
     /// The matches' tick rate, sent as `tick_rate_hz` with each match
-    /// (`None`: the preset's). Budgets stay the mode's.
+    /// (`None`: the mode's). Budgets stay the mode's.
     #[serde(default)]
     pub tick_rate_hz: Option<u32>,
     /// Matches at once, spread round-robin over the instances.
@@ -95,24 +96,42 @@ impl LoadSpec {
         }
     }
 
-    /// The scenario preset of the spec's mode at the spec's rate, or an error
-    /// listing the known modes or naming the rates there are.
-    pub fn scenario(&self) -> Result<Scenario, LabError> {
-        let mut scenario = Scenario::by_name(&self.mode).ok_or_else(|| {
+    /// The spec's mode of game `G` at the spec's rate, or an error listing
+    /// the known modes or naming the rates there are.
+    pub fn mode<G: HostedGame>(&self) -> Result<ModeRun, LabError> {
+        let mode = G::mode(&self.mode).ok_or_else(|| {
+            let known: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
             LabError::config(
                 "mode",
-                format!("unknown `{}` (known: {})", self.mode, Scenario::NAMES),
+                format!(
+                    "unknown `{}` of {} (known: {})",
+                    self.mode,
+                    G::NAME,
+                    known.join(", ")
+                ),
             )
         })?;
-        if let Some(rate) = self.tick_rate_hz {
-            at_rate(&mut scenario, rate)?;
+        let rate = self.tick_rate_hz.unwrap_or(mode.tick_rate_hz);
+        if !TICK_RATES_HZ.contains(&rate) {
+            return Err(LabError::config(
+                "tick_rate_hz",
+                format!(
+                    "{rate} Hz: must be {} to {}",
+                    TICK_RATES_HZ.start(),
+                    TICK_RATES_HZ.end()
+                ),
+            ));
         }
-        Ok(scenario)
+        // The engine's sizing of one match (entities, input window), as the
+        // servers will make it.
+        let (config, _) = G::create(mode, &G::Settings::default(), rate, 1)
+            .map_err(|e| LabError::config("mode", e))?;
+        Ok(ModeRun { mode, config })
     }
 
-    /// Checks the spec without starting anything.
-    pub fn validate(&self) -> Result<Scenario, LabError> {
-        let scenario = self.scenario()?;
+    /// Checks the spec for game `G` without starting anything.
+    pub fn validate<G: HostedGame>(&self) -> Result<ModeRun, LabError> {
+        let run = self.mode::<G>()?;
         if self.matches == 0 || self.matches > 4096 {
             return Err(LabError::config("matches", "must be 1 to 4096"));
         }
@@ -125,8 +144,18 @@ impl LoadSpec {
                 format!("must be 1 to {MAX_INSTANCES}"),
             ));
         }
-        Ok(scenario)
+        Ok(run)
     }
+}
+
+/// A spec's mode as it runs: the game's mode entry and the engine's sizing
+/// of one match at the run's rate.
+#[derive(Debug, Clone)]
+pub struct ModeRun {
+    /// The mode.
+    pub mode: &'static Mode,
+    /// One match's sizing and rate.
+    pub config: MatchConfig,
 }
 
 /// Where a run is.
@@ -155,8 +184,9 @@ pub struct Progress {
     pub server_cpu_cores: f64,
     /// p99 match-tick time in the last second, worst instance, microseconds.
     pub tick_p99_us: f64,
-    /// Kills so far.
-    pub kills: u64,
+    /// Reliable events each player received so far (kills, round ends...
+    /// for the arena), summed over kinds.
+    pub events: u64,
 }
 
 /// The commit and host facts of this build and machine: `git rev-parse HEAD` in the
@@ -209,45 +239,23 @@ impl Drop for Scratch {
     }
 }
 
-/// `scenario` as the server runs it at `rate` Hz (the bots' side of it: the
-/// rate and the bots' tick-counted reaction and latency, same seconds).
-fn at_rate(scenario: &mut Scenario, rate: u32) -> Result<(), LabError> {
-    if !TICK_RATES_HZ.contains(&rate) {
-        return Err(LabError::config(
-            "tick_rate_hz",
-            format!(
-                "{rate} Hz: must be {} to {}",
-                TICK_RATES_HZ.start(),
-                TICK_RATES_HZ.end()
-            ),
-        ));
-    }
-    let old = scenario.match_config.tick_rate_hz.max(1);
-    let rescale = |ticks: u32| (u64::from(ticks) * u64::from(rate) / u64::from(old)) as u32;
-    scenario.match_config.tick_rate_hz = rate;
-    scenario.bots.reaction_ticks = rescale(scenario.bots.reaction_ticks).max(1);
-    scenario.bots.latency_ticks = rescale(scenario.bots.latency_ticks);
-    Ok(())
-}
-
-/// The bots' settings for a scenario: its map, play style, entity count and rate.
-fn fleet_config(scenario: &Scenario, length: Duration) -> FleetConfig {
-    let rate = scenario.match_config.tick_rate_hz;
+/// The bots' settings for a mode: its entity count and rate (the game makes
+/// each bot for the mode at that rate).
+fn fleet_config(run: &ModeRun, length: Duration) -> FleetConfig {
+    let rate = run.config.tick_rate_hz;
     let defaults = MatchBotConfig::default();
     // Inputs about 47 ms ahead of the server (6 ticks at 128 Hz), inside its window.
-    let lead = (6 * rate).div_ceil(128).clamp(
-        2,
-        u32::from(scenario.match_config.input_window_ticks.max(3)) - 1,
-    );
+    let lead = (6 * rate)
+        .div_ceil(128)
+        .clamp(2, u32::from(run.config.input_window_ticks.max(3)) - 1);
     FleetConfig {
         duration: length,
         tick_rate_hz: rate,
         bot: MatchBotConfig {
-            map: scenario.arena.map.clone(),
-            style: scenario.bots,
+            mode: Some(run.mode.name.to_owned()),
             input_lead_ticks: lead,
             client: GameClientConfig {
-                entities: usize::from(scenario.match_config.max_entities),
+                entities: usize::from(run.config.max_entities),
                 tick_rate_hz: rate,
                 ..defaults.client.clone()
             },
@@ -265,22 +273,28 @@ fn bot_row(report: &FleetReport, players: u32) -> BotRow {
         snapshots: c.snapshots,
         decode_errors: c.decode_errors,
         desyncs: c.desyncs,
-        // Each kill and round end reaches every player of its match.
-        kills: c.kills() / per_match,
-        rounds: c.round_ends() / per_match,
+        // Each event a match broadcasts reaches every player of it.
+        events: report
+            .event_kinds
+            .iter()
+            .zip(c.events)
+            .filter(|(_, n)| *n > 0)
+            .map(|(kind, n)| ((*kind).to_owned(), n / per_match))
+            .collect(),
         snapshot_interval_p50_ms: report.interarrival_p50_us() as f64 / 1000.0,
         snapshot_interval_p99_ms: report.interarrival_p99_us() as f64 / 1000.0,
     }
 }
 
-/// Runs one load run to its summary, judged against `budgets` (also handed to the
-/// servers). `progress` is called about once a second.
-pub fn run_load(
+/// Runs one load run of game `G` to its summary, judged against `budgets`
+/// (also handed to the servers, which must serve `G`). `progress` is called
+/// about once a second.
+pub fn run_load<G: BotGame>(
     spec: &LoadSpec,
     budgets: &BudgetBook,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunSummary, LabError> {
-    let scenario = spec.validate()?;
+    let run = spec.validate::<G>()?;
     let scratch = Scratch::new()?;
     let key = Key::generate(&mut rand::rng());
     let key_file = scratch.0.join("key.hex");
@@ -304,7 +318,7 @@ pub fn run_load(
         admin.wait_healthy(STARTUP_PATIENCE)?;
     }
 
-    let players = u32::from(scenario.players);
+    let players = u32::from(run.mode.players);
     let mut targets = Vec::with_capacity((spec.matches * players) as usize);
     for m in 0..spec.matches {
         let roster: Vec<u64> = (1..=u64::from(players))
@@ -333,8 +347,8 @@ pub fn run_load(
         .map_err(LabError::io("starting the bots' runtime"))?;
     let _guard = runtime.enter();
     let total = spec.warmup + spec.duration;
-    let config = fleet_config(&scenario, total + Duration::from_secs(30));
-    let fleet = Fleet::launch(&targets, &config, Arc::new(AtomicBool::new(false)))?;
+    let config = fleet_config(&run, total + Duration::from_secs(30));
+    let fleet = Fleet::launch::<G>(&targets, &config, Arc::new(AtomicBool::new(false)))?;
 
     let mut run_start_uptime = Vec::with_capacity(admins.len());
     for admin in &admins {
@@ -378,7 +392,7 @@ pub fn run_load(
             bots: fleet.bots(),
             server_cpu_cores: cpu,
             tick_p99_us: p99,
-            kills: live.kills() / u64::from(players.max(1)),
+            events: live.total_events() / u64::from(players.max(1)),
         });
     }
     let mut end = Vec::with_capacity(admins.len());
@@ -417,7 +431,7 @@ pub fn run_load(
     let shape = RunShape {
         title: spec.title.clone(),
         mode: spec.mode.clone(),
-        tick_rate_hz: scenario.match_config.tick_rate_hz,
+        tick_rate_hz: run.config.tick_rate_hz,
         matches: spec.matches,
         players_per_match: players,
         warmup_s: spec.warmup.as_secs_f64(),
@@ -437,17 +451,19 @@ pub fn run_load(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hightick_arena::game::Arena;
 
     #[test]
-    fn bots_follow_their_scenario() {
-        let five = fleet_config(&Scenario::five_v_five(), Duration::from_secs(1));
+    fn bots_follow_their_mode() {
+        let spec = LoadSpec::new("/bin/false", "5v5", 1);
+        let five = fleet_config(&spec.mode::<Arena>().unwrap(), Duration::from_secs(1));
         assert_eq!(five.tick_rate_hz, 128);
         assert_eq!(five.bot.input_lead_ticks, 6);
-        assert_eq!(five.bot.map, Scenario::five_v_five().arena.map);
-        let plaza = fleet_config(&Scenario::plaza100(30), Duration::from_secs(1));
+        assert_eq!(five.bot.mode.as_deref(), Some("5v5"));
+        let spec = LoadSpec::new("/bin/false", "plaza100_30hz", 1);
+        let plaza = fleet_config(&spec.mode::<Arena>().unwrap(), Duration::from_secs(1));
         assert_eq!(plaza.tick_rate_hz, 30);
         assert_eq!(plaza.bot.client.tick_rate_hz, 30);
-        assert_eq!(plaza.bot.map, "plaza");
         assert_eq!(plaza.bot.client.entities, 256);
         assert_eq!(plaza.bot.input_lead_ticks, 2);
     }
@@ -455,11 +471,11 @@ mod tests {
     #[test]
     fn specs_are_checked_before_anything_starts() {
         let spec = LoadSpec::new("/bin/false", "5v5", 2);
-        assert!(spec.validate().is_ok());
+        assert!(spec.validate::<Arena>().is_ok());
         let bad = |edit: fn(&mut LoadSpec)| {
             let mut s = spec.clone();
             edit(&mut s);
-            s.validate().unwrap_err().to_string()
+            s.validate::<Arena>().unwrap_err().to_string()
         };
         assert!(bad(|s| s.mode = "duel".into()).contains("known: 5v5"));
         assert!(bad(|s| s.matches = 0).starts_with("matches"));
@@ -475,13 +491,10 @@ mod tests {
             tick_rate_hz: Some(64),
             ..LoadSpec::new("/bin/true", "plaza100", 1)
         };
-        let scenario = spec.validate().unwrap();
-        let preset = Scenario::plaza100(128);
-        assert_eq!(scenario.name, "plaza100");
-        assert_eq!(scenario.match_config.tick_rate_hz, 64);
-        assert_eq!(scenario.bots.reaction_ticks * 2, preset.bots.reaction_ticks);
-        assert_eq!(scenario.bots.latency_ticks * 2, preset.bots.latency_ticks);
-        let fleet = fleet_config(&scenario, Duration::from_secs(1));
+        let run = spec.validate::<Arena>().unwrap();
+        assert_eq!(run.mode.name, "plaza100");
+        assert_eq!(run.config.tick_rate_hz, 64);
+        let fleet = fleet_config(&run, Duration::from_secs(1));
         assert_eq!(fleet.tick_rate_hz, 64);
         assert_eq!(fleet.bot.client.tick_rate_hz, 64);
     }
@@ -492,7 +505,7 @@ mod tests {
             duration: Duration::from_secs(1),
             ..LoadSpec::new("/bin/true", "5v5", 1)
         };
-        let err = run_load(&spec, &BudgetBook::shipped(), &mut |_| {}).unwrap_err();
+        let err = run_load::<Arena>(&spec, &BudgetBook::shipped(), &mut |_| {}).unwrap_err();
         assert!(matches!(err, LabError::Server(_)), "{err}");
     }
 }

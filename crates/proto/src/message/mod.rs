@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`MessageKind::InputBatch`] | client -> server, unreliable | [`InputBatch`]: the newest input and the last few, for redundancy |
 //! | [`MessageKind::Snapshot`] | server -> client, unreliable | [`SnapshotHeader`], then entity records (an [`EntityRecordHeader`] followed by game-written group payloads), then the end-of-records marker |
-//! | [`MessageKind::Event`] | server -> client, reliable ordered | one [`GameEvent`] |
+//! | [`MessageKind::Event`] | server -> client, reliable ordered | one event of the game's (its own encoding) |
 //! | [`MessageKind::ResyncRequest`] | client -> server, reliable | [`ResyncRequest`], answered by a [`SnapshotKind::FullResync`] snapshot |
 //!
 //! Every encoder is all-or-nothing (on error the writer is rewound) and
@@ -17,6 +17,21 @@
 
 /// Declares a field-less enum written as a fixed number of bits, with a
 /// validating read (an unknown code is `InvalidValue` naming `$field`).
+/// Games use it for the enums of their own messages.
+///
+/// ```
+/// hightick_proto::wire_enum! {
+///     /// A lane.
+///     pub enum Lane: 2 bits, "lane" {
+///         /// Left.
+///         Left = 0,
+///         /// Right.
+///         Right = 1,
+///     }
+/// }
+/// assert_eq!(Lane::ALL.len(), 2);
+/// ```
+#[macro_export]
 macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
@@ -53,16 +68,12 @@ macro_rules! wire_enum {
 }
 
 mod entity;
-mod event;
 mod input;
 mod resync;
 mod snapshot;
 
 pub use entity::{EntityId, read_entity_id, write_entity_id};
-pub use event::{
-    GameEvent, LeaveReason, MAX_DAMAGE, MAX_MONEY, MAX_ROUND, RoundEndReason, RoundPhase, Team,
-};
-pub use input::{BUTTON_BITS, Buttons, InputBatch, InputCommand, MAX_REDUNDANCY, WEAPON_SLOTS};
+pub use input::{InputBatch, InputCommand, InputPayload, MAX_REDUNDANCY};
 pub use resync::{ResyncReason, ResyncRequest};
 pub use snapshot::{
     EntityOp, EntityRecordHeader, GROUP_COUNT, SnapshotHeader, SnapshotKind,
@@ -80,7 +91,7 @@ pub enum MessageKind {
     InputBatch = 1,
     /// A snapshot: [`SnapshotHeader`], entity records, end marker.
     Snapshot = 2,
-    /// A [`GameEvent`].
+    /// One of the game's reliable events.
     Event = 3,
     /// A [`ResyncRequest`].
     ResyncRequest = 4,

@@ -3,9 +3,8 @@
 #![allow(dead_code)]
 
 use hightick_proto::message::{
-    Buttons, EntityId, EntityRecordHeader, GameEvent, InputBatch, InputCommand, LeaveReason,
-    MAX_DAMAGE, MAX_MONEY, MAX_REDUNDANCY, MAX_ROUND, MessageKind, ResyncReason, ResyncRequest,
-    RoundEndReason, RoundPhase, SnapshotHeader, SnapshotKind, Team, WEAPON_SLOTS,
+    EntityId, EntityRecordHeader, InputBatch, InputCommand, MAX_REDUNDANCY, MessageKind,
+    ResyncReason, ResyncRequest, SnapshotHeader, SnapshotKind,
 };
 use proptest::prelude::*;
 
@@ -13,38 +12,23 @@ pub fn entity_id() -> impl Strategy<Value = EntityId> {
     prop_oneof![0u16..64, 0u16..1024, any::<u16>()].prop_map(EntityId)
 }
 
-pub fn input_command() -> impl Strategy<Value = InputCommand> {
+/// A command whose payload is a `u16` (a test game's input).
+pub fn input_command() -> impl Strategy<Value = InputCommand<u16>> {
     (
         any::<u32>(),
-        -127i8..=127,
-        -127i8..=127,
-        -10f32..10.0,
-        -1.6f32..1.6,
         any::<u16>(),
-        0..WEAPON_SLOTS,
         prop_oneof![0u32..64, any::<u32>()],
     )
-        .prop_map(
-            |(tick, move_x, move_y, yaw, pitch, buttons, weapon_slot, lag)| InputCommand {
-                tick,
-                move_x,
-                move_y,
-                yaw,
-                pitch,
-                buttons: Buttons::from_bits_truncate(buttons),
-                weapon_slot,
-                aim_tick: tick.wrapping_sub(lag),
-            },
-        )
+        .prop_map(|(tick, payload, lag)| InputCommand::new(tick, tick.wrapping_sub(lag), payload))
 }
 
-/// A batch whose older commands often repeat fields of the newer one and
-/// usually sit one tick apart, as a real client's do.
-pub fn input_batch() -> impl Strategy<Value = InputBatch> {
+/// A batch whose older commands often repeat the payload and aim lag of the
+/// newer one and usually sit one tick apart, as a real client's do.
+pub fn input_batch() -> impl Strategy<Value = InputBatch<u16>> {
     let older = (
         prop_oneof![3 => Just(1u32), 1 => 2u32..10, 1 => 1u32..=u32::MAX],
         input_command(),
-        any::<[bool; 6]>(),
+        any::<[bool; 2]>(),
     );
     (
         input_command(),
@@ -56,16 +40,14 @@ pub fn input_batch() -> impl Strategy<Value = InputBatch> {
             let mut newer = newest;
             for (back, fresh, keep) in older {
                 let tick = newer.tick.wrapping_sub(back);
-                let pick = |k: bool| if k { newer } else { fresh };
                 let c = InputCommand {
                     tick,
-                    move_x: pick(keep[0]).move_x,
-                    move_y: pick(keep[0]).move_y,
-                    yaw: pick(keep[1]).yaw,
-                    pitch: pick(keep[2]).pitch,
-                    buttons: pick(keep[3]).buttons,
-                    weapon_slot: pick(keep[4]).weapon_slot,
-                    aim_tick: if keep[5] {
+                    payload: if keep[0] {
+                        newer.payload
+                    } else {
+                        fresh.payload
+                    },
+                    aim_tick: if keep[1] {
                         tick.wrapping_sub(newer.tick.wrapping_sub(newer.aim_tick))
                     } else {
                         fresh.aim_tick
@@ -101,68 +83,6 @@ pub fn entity_record_header() -> impl Strategy<Value = EntityRecordHeader> {
         (entity_id(), any::<u8>(), any::<u8>())
             .prop_map(|(e, a, m)| EntityRecordHeader::enter(e, a, m)),
         entity_id().prop_map(EntityRecordHeader::leave),
-    ]
-}
-
-fn team() -> impl Strategy<Value = Team> {
-    prop::sample::select(Team::ALL)
-}
-
-fn round() -> impl Strategy<Value = u16> {
-    0..=MAX_ROUND
-}
-
-pub fn game_event() -> impl Strategy<Value = GameEvent> {
-    prop_oneof![
-        (round(), prop::sample::select(RoundPhase::ALL), any::<u32>()).prop_map(
-            |(round, phase, phase_end_tick)| GameEvent::RoundStart {
-                round,
-                phase,
-                phase_end_tick
-            }
-        ),
-        (
-            round(),
-            team(),
-            prop::sample::select(RoundEndReason::ALL),
-            [round(), round()]
-        )
-            .prop_map(|(round, winner, reason, score)| GameEvent::RoundEnd {
-                round,
-                winner,
-                reason,
-                score
-            }),
-        (entity_id(), entity_id(), 0..=MAX_DAMAGE, any::<bool>()).prop_map(
-            |(shooter, target, damage, headshot)| GameEvent::ShotHit {
-                shooter,
-                target,
-                damage,
-                headshot
-            }
-        ),
-        (entity_id(), entity_id(), any::<u8>(), any::<bool>()).prop_map(
-            |(killer, victim, weapon, headshot)| GameEvent::Kill {
-                killer,
-                victim,
-                weapon,
-                headshot
-            }
-        ),
-        (entity_id(), any::<u8>(), 0..=MAX_MONEY, 0..=MAX_MONEY).prop_map(
-            |(player, item, cost, balance)| GameEvent::Purchase {
-                player,
-                item,
-                cost,
-                balance
-            }
-        ),
-        (entity_id(), team()).prop_map(|(player, team)| GameEvent::PlayerJoined { player, team }),
-        (entity_id(), prop::sample::select(LeaveReason::ALL))
-            .prop_map(|(player, reason)| GameEvent::PlayerLeft { player, reason }),
-        ([round(), round()], proptest::option::of(team()))
-            .prop_map(|(score, winner)| GameEvent::MatchEnd { score, winner }),
-        (entity_id(), team()).prop_map(|(player, team)| GameEvent::Welcome { player, team }),
     ]
 }
 

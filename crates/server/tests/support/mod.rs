@@ -7,6 +7,8 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use hightick_arena::game::Arena;
+use hightick_arena::input::ArenaInput;
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_net::{Client, ClientConfig, ConnectToken, Key, TokenParams};
 use hightick_proto::{
@@ -24,7 +26,7 @@ pub fn start_host(workers: usize, key: &Key, tweak: impl FnOnce(&mut HostConfig)
         ..HostConfig::default()
     };
     tweak(&mut config);
-    Host::start(&config, key).expect("host starts")
+    Host::start::<Arena>(&config, key).expect("host starts")
 }
 
 fn agent() -> ureq::Agent {
@@ -170,11 +172,16 @@ impl BareClient {
         if !self.net.is_connected() {
             return;
         }
-        let commands: Vec<InputCommand> = (0..4u32)
-            .map(|back| InputCommand {
-                tick: tick.saturating_sub(back),
-                move_y: 127,
-                ..InputCommand::default()
+        let commands: Vec<InputCommand<ArenaInput>> = (0..4u32)
+            .map(|back| {
+                InputCommand::new(
+                    tick.saturating_sub(back),
+                    tick.saturating_sub(back),
+                    ArenaInput {
+                        move_y: 127,
+                        ..ArenaInput::default()
+                    },
+                )
             })
             .collect();
         let mut w = BitWriter::new(&mut self.message);

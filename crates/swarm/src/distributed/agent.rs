@@ -10,6 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::wire::{Message, read_message, write_message};
 use crate::error::SwarmError;
 use crate::interval::Interval;
+use crate::play::MatchPlayer;
 use crate::run::LocalSwarm;
 use crate::scenario::Scenario;
 
@@ -17,6 +18,7 @@ use crate::scenario::Scenario;
 #[derive(Debug)]
 pub struct Agent {
     listener: TcpListener,
+    player: MatchPlayer,
 }
 
 /// What an agent ran in one session.
@@ -31,12 +33,13 @@ pub struct AgentRun {
 }
 
 impl Agent {
-    /// Listens on `listen`.
-    pub async fn bind(listen: SocketAddr) -> Result<Self, SwarmError> {
+    /// Listens on `listen`; its runs' `play_match` steps play bots of
+    /// `player`'s game.
+    pub async fn bind(listen: SocketAddr, player: MatchPlayer) -> Result<Self, SwarmError> {
         let listener = TcpListener::bind(listen)
             .await
             .map_err(SwarmError::io(format!("listening on {listen}")))?;
-        Ok(Self { listener })
+        Ok(Self { listener, player })
     }
 
     /// Where it listens.
@@ -54,7 +57,7 @@ impl Agent {
             .await
             .map_err(SwarmError::io("accepting a coordinator"))?;
         let _ = stream.set_nodelay(true);
-        session(stream).await
+        session(stream, self.player).await
     }
 }
 
@@ -62,7 +65,7 @@ fn protocol(e: String) -> SwarmError {
     SwarmError::Protocol(e)
 }
 
-async fn session(stream: TcpStream) -> Result<AgentRun, SwarmError> {
+async fn session(stream: TcpStream, player: MatchPlayer) -> Result<AgentRun, SwarmError> {
     let (mut rx, mut tx) = stream.into_split();
     let (mut rbuf, mut wbuf) = (Vec::new(), Vec::new());
     let plan = match read_message(&mut rx, &mut rbuf, 0)
@@ -85,13 +88,14 @@ async fn session(stream: TcpStream) -> Result<AgentRun, SwarmError> {
         }
     };
     let start = received + Duration::from_millis(plan.start_in_ms);
-    let mut swarm = match LocalSwarm::start(scenario.clone(), plan.shard, start, plan.seed).await {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
-            return Err(e);
-        }
-    };
+    let mut swarm =
+        match LocalSwarm::start(scenario.clone(), plan.shard, start, plan.seed, player).await {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
+                return Err(e);
+            }
+        };
     write_message(&mut tx, &Message::Ready, &mut wbuf)
         .await
         .map_err(protocol)?;

@@ -131,8 +131,16 @@ impl<'a> Compiler<'a> {
                     Some(t) => *t.get_ref(),
                     None => defaults.tick_rate_hz,
                 };
+                let settings = match &m.settings {
+                    None => serde_json::Value::Null,
+                    Some(table) => match serde_json::to_value(table) {
+                        Ok(value) => value,
+                        Err(e) => return self.err(0..0, "matches.settings", e.to_string()),
+                    },
+                };
                 MatchSettings {
-                    map: m.map.clone().unwrap_or(defaults.map),
+                    mode: m.mode.clone(),
+                    settings,
                     tick_rate_hz,
                     seed: m.seed.unwrap_or(defaults.seed),
                 }

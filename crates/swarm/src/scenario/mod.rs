@@ -188,8 +188,11 @@ impl Default for HttpSettings {
 /// Match bot settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchSettings {
-    /// The arena map.
-    pub map: String,
+    /// The game mode the matches run (`None`: the game's first).
+    pub mode: Option<String>,
+    /// The matches' settings as the game reads them (`[matches.settings]`,
+    /// e.g. `map = "plaza"` for the arena); `null` for none.
+    pub settings: serde_json::Value,
     /// Bot ticks per second.
     pub tick_rate_hz: u32,
     /// Seed of the bots' decisions.
@@ -199,7 +202,8 @@ pub struct MatchSettings {
 impl Default for MatchSettings {
     fn default() -> Self {
         Self {
-            map: hightick_arena::game::ArenaConfig::default().map,
+            mode: None,
+            settings: serde_json::Value::Null,
             tick_rate_hz: 128,
             seed: 1,
         }

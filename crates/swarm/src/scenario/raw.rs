@@ -91,7 +91,8 @@ pub(super) struct RawRetry {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawMatches {
-    pub map: Option<String>,
+    pub mode: Option<String>,
+    pub settings: Option<toml::Table>,
     pub tick_rate_hz: Option<Spanned<u32>>,
     pub seed: Option<u64>,
 }

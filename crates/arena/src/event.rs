@@ -1,7 +1,11 @@
-//! [`GameEvent`]: one-off happenings sent on the reliable ordered channel.
+//! [`ArenaEvent`]: the arena's one-off happenings, sent on the engine's
+//! reliable ordered channel.
 
-use super::entity::{EntityId, read_entity_id, write_entity_id};
-use crate::{BitReader, BitWriter, ProtoError};
+use hightick_engine::events::ReliableEvent;
+use hightick_proto::message::{read_entity_id, write_entity_id};
+use hightick_proto::{BitReader, BitWriter, EntityId, ProtoError, wire_enum};
+
+use crate::Team;
 
 /// The highest round number (and team score) an event may carry (10 bits).
 pub const MAX_ROUND: u16 = 1023;
@@ -9,16 +13,6 @@ pub const MAX_ROUND: u16 = 1023;
 pub const MAX_DAMAGE: u16 = 1023;
 /// The most money a cost or balance may be (20 bits).
 pub const MAX_MONEY: u32 = (1 << 20) - 1;
-
-wire_enum! {
-    /// One of the two teams of a match.
-    pub enum Team: 1 bits, "team" {
-        /// The first team.
-        A = 0,
-        /// The second team.
-        B = 1,
-    }
-}
 
 wire_enum! {
     /// The phase a round is in.
@@ -64,7 +58,7 @@ wire_enum! {
 
 /// A one-off happening of the match, delivered reliably and in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GameEvent {
+pub enum ArenaEvent {
     /// A round (or one of its phases) begins.
     RoundStart {
         /// Round number, `0..=MAX_ROUND`.
@@ -151,6 +145,18 @@ pub enum GameEvent {
 
 const EVENT_TAG_BITS: u32 = 4;
 
+fn write_team(w: &mut BitWriter, team: Team) -> Result<(), ProtoError> {
+    w.write_bool(team == Team::Defenders)
+}
+
+fn read_team(r: &mut BitReader) -> Result<Team, ProtoError> {
+    Ok(if r.read_bool()? {
+        Team::Defenders
+    } else {
+        Team::Attackers
+    })
+}
+
 fn write_bounded(
     w: &mut BitWriter,
     v: u32,
@@ -181,7 +187,7 @@ fn read_score(r: &mut BitReader) -> Result<[u16; 2], ProtoError> {
     Ok([read_round(r, "score")?, read_round(r, "score")?])
 }
 
-impl GameEvent {
+impl ArenaEvent {
     /// The 4-bit tag of the event's kind.
     pub const fn tag(&self) -> u32 {
         match self {
@@ -224,7 +230,7 @@ impl GameEvent {
                 score,
             } => {
                 write_round(w, round, "round")?;
-                winner.write(w)?;
+                write_team(w, winner)?;
                 reason.write(w)?;
                 write_score(w, score)
             }
@@ -263,7 +269,7 @@ impl GameEvent {
             }
             Self::PlayerJoined { player, team } | Self::Welcome { player, team } => {
                 write_entity_id(w, player)?;
-                team.write(w)
+                write_team(w, team)
             }
             Self::PlayerLeft { player, reason } => {
                 write_entity_id(w, player)?;
@@ -273,7 +279,7 @@ impl GameEvent {
                 write_score(w, score)?;
                 w.write_bool(winner.is_some())?;
                 match winner {
-                    Some(team) => team.write(w),
+                    Some(team) => write_team(w, team),
                     None => Ok(()),
                 }
             }
@@ -291,7 +297,7 @@ impl GameEvent {
             },
             1 => Self::RoundEnd {
                 round: read_round(r, "round")?,
-                winner: Team::read(r)?,
+                winner: read_team(r)?,
                 reason: RoundEndReason::read(r)?,
                 score: read_score(r)?,
             },
@@ -315,7 +321,7 @@ impl GameEvent {
             },
             5 => Self::PlayerJoined {
                 player: read_entity_id(r)?,
-                team: Team::read(r)?,
+                team: read_team(r)?,
             },
             6 => Self::PlayerLeft {
                 player: read_entity_id(r)?,
@@ -324,17 +330,43 @@ impl GameEvent {
             7 => Self::MatchEnd {
                 score: read_score(r)?,
                 winner: if r.read_bool()? {
-                    Some(Team::read(r)?)
+                    Some(read_team(r)?)
                 } else {
                     None
                 },
             },
             8 => Self::Welcome {
                 player: read_entity_id(r)?,
-                team: Team::read(r)?,
+                team: read_team(r)?,
             },
             _ => return Err(ProtoError::invalid("event kind")),
         })
+    }
+}
+
+impl ReliableEvent for ArenaEvent {
+    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
+        ArenaEvent::encode(self, w)
+    }
+
+    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
+        ArenaEvent::decode(r)
+    }
+
+    const KINDS: &'static [&'static str] = &[
+        "round_start",
+        "round_end",
+        "shot_hit",
+        "kill",
+        "purchase",
+        "player_joined",
+        "player_left",
+        "match_end",
+        "welcome",
+    ];
+
+    fn kind(&self) -> usize {
+        self.tag() as usize
     }
 }
 
@@ -342,33 +374,33 @@ impl GameEvent {
 mod tests {
     use super::*;
 
-    fn encode(event: &GameEvent) -> Result<(), ProtoError> {
+    fn encode(event: &ArenaEvent) -> Result<(), ProtoError> {
         let mut buf = [0u8; 32];
         event.encode(&mut BitWriter::new(&mut buf))
     }
 
     #[test]
     fn out_of_bounds_fields_are_refused_by_name() {
-        let e = GameEvent::ShotHit {
+        let e = ArenaEvent::ShotHit {
             shooter: EntityId(1),
             target: EntityId(2),
             damage: MAX_DAMAGE + 1,
             headshot: false,
         };
         assert_eq!(encode(&e), Err(ProtoError::invalid("damage")));
-        let e = GameEvent::Purchase {
+        let e = ArenaEvent::Purchase {
             player: EntityId(1),
             item: 4,
             cost: 100,
             balance: MAX_MONEY + 1,
         };
         assert_eq!(encode(&e), Err(ProtoError::invalid("balance")));
-        let e = GameEvent::MatchEnd {
+        let e = ArenaEvent::MatchEnd {
             score: [13, MAX_ROUND + 1],
             winner: None,
         };
         assert_eq!(encode(&e), Err(ProtoError::invalid("score")));
-        let e = GameEvent::RoundStart {
+        let e = ArenaEvent::RoundStart {
             round: MAX_ROUND + 1,
             phase: RoundPhase::Buy,
             phase_end_tick: 0,
@@ -380,7 +412,7 @@ mod tests {
     fn unknown_tags_are_refused() {
         for tag in 9..16u8 {
             assert_eq!(
-                GameEvent::decode(&mut BitReader::new(&[tag, 0, 0, 0])),
+                ArenaEvent::decode(&mut BitReader::new(&[tag, 0, 0, 0])),
                 Err(ProtoError::invalid("event kind"))
             );
         }
@@ -391,7 +423,7 @@ mod tests {
         write_entity_id(&mut w, EntityId(0)).unwrap();
         w.write_bits(3, 2).unwrap();
         assert_eq!(
-            GameEvent::decode(&mut BitReader::new(&buf)),
+            ArenaEvent::decode(&mut BitReader::new(&buf)),
             Err(ProtoError::invalid("leave reason"))
         );
         // RoundEnd (1), round 1, team A, reason 7.
@@ -399,35 +431,35 @@ mod tests {
         let mut w = BitWriter::new(&mut buf);
         w.write_bits(1, EVENT_TAG_BITS).unwrap();
         w.write_ranged(1, 0, u32::from(MAX_ROUND)).unwrap();
-        Team::A.write(&mut w).unwrap();
+        write_team(&mut w, Team::Attackers).unwrap();
         w.write_bits(7, 3).unwrap();
         assert_eq!(
-            GameEvent::decode(&mut BitReader::new(&buf)),
+            ArenaEvent::decode(&mut BitReader::new(&buf)),
             Err(ProtoError::invalid("round end reason"))
         );
     }
 
     #[test]
     fn a_welcome_round_trips_and_differs_from_a_join() {
-        let welcome = GameEvent::Welcome {
+        let welcome = ArenaEvent::Welcome {
             player: EntityId(5),
-            team: Team::B,
+            team: Team::Defenders,
         };
-        let joined = GameEvent::PlayerJoined {
+        let joined = ArenaEvent::PlayerJoined {
             player: EntityId(5),
-            team: Team::B,
+            team: Team::Defenders,
         };
         let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
         welcome.encode(&mut BitWriter::new(&mut a)).unwrap();
         joined.encode(&mut BitWriter::new(&mut b)).unwrap();
         assert_ne!(a, b);
-        assert_eq!(GameEvent::decode(&mut BitReader::new(&a)), Ok(welcome));
-        assert_eq!(GameEvent::decode(&mut BitReader::new(&b)), Ok(joined));
+        assert_eq!(ArenaEvent::decode(&mut BitReader::new(&a)), Ok(welcome));
+        assert_eq!(ArenaEvent::decode(&mut BitReader::new(&b)), Ok(joined));
     }
 
     #[test]
     fn a_kill_fits_in_six_bytes() {
-        let e = GameEvent::Kill {
+        let e = ArenaEvent::Kill {
             killer: EntityId(3),
             victim: EntityId(8),
             weapon: 12,

@@ -5,12 +5,13 @@
 //! never heard of (neither in its world nor in a join or welcome event), and
 //! an enemy whose replicated vitals say dead yet whose position changes.
 
-use hightick_arena::Team;
-use hightick_arena::game::{ArenaKind, ArenaReplica};
 use hightick_engine::EntityId;
 use hightick_engine::replication::ClientWorld;
 use hightick_engine::tick::Tick;
-use hightick_proto::GameEvent;
+
+use crate::Team;
+use crate::event::ArenaEvent;
+use crate::game::{ArenaKind, ArenaReplica};
 
 /// Movement a dead body may show between snapshots (quantization), metres.
 const DEAD_STILL: f32 = 0.05;
@@ -63,17 +64,17 @@ impl Consistency {
     }
 
     /// Checks one event; `false` if it names an entity never heard of.
-    pub fn check_event(&mut self, event: &GameEvent) -> bool {
+    pub fn check_event(&mut self, event: &ArenaEvent) -> bool {
         let ok = match *event {
-            GameEvent::Welcome { player, .. } | GameEvent::PlayerJoined { player, .. } => {
+            ArenaEvent::Welcome { player, .. } | ArenaEvent::PlayerJoined { player, .. } => {
                 self.hear(player);
                 true
             }
-            GameEvent::ShotHit {
+            ArenaEvent::ShotHit {
                 shooter, target, ..
             } => self.known(shooter) && self.known(target),
-            GameEvent::Kill { killer, victim, .. } => self.known(killer) && self.known(victim),
-            GameEvent::PlayerLeft { player, .. } => self.known(player),
+            ArenaEvent::Kill { killer, victim, .. } => self.known(killer) && self.known(victim),
+            ArenaEvent::PlayerLeft { player, .. } => self.known(player),
             _ => true,
         };
         if !ok {
@@ -136,7 +137,7 @@ mod tests {
     #[test]
     fn events_about_entities_never_heard_of_are_caught() {
         let mut c = Consistency::new(8);
-        let kill = GameEvent::Kill {
+        let kill = ArenaEvent::Kill {
             killer: EntityId(2),
             victim: EntityId(4),
             weapon: 0,
@@ -144,16 +145,16 @@ mod tests {
         };
         assert!(!c.check_event(&kill));
         for e in [2, 4] {
-            assert!(c.check_event(&GameEvent::PlayerJoined {
+            assert!(c.check_event(&ArenaEvent::PlayerJoined {
                 player: EntityId(e),
-                team: hightick_proto::message::Team::A,
+                team: Team::Attackers,
             }));
         }
         assert!(c.check_event(&kill));
         // Out of range ids are never heard of, and never panic.
-        assert!(!c.check_event(&GameEvent::PlayerLeft {
+        assert!(!c.check_event(&ArenaEvent::PlayerLeft {
             player: EntityId(100),
-            reason: hightick_proto::message::LeaveReason::Kicked,
+            reason: crate::event::LeaveReason::Kicked,
         }));
         assert_eq!(c.unknown_entities(), 2);
     }

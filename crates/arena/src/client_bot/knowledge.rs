@@ -1,23 +1,15 @@
-//! What a match bot knows, client side: [`Knowledge`] gathered from events
+//! What an arena bot knows, client side: [`Knowledge`] gathered from events
 //! (who am I, the phase, the round, what I bought) and [`BotSight`], the
 //! arena bot's [`BotView`] over the client's replicated world.
 
 use glam::Vec3;
-use hightick_arena::bot::{BotSelf, BotView};
-use hightick_arena::game::{ArenaKind, ArenaReplica, Phase};
-use hightick_arena::{Map, MovementParams, Team, WeaponKind};
 use hightick_engine::replication::ClientWorld;
 use hightick_engine::{EntityId, PlayerId};
-use hightick_proto::GameEvent;
-use hightick_proto::message::RoundPhase;
 
-/// The arena team of a wire team.
-pub fn arena_team(team: hightick_proto::message::Team) -> Team {
-    match team {
-        hightick_proto::message::Team::A => Team::Attackers,
-        hightick_proto::message::Team::B => Team::Defenders,
-    }
-}
+use crate::bot::{BotSelf, BotView};
+use crate::event::{ArenaEvent, RoundPhase};
+use crate::game::{ArenaKind, ArenaReplica, Phase};
+use crate::{Map, MovementParams, Team, WeaponKind};
 
 /// What the events told a client. See the [module docs](self).
 #[derive(Debug)]
@@ -61,13 +53,13 @@ impl Knowledge {
     }
 
     /// Learns from one event.
-    pub fn observe(&mut self, event: &GameEvent) {
+    pub fn observe(&mut self, event: &ArenaEvent) {
         match *event {
-            GameEvent::Welcome { player, team } => {
+            ArenaEvent::Welcome { player, team } => {
                 self.me = Some(player);
-                self.team = Some(arena_team(team));
+                self.team = Some(team);
             }
-            GameEvent::RoundStart { round, phase, .. } => {
+            ArenaEvent::RoundStart { round, phase, .. } => {
                 self.round = round;
                 self.phase = match phase {
                     RoundPhase::Warmup => Phase::Waiting,
@@ -76,8 +68,8 @@ impl Knowledge {
                     RoundPhase::Over => Phase::RoundEnd,
                 };
             }
-            GameEvent::RoundEnd { .. } => self.phase = Phase::RoundEnd,
-            GameEvent::MatchEnd { .. } => {
+            ArenaEvent::RoundEnd { .. } => self.phase = Phase::RoundEnd,
+            ArenaEvent::MatchEnd { .. } => {
                 self.phase = Phase::MatchOver;
                 self.match_over = true;
             }

@@ -1,0 +1,56 @@
+//! Virtual players of a game ([`Bot`]), as the swarm drives them over the
+//! real protocol, and [`BotGame`], the game's factory of them.
+//!
+//! A bot lives on the client side: it sees what its client holds (the
+//! replicated world and the reliable events) and decides each tick's input.
+//! It is also the game's consistency check: what it received must hang
+//! together (an event naming an entity never heard of, a dead body that
+//! moves), and each contradiction it finds counts as a desync.
+
+use std::fmt::Debug;
+
+use hightick_proto::InputCommand;
+
+use crate::Game;
+use crate::mode::{HostedGame, Mode};
+use crate::replication::ClientWorld;
+use crate::tick::Tick;
+
+/// One virtual player of game `G`, on the client side.
+pub trait Bot<G: Game>: Send + Debug + 'static {
+    /// Learns from one reliable event; `false` if the event contradicts
+    /// what the bot knows (counted as a desync).
+    fn observe(&mut self, event: &G::Event) -> bool;
+
+    /// Checks the world after new snapshots; returns how many
+    /// contradictions it found (each counted as a desync). Default: none
+    /// checked.
+    fn check_world(&mut self, world: &ClientWorld<G::Replica>) -> u64 {
+        let _ = world;
+        0
+    }
+
+    /// The input for server tick `tick`, looking at `world`. The bot sets
+    /// the envelope's `aim_tick` (the tick it acts on what it saw of).
+    fn command(&mut self, world: &ClientWorld<G::Replica>, tick: Tick) -> InputCommand<G::Input>;
+
+    /// Whether the bot learnt that its match is over.
+    fn match_over(&self) -> bool;
+}
+
+/// A game whose matches bots can play: the swarm, the demo and the lab
+/// drive it through this.
+pub trait BotGame: HostedGame {
+    /// The game's bot.
+    type Bot: Bot<Self>;
+
+    /// A bot for a match of `mode` with `settings` at `tick_rate_hz`: the
+    /// `index`th of its fleet (to tell bots apart), deciding from `seed`.
+    fn bot(
+        mode: &Mode,
+        settings: &Self::Settings,
+        tick_rate_hz: u32,
+        index: u16,
+        seed: u64,
+    ) -> Result<Self::Bot, String>;
+}

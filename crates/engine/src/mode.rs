@@ -1,0 +1,146 @@
+//! What a host needs of a game beyond its rules: the modes it registers, the
+//! settings a match of each accepts, and the result hook that turns the
+//! game's own result into per-player outcomes ([`HostedGame`]).
+//!
+//! The host (`hightick-server`), the lab and the command line are generic
+//! over a `HostedGame`; they know a mode by its [`Mode`] entry and a result
+//! by its [`MatchReport`], never by the game's types.
+
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+
+use crate::config::MatchConfig;
+use crate::{Game, PlayerId};
+
+/// Rates a match may run at, in Hz (a host refuses others).
+pub const TICK_RATES_HZ: std::ops::RangeInclusive<u32> = 1..=256;
+
+/// One registered way to play a game: what `POST /v1/matches` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    /// The name create-match requests, budgets and reports use (`5v5`).
+    pub name: &'static str,
+    /// Players per match (the roster's most).
+    pub players: u16,
+    /// The mode's own simulation rate (a request may ask for another).
+    pub tick_rate_hz: u32,
+    /// One line for listings: map or preset and what is special.
+    pub summary: &'static str,
+}
+
+/// A player's outcome in a finished match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Won.
+    Win,
+    /// Lost.
+    Loss,
+    /// Neither.
+    Draw,
+}
+
+/// One player's line of a [`MatchReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlayerReport {
+    /// The player's slot (the host maps it to the client, and the gateway
+    /// the client to an account).
+    pub player: PlayerId,
+    /// The player's team (0 when the game has none).
+    pub team: u8,
+    /// Win, loss or draw.
+    pub outcome: Outcome,
+    /// The game's score for the player (ratings and rewards read the
+    /// outcome; the score is for history and leaderboards).
+    pub score: i64,
+    /// Named counters (`kills`, `laps`...), for history and reports.
+    pub stats: Vec<(&'static str, i64)>,
+}
+
+/// A finished match as the game reports it: one line per player, the shape
+/// the gateway's `POST /v1/results` takes (with account ids filled in by
+/// whoever knows them).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MatchReport {
+    /// The winning team or player, named by the game (`attackers`), or
+    /// `None` for a draw.
+    pub winner: Option<String>,
+    /// Named match-wide figures (`rounds`, `score_attackers`...).
+    pub summary: Vec<(&'static str, i64)>,
+    /// Every player the game knows of, in slot order.
+    pub players: Vec<PlayerReport>,
+}
+
+/// Where a running match is, for `GET /v1/matches`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MatchStatus {
+    /// The game's phase (`buy`, `combat`, `racing`...).
+    pub phase: &'static str,
+    /// Round, lap or wave number (0 when the game has none).
+    pub round: u32,
+    /// Scores per team or per player, as the game counts them.
+    pub score: Vec<i64>,
+}
+
+/// A game the host can serve: its modes, the settings a match of each takes
+/// and how a match is made of them, and the result hook.
+///
+/// ```
+/// # use hightick_engine::mode::Mode;
+/// // A game registers its modes as a constant table:
+/// const MODES: &[Mode] = &[
+///     Mode { name: "duel", players: 2, tick_rate_hz: 64, summary: "1v1 on the small map" },
+///     Mode { name: "ffa", players: 12, tick_rate_hz: 64, summary: "free for all" },
+/// ];
+/// assert_eq!(MODES.iter().find(|m| m.name == "ffa").map(|m| m.players), Some(12));
+/// ```
+pub trait HostedGame: Game + Send + Debug {
+    /// The game's name in reports and result lines (`arena`, `tag`).
+    const NAME: &'static str;
+
+    /// What create-match accepts for this game beyond mode, roster, seed
+    /// and tick rate: overrides of the mode's own settings (a map, round
+    /// lengths...). `Default` overrides nothing. Unknown fields should be
+    /// refused (`#[serde(deny_unknown_fields)]`), so a typo is an error
+    /// naming it.
+    type Settings: DeserializeOwned + Default + Clone + Debug + Send + Sync + 'static;
+
+    /// Every mode, in the order listings show them; the first is the
+    /// default.
+    fn modes() -> &'static [Mode];
+
+    /// The mode called `name`.
+    fn mode(name: &str) -> Option<&'static Mode> {
+        Self::modes().iter().find(|m| m.name == name)
+    }
+
+    /// A match of `mode` with `settings` applied, simulated at
+    /// `tick_rate_hz` (the mode's own or another the request asked for),
+    /// seeded with `seed`: the engine's sizing and the game. A setting out
+    /// of range is an error naming it.
+    fn create(
+        mode: &Mode,
+        settings: &Self::Settings,
+        tick_rate_hz: u32,
+        seed: u64,
+    ) -> Result<(MatchConfig, Self), String>;
+
+    /// The map or preset a match of `mode` with `settings` plays on, for
+    /// listings (`dust_corners`).
+    fn map_name(mode: &Mode, settings: &Self::Settings) -> String {
+        let _ = settings;
+        mode.name.to_owned()
+    }
+
+    /// Where the match is, for `GET /v1/matches`.
+    fn status(&self) -> MatchStatus {
+        MatchStatus::default()
+    }
+
+    /// The result hook: the game's result as per-player outcomes, scores
+    /// and stats. `players` are the seated slots. `result` is `None` for a
+    /// match closed before it finished (a drain timed out): the report then
+    /// has no winner and every outcome is a draw, with the stats so far.
+    fn report(&self, result: Option<&Self::MatchResult>, players: &[PlayerId]) -> MatchReport;
+}
