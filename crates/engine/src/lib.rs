@@ -82,7 +82,7 @@
 //! }
 //!
 //! // The client's copy of a counter.
-//! #[derive(Default)]
+//! #[derive(Default, Debug)]
 //! struct Count(i32);
 //! impl Replica for Count {
 //!     type Archetype = Counter;
