@@ -39,8 +39,9 @@
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
 //! `integral_time`), `[http]` (`connections` per target, `timeout`,
 //! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`), `[retry]`
-//! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`map`,
-//! `tick_rate_hz`, `seed`), `[request_log]` (`path`, `rotate_bytes`, `keep`:
+//! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`mode`,
+//! `tick_rate_hz`, `seed`, and `[matches.settings]`: the game's own match
+//! settings, e.g. `map = "plaza"` for the arena), `[request_log]` (`path`, `rotate_bytes`, `keep`:
 //! a raw per-request log, off unless asked for; see
 //! [`request_log`](crate::request_log)). A step is an HTTP request (`method`, `url`,
 //! `headers`, `body` or `json`, `expect_status`, `capture`,
