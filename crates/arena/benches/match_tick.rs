@@ -1,11 +1,13 @@
 //! Whole match ticks of the arena scenarios, sans IO, with bots for every
 //! player: per tick, the match tick (inputs, movement, poses, shots, rules,
-//! fog of war, snapshots) AND, for every client, the packet built through
-//! `hightick-net` (`Match::send_tick` on the client's `PacketEndpoint`) and
-//! sealed with the packet cipher. Untimed, each client's endpoint opens the
-//! packet, reads it and answers with an ack packet, which the server's
-//! endpoint reads; the deliveries go back to the replication writer, so
-//! replication runs in steady state.
+//! fog of war, snapshots) AND, for every client, its packet on the server's
+//! one send path (`Match::transmit_tick`: events and snapshot queued on the
+//! client's connection in a `hightick_net::Server`, the packet written and
+//! sealed). Untimed, each client (a real `hightick_net::Client`, connected
+//! in memory by `hightick_net::sim_server`) opens and reads its packet and
+//! answers with its acks, which the server takes in; the delivery
+//! notifications go back to the replication writer
+//! (`Match::absorb_deliveries`), so replication runs in steady state.
 //!
 //! Figures: `arena_5v5_tick_mean_us`, `arena_5v5_tick_p99_us`,
 //! `arena_5v5_bytes_per_client_s`, `arena_plaza100_tick_mean_us`,
@@ -18,18 +20,14 @@
 //! then a per-subsystem table from the telemetry frame recorder.
 //! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hightick_arena::scenario::{BotMatch, Scenario};
 use hightick_engine::replication::{ChangeDetection, ValueComparison};
-use hightick_net::crypto::PacketCipher;
-use hightick_net::wire::{self, MAX_PACKET_BYTES, PacketKind};
-use hightick_net::{Key, PacketConfig, PacketEndpoint};
+use hightick_net::sim_server::SimServer;
+use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_telemetry::bench::{Stats, figure};
 use hightick_telemetry::{BudgetTarget, FrameRecorder, ModeBudget, RecorderConfig, Subsystem};
-
-const PROTOCOL: u64 = 0x6869_6768_7469_636B;
 
 /// What one scenario run measured.
 struct Run {
@@ -54,14 +52,6 @@ impl Run {
     fn bytes_per_client_s(&self) -> f64 {
         self.bytes as f64 / self.clients as f64 / self.seconds
     }
-}
-
-/// The network side of one client: the server's endpoint for it and the
-/// client's own, plus the sealing sequence.
-struct Link {
-    server: PacketEndpoint,
-    client: PacketEndpoint,
-    sequence: u64,
 }
 
 /// Bytes written between ticks to evict the caches: twice the largest last-level
@@ -89,21 +79,10 @@ fn run<D: ChangeDetection>(
     let players: Vec<_> = m.players().collect();
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / f64::from(rate));
-    // One config for every server-side endpoint, as a server shares it.
-    let config = Arc::new(PacketConfig::default());
-    let mut links: Vec<Link> = players
-        .iter()
-        .map(|_| Link {
-            server: PacketEndpoint::new_shared(Arc::clone(&config), start),
-            client: PacketEndpoint::new(&config, start),
-            sequence: 0,
-        })
-        .collect();
-    let cipher = PacketCipher::new(&Key::from_bytes([7; 32]), PROTOCOL);
+    // Client `i` plays `players[i]`.
+    let mut net = SimServer::connect(players.len(), 42, start).expect("clients connect");
     let mut datagrams = vec![[0u8; MAX_PACKET_BYTES]; players.len()];
     let mut lens = vec![0usize; players.len()];
-    let mut scratch = vec![0u8; 64 * 1024];
-    let mut ack = vec![0u8; MAX_PACKET_BYTES];
     let mut evict = vec![
         0u8;
         if caches == Caches::Evicted {
@@ -131,24 +110,18 @@ fn run<D: ChangeDetection>(
             recorder.reset();
         }
         let now = start + period * t;
-        // Timed: the match tick and every client's packet, built and sealed.
+        // Timed: the match tick and every client's packet, queued, written
+        // and sealed.
         let frame = recorder.begin(u64::from(t));
         m.step_in(&frame);
         {
             let _net = frame.scope(Subsystem::Network, "send_seal");
             for (i, &p) in players.iter().enumerate() {
-                let link = &mut links[i];
-                link.sequence += 1;
-                let seq = link.sequence;
-                let off = wire::body_offset(seq);
-                let body = &mut datagrams[i][off..off + wire::MAX_PAYLOAD_BYTES];
-                lens[i] = match m.game.send_tick(p, &mut link.server, now, body) {
-                    Ok(Some(len)) => {
-                        wire::seal_packet(&mut datagrams[i], PacketKind::Payload, seq, len, &cipher)
-                            .unwrap_or(0)
-                    }
-                    _ => 0,
-                };
+                let slot = net.slot(i);
+                lens[i] = m
+                    .game
+                    .transmit_tick(p, &mut net.server, slot, now, &mut datagrams[i])
+                    .map_or(0, |t| t.len);
             }
         }
         let outcome = frame.end();
@@ -159,26 +132,14 @@ fn run<D: ChangeDetection>(
                 ticks_in_combat += 1;
             }
         }
-        // Untimed: each client opens, reads and acks; the server reads acks.
+        // Untimed: each client opens, reads and acks; the server takes the
+        // acks in and the match their delivery notifications.
         for (i, &p) in players.iter().enumerate() {
-            let len = lens[i];
-            if len == 0 {
-                continue;
+            if lens[i] > 0 {
+                net.acknowledge(now, i, &mut datagrams[i][..lens[i]]);
             }
-            let link = &mut links[i];
-            let d = &mut datagrams[i][..len];
-            let Ok(header) = wire::read_header(d) else {
-                continue;
-            };
-            if wire::open_packet(d, &header, &cipher).is_err() {
-                continue;
-            }
-            let _ = link.client.read_packet(now, &d[header.body.clone()]);
-            while link.client.poll_message(&mut scratch).is_some() {}
-            if let Some((_, n)) = link.client.write_packet(now, &mut ack) {
-                let _ = link.server.read_packet(now, &ack[..n]);
-            }
-            m.game.absorb_deliveries(p, &mut link.server);
+            let slot = net.slot(i);
+            m.game.absorb_deliveries(p, &mut net.server, slot);
         }
         // Untimed: one byte per cache line of a buffer larger than the caches.
         for b in evict.iter_mut().step_by(64) {

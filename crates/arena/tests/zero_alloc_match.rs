@@ -1,15 +1,17 @@
 //! A steady-state arena match tick allocates nothing: bots' commands, the
 //! game's tick (movement, poses, shots, rules, fog of war), the snapshot of
-//! every client, and each client's packet built through `hightick-net`,
-//! sealed, opened, read and acknowledged, in the combat phase.
+//! every client, and each client's packet on the server's send path
+//! (`Match::transmit_tick` on a `hightick_net::Server`: queued, written,
+//! sealed), opened, read and acknowledged by a real `hightick_net::Client`,
+//! the acks taken in by the server and their delivery notifications by the
+//! match, in the combat phase.
 
 use hightick_arena::game::Phase;
-use hightick_arena::scenario::Scenario;
+use hightick_arena::scenario::{BotMatch, Scenario};
 use std::time::{Duration, Instant};
 
-use hightick_net::crypto::PacketCipher;
-use hightick_net::wire::{self, MAX_PACKET_BYTES, PacketKind};
-use hightick_net::{Key, PacketConfig, PacketEndpoint};
+use hightick_net::sim_server::SimServer;
+use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_telemetry::alloc::{CountingAllocator, count_allocations};
 
 #[global_allocator]
@@ -20,47 +22,23 @@ fn combat_ticks_allocate_nothing() {
     let mut m = Scenario::five_v_five().bot_match(5).expect("scenario");
     let players: Vec<_> = m.players().collect();
     let start = Instant::now();
-    let config = PacketConfig::default();
-    let mut links: Vec<(PacketEndpoint, PacketEndpoint, u64)> = players
-        .iter()
-        .map(|_| {
-            (
-                PacketEndpoint::new(&config, start),
-                PacketEndpoint::new(&config, start),
-                0,
-            )
-        })
-        .collect();
-    let cipher = PacketCipher::new(&Key::from_bytes([3; 32]), 1);
+    // Client `i` plays `players[i]`.
+    let mut net = SimServer::connect(players.len(), 5, start).expect("clients connect");
     let mut datagram = vec![0u8; MAX_PACKET_BYTES];
-    let mut ack = vec![0u8; MAX_PACKET_BYTES];
-    let mut scratch = vec![0u8; 64 * 1024];
-    let mut step = |m: &mut hightick_arena::scenario::BotMatch| {
+    let mut sent = 0u64;
+    let mut step = |m: &mut BotMatch| {
         m.step();
         let now = start + Duration::from_micros(7_812) * m.game.tick_number();
         for (i, &p) in players.iter().enumerate() {
-            let (server, client, seq) = &mut links[i];
-            *seq += 1;
-            let off = wire::body_offset(*seq);
-            let body = &mut datagram[off..off + wire::MAX_PAYLOAD_BYTES];
-            let Ok(Some(len)) = m.game.send_tick(p, server, now, body) else {
-                continue;
-            };
-            let Some(n) = wire::seal_packet(&mut datagram, PacketKind::Payload, *seq, len, &cipher)
-            else {
-                continue;
-            };
-            let d = &mut datagram[..n];
-            let header = wire::read_header(d).expect("own packet");
-            wire::open_packet(d, &header, &cipher).expect("own packet opens");
-            client
-                .read_packet(now, &d[header.body.clone()])
-                .expect("reads");
-            while client.poll_message(&mut scratch).is_some() {}
-            if let Some((_, k)) = client.write_packet(now, &mut ack) {
-                server.read_packet(now, &ack[..k]).expect("ack reads");
+            let slot = net.slot(i);
+            if let Some(t) = m
+                .game
+                .transmit_tick(p, &mut net.server, slot, now, &mut datagram)
+            {
+                sent += 1;
+                net.acknowledge(now, i, &mut datagram[..t.len]);
             }
-            m.game.absorb_deliveries(p, server);
+            m.game.absorb_deliveries(p, &mut net.server, slot);
         }
     };
     // Warm up into the combat phase, and a little beyond.
@@ -80,4 +58,11 @@ fn combat_ticks_allocate_nothing() {
         measured += 1;
     }
     assert!(measured >= 64, "too few combat ticks measured: {measured}");
+    // Every tick sent every client a packet, and the acks came back.
+    let ticks = u64::from(m.game.tick_number());
+    assert_eq!(sent, ticks * players.len() as u64);
+    for &p in &players {
+        let stats = m.game.replication_stats(p).expect("a player");
+        assert!(stats.packets_acked + 4 >= ticks, "{stats:?}");
+    }
 }

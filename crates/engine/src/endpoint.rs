@@ -1,17 +1,23 @@
-//! The thin coupling between a [`Match`] and the packet layer of
-//! `hightick-net`: one [`PacketEndpoint`] per player, one packet per player
-//! per tick.
+//! The thin coupling between a [`Match`] and `hightick-net`: one packet per
+//! player per tick, through the player's connection on the secure layer's
+//! [`Server`].
 //!
-//! After [`Match::tick`], the host calls [`Match::send_tick`] for each
-//! player: the player's queued reliable events go on the reliable channel,
-//! its snapshot on the unreliable one, the endpoint writes the packet, and
-//! its sequence is recorded so the fate reported later by
-//! [`Match::absorb_deliveries`] moves the right acked ticks. Packets are
-//! sealed and sent by the host (secure layer and socket are not this crate's).
+//! After [`Match::tick`], the host calls [`Match::transmit_tick`] for each
+//! seated player: the player's queued reliable events go on the reliable
+//! channel of its connection's packet layer, its snapshot on the unreliable
+//! one, the server writes and seals the packet into the host's buffer, and
+//! the packet's sequence is recorded. When the connection reports packets'
+//! fates (after the server took in the client's acks, or presumed packets
+//! lost), [`Match::absorb_deliveries`] moves the acked ticks of what each
+//! packet carried. Sending the datagram is the host's.
+//!
+//! The two steps inside [`Match::transmit_tick`], [`Match::queue_tick`] and
+//! [`Match::packet_sent`], stay public for hosts with a transport of their
+//! own (with [`Match::on_delivery`] for the fates).
 
 use std::time::Instant;
 
-use hightick_net::{DeliveryOutcome, PacketEndpoint, PacketError};
+use hightick_net::{DeliveryOutcome, PacketEndpoint, PacketError, Server, Transmit};
 
 use crate::PlayerId;
 use crate::error::EngineError;
@@ -33,31 +39,38 @@ impl From<DeliveryOutcome> for PacketFate {
 }
 
 impl<G: Game, D: ChangeDetection> Match<G, D> {
-    /// Hands `player`'s events and this tick's snapshot to its endpoint and
-    /// writes the packet that carries the snapshot into `datagram`. Returns
-    /// the packet's length (`None`: the endpoint had nothing to send). Events
-    /// the reliable queue cannot take yet stay queued for the next tick.
-    /// Call the endpoint's `write_packet` again afterwards to flush further
-    /// reliable data.
-    pub fn send_tick(
+    /// Puts `player`'s tick on its connection in server `slot`: its events
+    /// and this tick's snapshot are queued ([`Self::queue_tick`]), the server
+    /// writes the slot's next packet, sealed, into `buf`
+    /// ([`Server::transmit_payload`]; `buf` must hold
+    /// [`MAX_PACKET_BYTES`](hightick_net::wire::MAX_PACKET_BYTES)), and if it
+    /// carries the snapshot its sequence is recorded ([`Self::packet_sent`]).
+    /// Returns where to send the datagram and its length; `None`: the slot is
+    /// not connected or had nothing to send.
+    ///
+    /// One packet per call: events the reliable queue cannot take yet stay
+    /// queued for the next tick. If the packet layer refuses the tick (an
+    /// event or snapshot over its size limits: a game or config bug), the
+    /// packet goes without the snapshot.
+    pub fn transmit_tick(
         &mut self,
         player: PlayerId,
-        endpoint: &mut PacketEndpoint,
+        server: &mut Server,
+        slot: usize,
         now: Instant,
-        datagram: &mut [u8],
-    ) -> Result<Option<usize>, EngineError> {
-        let has_snapshot = self.queue_tick(player, endpoint)?;
-        let Some((sequence, len)) = endpoint.write_packet(now, datagram) else {
-            return Ok(None);
-        };
+        buf: &mut [u8],
+    ) -> Option<Transmit> {
+        let endpoint = server.endpoint_mut(slot)?;
+        let has_snapshot = self.queue_tick(player, endpoint).unwrap_or(false);
+        let (transmit, sequence) = server.transmit_payload(now, slot, buf)?;
         if has_snapshot {
             self.packet_sent(player, sequence);
         }
-        Ok(Some(len))
+        Some(transmit)
     }
 
-    /// The first half of [`Self::send_tick`], for hosts whose secure layer
-    /// writes the packet: queues `player`'s events on the reliable channel
+    /// The first step of [`Self::transmit_tick`], for hosts that write the
+    /// packet themselves: queues `player`'s events on the reliable channel
     /// and this tick's snapshot on the unreliable one. Returns whether a
     /// snapshot was queued; if so, report the sequence of the packet that
     /// carries it with [`Match::packet_sent`].
@@ -84,10 +97,13 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         Ok(has_snapshot)
     }
 
-    /// Feeds every delivery notification of `player`'s endpoint to the
-    /// replication writer (fates of packets without a snapshot are ignored).
-    pub fn absorb_deliveries(&mut self, player: PlayerId, endpoint: &mut PacketEndpoint) {
-        while let Some(delivery) = endpoint.poll_delivery() {
+    /// Feeds every delivery notification waiting on `player`'s connection in
+    /// server `slot` to the replication writer (fates of packets without a
+    /// snapshot are ignored). Call it for each slot
+    /// [`Server::poll_readable`] returns, or simply before each
+    /// [`Self::transmit_tick`].
+    pub fn absorb_deliveries(&mut self, player: PlayerId, server: &mut Server, slot: usize) {
+        while let Some(delivery) = server.poll_delivery(slot) {
             self.on_delivery(player, delivery.sequence, delivery.outcome.into());
         }
     }

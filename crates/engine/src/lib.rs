@@ -19,13 +19,17 @@
 //! how a virtual player plays it ([`BotGame`]).
 //!
 //! What it is not. It reads no clock and touches no socket: the host decides
-//! when a tick is due ([`tick::FixedStep`]), carries snapshots in packets
-//! (one per client per tick), and reports each packet's sequence
-//! ([`Match::packet_sent`]) and fate ([`Match::on_delivery`]); with
-//! `hightick-net`'s packet layer that is [`Match::send_tick`] and
-//! [`Match::absorb_deliveries`] ([`endpoint`]). It holds no
-//! game rules: movement, weapons, fog of war and poses belong to the game
-//! (the reference one is `hightick-arena`).
+//! when a tick is due ([`tick::FixedStep`]) and sends the datagrams. One
+//! packet per client per tick carries the snapshot and the events, through
+//! the client's connection on `hightick-net`'s secure layer: the host calls
+//! [`Match::transmit_tick`] (queued, written, sealed, its sequence recorded)
+//! and feeds the connection's delivery notifications back with
+//! [`Match::absorb_deliveries`] ([`endpoint`]). That is the one send path,
+//! the server's and the tests' and benchmarks'; underneath it,
+//! [`Match::queue_tick`], [`Match::packet_sent`] and [`Match::on_delivery`]
+//! serve a host with a transport of its own. It holds no game rules:
+//! movement, weapons, fog of war and poses belong to the game (the
+//! reference one is `hightick-arena`).
 //!
 //! A toy game where every player owns a counter that its input moves:
 //!

@@ -1,7 +1,9 @@
-//! Replication through `hightick-net`'s packet layer over its simulated link:
-//! 20% loss both ways, latency, jitter, reordering and duplication, driven
-//! by a virtual clock. Inputs go up, snapshots and reliable events come down,
-//! acks drive the replication writer.
+//! Replication on the server's send path (`Match::transmit_tick` and
+//! `Match::absorb_deliveries` on a `hightick_net::Server`) to real
+//! `hightick_net::Client`s, every packet sealed, over `hightick-net`'s
+//! simulated link: 20% loss both ways, latency, jitter, reordering and
+//! duplication, driven by a virtual clock. Inputs go up, snapshots and
+//! reliable events come down, acks drive the replication writer.
 
 mod support;
 
@@ -10,8 +12,10 @@ use std::time::{Duration, Instant};
 use hightick_engine::events::ReliableEvent;
 use hightick_engine::replication::{ClientWorld, SnapshotReader};
 use hightick_engine::{Match, MatchConfig, PlayerId};
+use hightick_net::Channel;
 use hightick_net::sim_link::{SimLink, SimLinkConfig};
-use hightick_net::{Channel, PacketConfig, PacketEndpoint};
+use hightick_net::sim_server::SimServer;
+use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SnapshotKind};
 use support::{Note, Stick, Toy, ToyReplica, assert_converged, stick};
 
@@ -19,9 +23,8 @@ const PLAYERS: u16 = 3;
 /// Ticks ahead of the server a client sends its input (about 94 ms).
 const INPUT_LEAD: u32 = 12;
 
+/// One client's links and what it saw.
 struct Remote {
-    server: PacketEndpoint,
-    client: PacketEndpoint,
     down: SimLink,
     up: SimLink,
     world: ClientWorld<ToyReplica>,
@@ -37,16 +40,14 @@ fn link(seed: u64) -> SimLink {
         duplicate: 0.02,
         reorder: 0.05,
         seed,
+        max_datagram: MAX_PACKET_BYTES,
         ..SimLinkConfig::default()
     })
 }
 
 impl Remote {
-    fn new(now: Instant, seed: u64) -> Self {
-        let config = PacketConfig::default();
+    fn new(seed: u64) -> Self {
         Self {
-            server: PacketEndpoint::new(&config, now),
-            client: PacketEndpoint::new(&config, now),
             down: link(seed),
             up: link(seed + 1),
             world: ClientWorld::new(128),
@@ -58,10 +59,12 @@ impl Remote {
 
 struct Net {
     m: Match<Toy>,
+    /// The server and client `p` of player `p`.
+    sim: SimServer,
     remotes: Vec<Remote>,
     now: Instant,
     period: Duration,
-    datagram: [u8; 1500],
+    datagram: [u8; MAX_PACKET_BYTES],
     message: [u8; 1500],
 }
 
@@ -76,18 +79,20 @@ impl Net {
         toy.view_radius = Some(600);
         let mut m = Match::new(config, toy).unwrap();
         let now = Instant::now();
+        let sim = SimServer::connect(usize::from(PLAYERS), 40, now).unwrap();
         let remotes = (0..PLAYERS)
             .map(|p| {
                 m.join().unwrap();
-                Remote::new(now, 40 + 2 * u64::from(p))
+                Remote::new(40 + 2 * u64::from(p))
             })
             .collect();
         Self {
             period: Duration::from_nanos(1_000_000_000 / 128),
             m,
+            sim,
             remotes,
             now,
-            datagram: [0; 1500],
+            datagram: [0; MAX_PACKET_BYTES],
             message: [0; 1500],
         }
     }
@@ -97,6 +102,7 @@ impl Net {
         let next = self.m.tick_number() + 1;
         for (p, r) in self.remotes.iter_mut().enumerate() {
             let player = PlayerId(p as u16);
+            let (slot, from) = (self.sim.slot(p), self.sim.client_address(p));
             // Client: inputs for a tick far enough ahead to arrive in time,
             // and the three before; the packet also carries the client's acks.
             let ahead = next + INPUT_LEAD;
@@ -110,65 +116,79 @@ impl Net {
                 .encode(&mut w)
                 .unwrap();
             let n = w.finish();
-            r.client.send_unreliable(&self.message[..n]).unwrap();
-            while let Some((_, len)) = r.client.write_packet(now, &mut self.datagram) {
-                r.up.send(now, &self.datagram[..len]);
+            let client = &mut self.sim.clients[p];
+            client.send_unreliable(&self.message[..n]).unwrap();
+            while let Some(t) = client.poll_transmit(now, &mut self.datagram) {
+                r.up.send(now, &self.datagram[..t.len]);
             }
-            // Server: what arrived from the client.
+            // Server: what arrived from the client (duplicates and replays
+            // are dropped by the secure layer).
             while let Some(n) = r.up.poll_deliver(now, &mut self.datagram) {
-                if r.server.read_packet(now, &self.datagram[..n]).is_err() {
-                    continue; // duplicates and stale packets are dropped
-                }
-                while let Some(msg) = r.server.poll_message(&mut self.message) {
-                    self.m
-                        .handle_message(player, &self.message[..msg.len])
-                        .unwrap();
-                }
+                self.sim
+                    .server
+                    .handle_datagram(now, from, &mut self.datagram[..n]);
             }
-            r.server.handle_timeout(now);
-            self.m.absorb_deliveries(player, &mut r.server);
+            while let Some(msg) = self.sim.server.poll_message(slot, &mut self.message) {
+                self.m
+                    .handle_message(player, &self.message[..msg.len])
+                    .unwrap();
+            }
+        }
+        // The secure layer's timers (losses, keep-alives) and its own packets.
+        self.sim.server.handle_timeout(now);
+        if let Some(event) = self.sim.server.poll_event() {
+            panic!("a connection changed: {event:?}");
+        }
+        while let Some(t) = self.sim.server.poll_transmit(now, &mut self.datagram) {
+            let i = self
+                .sim
+                .client_at(t.destination)
+                .expect("a client's address");
+            self.remotes[i].down.send(now, &self.datagram[..t.len]);
+        }
+        for p in 0..self.remotes.len() {
+            let slot = self.sim.slot(p);
+            self.m
+                .absorb_deliveries(PlayerId(p as u16), &mut self.sim.server, slot);
         }
         self.m.tick();
         for (p, r) in self.remotes.iter_mut().enumerate() {
             let player = PlayerId(p as u16);
-            if let Some(len) = self
-                .m
-                .send_tick(player, &mut r.server, now, &mut self.datagram)
-                .unwrap()
+            let slot = self.sim.slot(p);
+            if let Some(t) =
+                self.m
+                    .transmit_tick(player, &mut self.sim.server, slot, now, &mut self.datagram)
             {
-                r.down.send(now, &self.datagram[..len]);
-            }
-            while let Some((_, len)) = r.server.write_packet(now, &mut self.datagram) {
-                r.down.send(now, &self.datagram[..len]);
+                r.down.send(now, &self.datagram[..t.len]);
             }
             // Client: snapshots and events.
+            let client = &mut self.sim.clients[p];
             while let Some(n) = r.down.poll_deliver(now, &mut self.datagram) {
-                if r.client.read_packet(now, &self.datagram[..n]).is_err() {
-                    continue;
-                }
-                while let Some(msg) = r.client.poll_message(&mut self.message) {
-                    let bytes = &self.message[..msg.len];
-                    match msg.channel {
-                        Channel::Unreliable => {
-                            let info = r.world.apply(bytes).unwrap();
-                            if info.applied && r.first_kind.is_none() {
-                                r.first_kind = Some(info.header.kind);
-                            }
+                client.handle_datagram(now, SimServer::address(), &mut self.datagram[..n]);
+            }
+            while let Some(msg) = client.poll_message(&mut self.message) {
+                let bytes = &self.message[..msg.len];
+                match msg.channel {
+                    Channel::Unreliable => {
+                        let info = r.world.apply(bytes).unwrap();
+                        if info.applied && r.first_kind.is_none() {
+                            r.first_kind = Some(info.header.kind);
                         }
-                        Channel::Reliable => {
-                            let mut reader = BitReader::new(bytes);
-                            assert_eq!(
-                                MessageKind::decode(&mut reader).unwrap(),
-                                MessageKind::Event
-                            );
-                            let Note(round) = Note::decode(&mut reader).unwrap();
-                            r.rounds.push(round);
-                        }
+                    }
+                    Channel::Reliable => {
+                        let mut reader = BitReader::new(bytes);
+                        assert_eq!(
+                            MessageKind::decode(&mut reader).unwrap(),
+                            MessageKind::Event
+                        );
+                        let Note(round) = Note::decode(&mut reader).unwrap();
+                        r.rounds.push(round);
                     }
                 }
             }
-            r.client.handle_timeout(now);
-            while r.client.poll_delivery().is_some() {}
+            client.handle_timeout(now);
+            while client.poll_delivery().is_some() {}
+            assert!(client.is_connected(), "client {p}: {:?}", client.state());
         }
         self.now += self.period;
     }
@@ -216,10 +236,12 @@ fn a_client_reconnecting_over_the_link_gets_a_full_state() {
     for _ in 0..300 {
         net.step();
     }
-    // Player 1's connection is replaced: new endpoints and links, the
-    // client keeps its stale world and expects a full resync.
+    // Player 1's connection is replaced: a new client (a new connection
+    // on the server) and new links; the client keeps its stale world and
+    // expects a full resync.
     let p1 = PlayerId(1);
-    let mut fresh = Remote::new(net.now, 99);
+    net.sim.reconnect(1, net.now).unwrap();
+    let mut fresh = Remote::new(99);
     std::mem::swap(&mut fresh.world, &mut net.remotes[1].world);
     net.remotes[1] = fresh;
     net.remotes[1].world.expect_full_resync();

@@ -1,6 +1,10 @@
 //! A steady-state match tick allocates nothing: inputs in, the game's tick,
 //! snapshots for every client, acks back, events out, and the clients
-//! applying their snapshots.
+//! applying their snapshots; and on the server's send path, through the
+//! secure layer: `Match::transmit_tick` on a `hightick_net::Server` (queued,
+//! written, sealed), real `hightick_net::Client`s opening, reading and
+//! answering with inputs and acks, `Match::absorb_deliveries`, and the
+//! secure layer's timers.
 
 mod support;
 
@@ -159,8 +163,10 @@ fn a_steady_state_polling_tick_allocates_nothing() {
 }
 
 #[test]
-fn a_steady_state_tick_through_the_packet_layer_allocates_nothing() {
-    use hightick_net::{Channel, PacketConfig, PacketEndpoint};
+fn a_steady_state_tick_through_the_secure_layer_allocates_nothing() {
+    use hightick_net::Channel;
+    use hightick_net::sim_server::SimServer;
+    use hightick_net::wire::MAX_PACKET_BYTES;
     use std::time::{Duration, Instant};
 
     let players = 4u16;
@@ -173,48 +179,62 @@ fn a_steady_state_tick_through_the_packet_layer_allocates_nothing() {
     toy.view_radius = Some(500);
     let mut m = Match::new(config, toy).unwrap();
     let mut now = Instant::now();
-    let packet = PacketConfig::default();
-    let mut ends: Vec<(PacketEndpoint, PacketEndpoint, ClientWorld<ToyReplica>)> = (0..players)
+    // Client `p` plays player `p`.
+    let mut net = SimServer::connect(usize::from(players), 8, now).unwrap();
+    let mut worlds: Vec<ClientWorld<ToyReplica>> = (0..players)
         .map(|_| {
             m.join().unwrap();
-            (
-                PacketEndpoint::new(&packet, now),
-                PacketEndpoint::new(&packet, now),
-                ClientWorld::new(64),
-            )
+            ClientWorld::new(64)
         })
         .collect();
-    let mut datagram = [0u8; 1500];
+    let mut datagram = [0u8; MAX_PACKET_BYTES];
     let mut message = [0u8; 1500];
     let mut input = [0u8; 128];
     let mut step = |m: &mut Match<Toy>, now: Instant| {
         m.game_mut().events_to_send.push((None, Note(2)));
         m.tick();
         let next = m.tick_number() + 1;
-        for (p, (server, client, world)) in ends.iter_mut().enumerate() {
+        for (p, world) in worlds.iter_mut().enumerate() {
             let player = PlayerId(p as u16);
-            if let Some(len) = m.send_tick(player, server, now, &mut datagram).unwrap() {
-                client.read_packet(now, &datagram[..len]).unwrap();
+            let (slot, from) = (net.slot(p), net.client_address(p));
+            // The server's packet, sealed, to the client, which opens it.
+            if let Some(t) = m.transmit_tick(player, &mut net.server, slot, now, &mut datagram) {
+                net.clients[p].handle_datagram(now, SimServer::address(), &mut datagram[..t.len]);
             }
+            let client = &mut net.clients[p];
             while let Some(msg) = client.poll_message(&mut message) {
                 if msg.channel == Channel::Unreliable {
                     world.apply(&message[..msg.len]).unwrap();
                 }
             }
+            // The client's input and acks back.
             let batch = InputBatch::from_commands(&[stick(next, 0, 1)]).unwrap();
             let mut w = BitWriter::new(&mut input);
             MessageKind::InputBatch.encode(&mut w).unwrap();
             batch.encode(&mut w).unwrap();
             let n = w.finish();
             client.send_unreliable(&input[..n]).unwrap();
-            while let Some((_, len)) = client.write_packet(now, &mut datagram) {
-                server.read_packet(now, &datagram[..len]).unwrap();
-            }
-            while let Some(msg) = server.poll_message(&mut message) {
-                m.handle_message(player, &message[..msg.len]).unwrap();
+            while let Some(t) = client.poll_transmit(now, &mut datagram) {
+                net.server
+                    .handle_datagram(now, from, &mut datagram[..t.len]);
             }
             while client.poll_delivery().is_some() {}
-            m.absorb_deliveries(player, server);
+            while let Some(msg) = net.server.poll_message(slot, &mut message) {
+                m.handle_message(player, &message[..msg.len]).unwrap();
+            }
+            m.absorb_deliveries(player, &mut net.server, slot);
+        }
+        // The secure layer's timers and own packets, as a host runs them
+        // between ticks.
+        net.server.handle_timeout(now);
+        while net.server.poll_event().is_some() {}
+        while let Some(t) = net.server.poll_transmit(now, &mut datagram) {
+            if let Some(i) = net.client_at(t.destination) {
+                net.clients[i].handle_datagram(now, SimServer::address(), &mut datagram[..t.len]);
+            }
+        }
+        for client in &mut net.clients {
+            client.handle_timeout(now);
         }
     };
     let period = Duration::from_nanos(7_812_500);
@@ -229,6 +249,7 @@ fn a_steady_state_tick_through_the_packet_layer_allocates_nothing() {
         }
     });
     assert_eq!(allocations, 0);
+    assert!(net.clients.iter().all(|c| c.is_connected()));
     let stats = m.replication_stats(PlayerId(0)).unwrap();
     assert!(stats.packets_acked > 400, "{stats:?}");
 }

@@ -21,7 +21,9 @@
 //!   fragments up to 64 KiB, RTT and loss estimates. [`Server`] and [`Client`]
 //!   expose it per connection (`send_reliable`, `send_unreliable`,
 //!   `poll_message`, `poll_delivery`, `endpoint`).
-//! - [`sim_link`]: a simulated lossy link for tests, deterministic from a seed.
+//! - [`sim_link`]: a simulated lossy link for tests, deterministic from a seed;
+//!   [`sim_server`]: a server and its clients connected in memory, for tests
+//!   and benchmarks of what rides on the secure layer.
 //!
 //! What it is not: it reads no clock and touches no socket (the host process
 //! does UDP I/O and passes `Instant`s and, for token expiry, unix seconds in);
@@ -137,3 +139,4 @@ pub use reliable::{Delivery, DeliveryOutcome, HEADER_LEN, PacketHeader};
 
 // ---- test support
 pub mod sim_link;
+pub mod sim_server;

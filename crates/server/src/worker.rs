@@ -562,9 +562,7 @@ impl<G: HostedGame> Worker<G> {
                 self.traffic.malformed_messages += 1;
             }
         }
-        while let Some(d) = self.net.poll_delivery(slot) {
-            game.on_delivery(player, d.sequence, d.outcome.into());
-        }
+        game.absorb_deliveries(player, &mut self.net, slot);
     }
 
     /// A client finished its handshake: seat it, or turn it away if it is on
@@ -606,17 +604,14 @@ impl<G: HostedGame> Worker<G> {
         }
     }
 
-    /// One packet per connected client of match `i`: its events and snapshot.
+    /// One packet per connected client of match `i`: its events and snapshot
+    /// (`Match::transmit_tick`), sealed into the send batch.
     fn send_tick(&mut self, i: usize, now: Instant) {
         let m = &mut self.matches[i];
         for seat in &m.seats {
             let Some(slot) = seat.slot else {
                 continue;
             };
-            let Some(endpoint) = self.net.endpoint_mut(slot) else {
-                continue;
-            };
-            let has_snapshot = m.game.queue_tick(seat.player, endpoint).unwrap_or(false);
             if self.send.is_full() {
                 let flushed = self.send.flush(&self.socket);
                 count_flush(&mut self.traffic, flushed);
@@ -624,10 +619,10 @@ impl<G: HostedGame> Worker<G> {
             let Some(buf) = self.send.buffer() else {
                 continue;
             };
-            if let Some((t, sequence)) = self.net.transmit_payload(now, slot, buf) {
-                if has_snapshot {
-                    m.game.packet_sent(seat.player, sequence);
-                }
+            if let Some(t) = m
+                .game
+                .transmit_tick(seat.player, &mut self.net, slot, now, buf)
+            {
                 self.send.commit(t.len, t.destination);
             }
         }

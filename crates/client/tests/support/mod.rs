@@ -126,21 +126,17 @@ impl Host {
             while let Some(m) = self.server.poll_message(slot, &mut self.message) {
                 let _ = self.game.handle_message(player, &self.message[..m.len]);
             }
-            while let Some(d) = self.server.poll_delivery(slot) {
-                self.game.on_delivery(player, d.sequence, d.outcome.into());
-            }
+            self.game.absorb_deliveries(player, &mut self.server, slot);
         }
         self.game.tick();
         for slot in 0..self.seats.len() {
             let Some(player) = self.seats[slot] else {
                 continue;
             };
-            let endpoint = self.server.endpoint_mut(slot).unwrap();
-            let has_snapshot = self.game.queue_tick(player, endpoint).unwrap();
-            if let Some((t, sequence)) = self.server.transmit_payload(now, slot, &mut self.buf) {
-                if has_snapshot {
-                    self.game.packet_sent(player, sequence);
-                }
+            if let Some(t) =
+                self.game
+                    .transmit_tick(player, &mut self.server, slot, now, &mut self.buf)
+            {
                 self.outbox
                     .push((t.destination, self.buf[..t.len].to_vec()));
             }
