@@ -115,7 +115,13 @@ pub fn run<G: BotGame>() -> ExitCode {
         .unwrap_or_else(|| "hightick".to_owned());
     // Once per process: clap keeps command names for the program's life.
     let program: &'static str = Box::leak(program.into_boxed_str());
-    let command = Cli::command().name(program).bin_name(program);
+    let command = Cli::command()
+        .name(program)
+        .bin_name(program)
+        .about(format!(
+            "hightick for {}: serve it, play it with bots, load-test and measure it",
+            G::NAME
+        ));
     let cli = match Cli::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
