@@ -2,9 +2,11 @@
 //!
 //! - `lab sweep`: density sweep (matches 1, 2, 4, 8, ... until budgets break), games
 //!   per core, optional plaza rate probe; table, FIGURE lines, JSON and HTML.
-//! - `lab history`: per-subsystem mean and p99 across recorded commits (HTML).
+//! - `lab history`: per-subsystem mean and p99 across recorded commits (HTML;
+//!   cargo feature `history`).
 //! - `lab compare A B`: per-subsystem differences against run-to-run noise; fails
-//!   on a regression beyond `--threshold` so CI can gate on it.
+//!   on a regression beyond `--threshold` so CI can gate on it. Runs are JSON files,
+//!   or with the feature `history` also recorded run ids.
 
 use hightick_engine::BotGame;
 use std::path::{Path, PathBuf};
@@ -15,14 +17,19 @@ use clap::{Args, Subcommand};
 use hightick_lab::compare::{DEFAULT_FLOOR_US, DEFAULT_NOISE, DEFAULT_THRESHOLD};
 use hightick_lab::sweep::PLAZA_RATES_HZ;
 use hightick_lab::{
-    CompareOptions, LoadSpec, Noise, RecordedRun, ResultsDb, RunSummary, StepPlan, SweepEvent,
-    SweepPlan, SweepReport, commit_points, compare, render_history_html, render_history_table,
-    render_sweep_html, run_sweep,
+    CompareOptions, LoadSpec, Noise, RunSummary, StepPlan, SweepEvent, SweepPlan, SweepReport,
+    compare, render_sweep_html, run_sweep,
 };
+#[cfg(feature = "history")]
+use hightick_lab::{RecordedRun, ResultsDb};
 
 use crate::demo::budget_book;
 use crate::demo::progress::RunBar;
+#[cfg(feature = "history")]
 use crate::demo::record::{HistoryDbArgs, RecordArgs};
+
+#[cfg(feature = "history")]
+mod history;
 
 /// `hightick lab ...`.
 #[derive(Debug, Args)]
@@ -36,8 +43,16 @@ enum LabCommand {
     /// Step the number of matches until budgets break; report games per core.
     Sweep(Box<SweepArgs>),
     /// Chart per-subsystem mean and p99 across recorded commits (HTML).
-    History(HistoryArgs),
-    /// Compare two runs (ids or JSON files); exit non-zero on a regression.
+    #[cfg(feature = "history")]
+    History(history::HistoryArgs),
+    #[cfg_attr(
+        feature = "history",
+        doc = "Compare two runs (ids or JSON files); exit non-zero on a regression."
+    )]
+    #[cfg_attr(
+        not(feature = "history"),
+        doc = "Compare two runs (JSON files); exit non-zero on a regression."
+    )]
     Compare(CompareArgs),
 }
 
@@ -95,30 +110,22 @@ struct SweepArgs {
     /// Where the HTML report goes.
     #[arg(long, value_name = "PATH", default_value = "lab-sweep.html")]
     report: PathBuf,
+    #[cfg(feature = "history")]
     #[command(flatten)]
     record: RecordArgs,
-}
-
-/// Flags of `hightick lab history`.
-#[derive(Debug, Args)]
-struct HistoryArgs {
-    /// Only runs of this kind: demo or sweep.
-    #[arg(long)]
-    kind: Option<String>,
-    /// Only runs of this mode.
-    #[arg(long)]
-    mode: Option<String>,
-    /// Where the HTML report goes.
-    #[arg(long, value_name = "PATH", default_value = "lab-history.html")]
-    report: PathBuf,
-    #[command(flatten)]
-    db: HistoryDbArgs,
 }
 
 /// Flags of `hightick lab compare`.
 #[derive(Debug, Args)]
 struct CompareArgs {
-    /// Baseline: a recorded run id (e.g. 12 or #12) or a JSON file (demo or sweep).
+    #[cfg_attr(
+        feature = "history",
+        doc = "Baseline: a recorded run id (e.g. 12 or #12) or a JSON file (demo or sweep)."
+    )]
+    #[cfg_attr(
+        not(feature = "history"),
+        doc = "Baseline: a JSON file (demo or sweep)."
+    )]
     a: String,
     /// Candidate, the same way.
     b: String,
@@ -131,6 +138,7 @@ struct CompareArgs {
     /// Changes smaller than this many microseconds never count.
     #[arg(long, default_value_t = DEFAULT_FLOOR_US, value_name = "US")]
     floor_us: f64,
+    #[cfg(feature = "history")]
     #[command(flatten)]
     db: HistoryDbArgs,
 }
@@ -139,7 +147,8 @@ struct CompareArgs {
 pub fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
     match &args.command {
         LabCommand::Sweep(a) => sweep::<G>(a),
-        LabCommand::History(a) => history(a),
+        #[cfg(feature = "history")]
+        LabCommand::History(a) => history::run(a),
         LabCommand::Compare(a) => compare_runs(a),
     }
 }
@@ -239,6 +248,7 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
     std::fs::write(&args.report, render_sweep_html(&report)?)
         .with_context(|| format!("writing {}", args.report.display()))?;
     println!("report: {}", args.report.display());
+    #[cfg(feature = "history")]
     if args.record.record {
         let db = ResultsDb::open(&args.record.db.location())
             .with_context(|| format!("opening {}", args.record.db.describe()))?;
@@ -249,90 +259,21 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
     Ok(())
 }
 
-fn history(args: &HistoryArgs) -> Result<()> {
-    let db = ResultsDb::open(&args.db.location())
-        .with_context(|| format!("opening {}", args.db.describe()))?;
-    let runs = db.list(args.kind.as_deref(), args.mode.as_deref())?;
-    db.close();
-    if runs.is_empty() {
-        bail!(
-            "no recorded runs{} in {} (record some with --record)",
-            filter_text(args),
-            args.db.describe()
-        );
-    }
-    let points = commit_points(&runs);
-    let mut loads: Vec<(String, String, u32, String)> = runs
-        .iter()
-        .map(|r| {
-            (
-                r.kind.clone(),
-                r.summary.mode.clone(),
-                r.summary.matches,
-                r.build_profile.clone(),
-            )
-        })
-        .collect();
-    loads.sort();
-    loads.dedup();
-    print!("{}", render_history_table(&points));
-    if loads.len() > 1 {
-        println!(
-            "note: {} different kinds, loads or build profiles are mixed; narrow with --kind and --mode",
-            loads.len()
-        );
-    }
-    let title = format!("hightick lab history{}", filter_text(args));
-    std::fs::write(&args.report, render_history_html(&title, &points)?)
-        .with_context(|| format!("writing {}", args.report.display()))?;
-    println!("report: {}", args.report.display());
-    Ok(())
+/// A side of a comparison: its label, its run (for a sweep, the step it is compared
+/// by) and, for a sweep, the whole sweep.
+struct Side {
+    label: String,
+    summary: RunSummary,
+    sweep: Option<SweepReport>,
 }
 
-fn filter_text(args: &HistoryArgs) -> String {
-    let mut parts = Vec::new();
-    if let Some(k) = &args.kind {
-        parts.push(format!("kind {k}"));
-    }
-    if let Some(m) = &args.mode {
-        parts.push(format!("mode {m}"));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
-    }
-}
-
-/// A side of a comparison: a recorded run or a JSON file.
-enum Side {
-    Recorded(RecordedRun),
-    File {
-        label: String,
-        summary: RunSummary,
-        sweep: Option<SweepReport>,
-    },
-}
-
-impl Side {
-    fn label(&self) -> String {
-        match self {
-            Side::Recorded(r) => r.label(),
-            Side::File { label, .. } => label.clone(),
-        }
-    }
-
-    fn summary(&self) -> &RunSummary {
-        match self {
-            Side::Recorded(r) => &r.summary,
-            Side::File { summary, .. } => summary,
-        }
-    }
-
-    fn sweep(&self) -> Option<&SweepReport> {
-        match self {
-            Side::Recorded(r) => r.sweep.as_ref(),
-            Side::File { sweep, .. } => sweep.as_ref(),
+#[cfg(feature = "history")]
+impl From<RecordedRun> for Side {
+    fn from(run: RecordedRun) -> Self {
+        Side {
+            label: run.label(),
+            summary: run.summary,
+            sweep: run.sweep,
         }
     }
 }
@@ -341,6 +282,31 @@ fn run_id(text: &str) -> Option<i64> {
     text.strip_prefix('#').unwrap_or(text).parse().ok()
 }
 
+/// A side from a JSON file of a demo or a sweep.
+fn read_file(text: &str) -> Result<Side> {
+    let json = std::fs::read_to_string(text).with_context(|| format!("reading {text}"))?;
+    if let Ok(sweep) = SweepReport::from_json(&json) {
+        let summary = sweep
+            .representative()
+            .cloned()
+            .with_context(|| format!("{text}: a sweep with no step"))?;
+        return Ok(Side {
+            label: text.to_owned(),
+            summary,
+            sweep: Some(sweep),
+        });
+    }
+    let summary =
+        RunSummary::from_json(&json).with_context(|| format!("{text}: not a run or sweep JSON"))?;
+    Ok(Side {
+        label: text.to_owned(),
+        summary,
+        sweep: None,
+    })
+}
+
+/// A side from a recorded run id (the database opened on first use) or a JSON file.
+#[cfg(feature = "history")]
 fn read_side(text: &str, db: &mut Option<ResultsDb>, args: &CompareArgs) -> Result<Side> {
     if let Some(id) = run_id(text)
         && !Path::new(text).exists()
@@ -352,27 +318,44 @@ fn read_side(text: &str, db: &mut Option<ResultsDb>, args: &CompareArgs) -> Resu
             );
         }
         let run = db.as_ref().map(|d| d.get(id)).transpose()?;
-        return run.map(Side::Recorded).context("no results database");
+        return run.map(Side::from).context("no results database");
     }
-    let json = std::fs::read_to_string(text).with_context(|| format!("reading {text}"))?;
-    if let Ok(sweep) = SweepReport::from_json(&json) {
-        let summary = sweep
-            .representative()
-            .cloned()
-            .with_context(|| format!("{text}: a sweep with no step"))?;
-        return Ok(Side::File {
-            label: text.to_owned(),
-            summary,
-            sweep: Some(sweep),
-        });
+    read_file(text)
+}
+
+/// Both sides, and the noise they are judged by: measured from the history's
+/// repeated runs when a side is a recorded run, else the `--noise` band.
+#[cfg(feature = "history")]
+fn read_sides(args: &CompareArgs) -> Result<(Side, Side, Noise)> {
+    let mut db = None;
+    let a = read_side(&args.a, &mut db, args)?;
+    let b = read_side(&args.b, &mut db, args)?;
+    let noise = match &db {
+        Some(d) => Noise::measured(&d.list(None, None)?, args.noise / 100.0, args.floor_us),
+        None => Noise::fixed(args.noise / 100.0),
+    };
+    if let Some(d) = db {
+        d.close();
     }
-    let summary =
-        RunSummary::from_json(&json).with_context(|| format!("{text}: not a run or sweep JSON"))?;
-    Ok(Side::File {
-        label: text.to_owned(),
-        summary,
-        sweep: None,
-    })
+    Ok((a, b, noise))
+}
+
+/// Both sides, from JSON files, and the `--noise` band they are judged by.
+#[cfg(not(feature = "history"))]
+fn read_sides(args: &CompareArgs) -> Result<(Side, Side, Noise)> {
+    let read = |text: &str| {
+        if run_id(text).is_some() && !Path::new(text).exists() {
+            bail!(
+                "{text}: no such file; run ids need the run history (cargo feature `history`), which this binary is built without"
+            );
+        }
+        read_file(text)
+    };
+    Ok((
+        read(&args.a)?,
+        read(&args.b)?,
+        Noise::fixed(args.noise / 100.0),
+    ))
 }
 
 fn compare_runs(args: &CompareArgs) -> Result<()> {
@@ -384,20 +367,11 @@ fn compare_runs(args: &CompareArgs) -> Result<()> {
     if !(args.floor_us >= 0.0 && args.floor_us.is_finite()) {
         bail!("--floor-us: zero or more microseconds");
     }
-    let mut db = None;
-    let a = read_side(&args.a, &mut db, args)?;
-    let b = read_side(&args.b, &mut db, args)?;
-    let noise = match &db {
-        Some(d) => Noise::measured(&d.list(None, None)?, args.noise / 100.0, args.floor_us),
-        None => Noise::fixed(args.noise / 100.0),
-    };
-    if let Some(d) = db {
-        d.close();
-    }
+    let (a, b, noise) = read_sides(args)?;
     // Two sweeps compare like for like: at the largest match count both ran.
-    let (mut a_summary, mut b_summary) = (a.summary(), b.summary());
+    let (mut a_summary, mut b_summary) = (&a.summary, &b.summary);
     let mut note = None;
-    if let (Some(sa), Some(sb)) = (a.sweep(), b.sweep()) {
+    if let (Some(sa), Some(sb)) = (&a.sweep, &b.sweep) {
         let common = sa
             .steps
             .iter()
@@ -417,10 +391,9 @@ fn compare_runs(args: &CompareArgs) -> Result<()> {
         threshold: args.threshold / 100.0,
         floor_us: args.floor_us,
     };
-    let (a_label, b_label) = (a.label(), b.label());
     let mut result = compare(
-        (&a_label, a_summary),
-        (&b_label, b_summary),
+        (&a.label, a_summary),
+        (&b.label, b_summary),
         &noise,
         options,
     );

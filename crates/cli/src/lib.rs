@@ -8,7 +8,9 @@
 //! - `doctor`: what on this host helps or hurts tick servers;
 //! - `gateway`: the front door (crate `hightick-gateway`; cargo feature
 //!   `gateway`, which a game binary leaves out to build fast);
-//! - `lab`: density sweeps, run history, build comparison;
+//! - `lab`: density sweeps, build comparison, and run history (`--record`,
+//!   `lab history`; cargo feature `history`, which a game binary leaves out
+//!   for the same reason);
 //! - `swarm`: virtual players from scenario files (crate `hightick-swarm`).
 //!
 //! Errors print as one line with their cause chain and exit with status 1.
@@ -67,7 +69,14 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     /// Virtual players by the hundred thousand, speaking the real protocols.
     Swarm(swarm::SwarmArgs),
-    /// Density sweeps, games per core, run history and build comparison.
+    #[cfg_attr(
+        feature = "history",
+        doc = "Density sweeps, games per core, run history and build comparison."
+    )]
+    #[cfg_attr(
+        not(feature = "history"),
+        doc = "Density sweeps, games per core and build comparison."
+    )]
     Lab(lab::LabArgs),
     /// Inspect this host for what helps or hurts tick servers (reads only).
     Doctor {

@@ -78,6 +78,7 @@ pub enum LabError {
     #[error(transparent)]
     Budgets(#[from] hightick_telemetry::TelemetryError),
     /// The run history database failed.
+    #[cfg(feature = "history")]
     #[error("run history: {0}")]
     Store(#[from] hightick_store::StoreError),
     /// A run named for comparison or history cannot be used.

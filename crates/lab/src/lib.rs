@@ -11,8 +11,9 @@
 //!   the largest load within budget with 10% CPU headroom and its games per core, and
 //!   an optional plaza tick-rate probe; a [`SweepReport`] with FIGURE lines, a table,
 //!   JSON and HTML ([`render_sweep_html`]).
-//! - Run history ([`ResultsDb`], over the store's `lab_runs`): runs recorded with
-//!   commit, build profile, host and config; [`commit_points`] and
+//! - Run history (`ResultsDb`, over the store's `lab_runs`; cargo feature `history`,
+//!   on by default): runs recorded with commit, build profile, host and config;
+//!   [`RecordedRun`] is what one is and needs no database; [`commit_points`] and
 //!   [`render_history_html`] chart them across commits; [`compare`] judges a candidate
 //!   against a baseline with noise measured from repeated runs ([`Noise`]).
 //! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
@@ -63,6 +64,8 @@ pub mod history_report;
 mod host_facts;
 pub mod html;
 pub mod load;
+#[cfg(feature = "history")]
+pub mod results_db;
 pub mod summary;
 pub mod sweep;
 mod sweep_chart;
@@ -75,10 +78,12 @@ pub use budget_book::BudgetBook;
 pub use compare::{ChangeVerdict, CompareOptions, Comparison, Noise, Stat, compare};
 pub use doctor::{Check, DoctorOptions, DoctorReport, Verdict, examine};
 pub use error::LabError;
-pub use history::{HistoryLocation, RecordedRun, ResultsDb, RunKind};
+pub use history::{RecordedRun, RunKind};
 pub use history_report::{CommitPoint, commit_points, render_history_html, render_history_table};
 pub use html::render_html;
 pub use load::{LoadSpec, Phase, Progress, run_load};
+#[cfg(feature = "history")]
+pub use results_db::{HistoryLocation, ResultsDb};
 pub use summary::{
     BotRow, DropRow, HostFacts, NetworkRow, RunSummary, SubsystemRow, TickRow, TimelinePoint,
     games_per_core,

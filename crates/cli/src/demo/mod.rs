@@ -3,9 +3,10 @@
 //! first mode (or `--mode`) and match bots (this process) playing every seat. It warms up, measures a steady window, prints the
 //! per-subsystem frame-time table with budget violations, traffic per client and the
 //! CPU-normalized games per core, writes `report.html` (and JSON with `--json`), and
-//! with `--record` stores the run in the results database.
+//! with `--record` (cargo feature `history`) stores the run in the results database.
 
 pub mod progress;
+#[cfg(feature = "history")]
 pub mod record;
 
 use std::path::PathBuf;
@@ -14,9 +15,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use hightick_engine::BotGame;
-use hightick_lab::{BudgetBook, LoadSpec, ResultsDb, render_html, run_load};
+#[cfg(feature = "history")]
+use hightick_lab::ResultsDb;
+use hightick_lab::{BudgetBook, LoadSpec, render_html, run_load};
 
 use progress::RunBar;
+#[cfg(feature = "history")]
 use record::RecordArgs;
 
 /// Flags of `hightick demo`.
@@ -46,6 +50,7 @@ pub struct DemoArgs {
     /// Where the HTML report goes.
     #[arg(long, value_name = "PATH", default_value = "report.html")]
     report: PathBuf,
+    #[cfg(feature = "history")]
     #[command(flatten)]
     record: RecordArgs,
 }
@@ -105,6 +110,7 @@ pub fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
     std::fs::write(&args.report, render_html(&summary)?)
         .with_context(|| format!("writing {}", args.report.display()))?;
     println!("report: {}", args.report.display());
+    #[cfg(feature = "history")]
     if args.record.record {
         let db = ResultsDb::open(&args.record.db.location())
             .with_context(|| format!("opening {}", args.record.db.describe()))?;

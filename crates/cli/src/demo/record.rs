@@ -46,7 +46,7 @@ impl HistoryDbArgs {
     pub fn describe(&self) -> String {
         match self.location() {
             HistoryLocation::DataDir(dir) => dir
-                .join(hightick_lab::history::HISTORY_FILE_NAME)
+                .join(hightick_lab::results_db::HISTORY_FILE_NAME)
                 .display()
                 .to_string(),
             HistoryLocation::Url(url) => redact(&url),
