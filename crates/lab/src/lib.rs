@@ -14,7 +14,7 @@
 //! - Run history (`ResultsDb`, over the store's `lab_runs`; cargo feature `history`,
 //!   on by default): runs recorded with commit, build profile, host and config;
 //!   [`RecordedRun`] is what one is and needs no database; [`commit_points`] and
-//!   [`render_history_html`] chart them across commits; [`compare`] judges a candidate
+//!   [`render_history_html`] chart them across commits; [`compare()`] judges a candidate
 //!   against a baseline with noise measured from repeated runs ([`Noise`]).
 //! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
 //!   self-contained HTML report with inline SVG charts ([`render_html`]).
