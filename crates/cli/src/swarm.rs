@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use hightick_engine::BotGame;
+use hightick_server::process;
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::distributed::{Agent, run_distributed};
 use hightick_swarm::report::{render_comparison, render_html, render_table};
@@ -460,30 +461,6 @@ impl Drop for TargetProcess {
     }
 }
 
-/// Resident memory of this process, bytes.
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-            pages * page.max(1) as u64
-        })
-}
-
-/// CPU time this process has used (user + system), seconds.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return 0.0;
-    }
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(usage.ru_utime) + t(usage.ru_stime)
-}
-
 fn selftest_scenario(a: &SelftestArgs, target: SocketAddr, drivers: usize) -> String {
     let every = hightick_swarm::scenario::duration::format_duration(a.every);
     let first = if a.every.is_zero() {
@@ -544,7 +521,7 @@ fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
         "hightick swarm selftest: {} players, one request every {:?} each, against a target process on {}",
         a.users, a.every, target.addr
     );
-    let baseline = rss_bytes();
+    let baseline = process::rss_bytes();
     let stop = stop_on_ctrl_c(&rt);
     let line = ProgressLine::new(scenario.total_duration(), false);
     let hold_start = scenario.ramp_up + Duration::from_secs(2);
@@ -553,12 +530,12 @@ fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
     let started = Instant::now();
     let result = rt.block_on(run(scenario.clone(), player, stop, |p| {
         line.show(p);
-        peak_rss = peak_rss.max(rss_bytes());
+        peak_rss = peak_rss.max(process::rss_bytes());
         if cpu_at_hold.is_none() && p.elapsed >= hold_start {
-            cpu_at_hold = Some((cpu_seconds(), Instant::now()));
+            cpu_at_hold = Some((process::process_cpu_seconds(), Instant::now()));
         }
     }))?;
-    let cpu_end = (cpu_seconds(), Instant::now());
+    let cpu_end = (process::process_cpu_seconds(), Instant::now());
     line.finish();
     drop(target);
     write_outputs(&result, a.json.as_deref(), None)?;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hightick_lab::{RunSummary, SubsystemRow, TickRow};
+use hightick_lab::{RunSummary, TargetStats, TickRow};
 use serde_json::Value;
 
 fn hightick(dir: &Path, args: &[&str]) -> Output {
@@ -211,12 +211,12 @@ fn a_step_can_spread_matches_over_bound_instances() {
 }
 
 fn synthetic(fow_mean: f64) -> RunSummary {
-    let row = |name: &str, mean: f64| SubsystemRow {
+    let row = |name: &str, mean: f64| TargetStats {
         name: name.into(),
         mean_us: mean,
         p50_us: mean,
         p99_us: mean * 2.0,
-        ..SubsystemRow::default()
+        ..TargetStats::default()
     };
     RunSummary {
         title: "synthetic".into(),

@@ -31,15 +31,9 @@ use serde_json::json;
 const STAMPEDE: usize = 20_000;
 const META_P99_MS: f64 = 50.0;
 
+/// This process's CPU seconds (user + system).
 fn cpu_seconds() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    hightick_server::process::process_cpu_seconds()
 }
 
 fn cores() -> usize {

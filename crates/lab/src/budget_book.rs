@@ -107,7 +107,7 @@ impl BudgetBook {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::{SubsystemRow, TickRow};
+    use crate::summary::{TargetStats, TickRow};
 
     #[test]
     fn modes_fall_back_to_their_base_preset() {
@@ -138,9 +138,9 @@ mod tests {
                 p99_us: 90.0,
                 ..TickRow::default()
             },
-            subsystems: vec![SubsystemRow {
+            subsystems: vec![TargetStats {
                 name: "fow".into(),
-                ..SubsystemRow::default()
+                ..TargetStats::default()
             }],
             match_tick_p99_us: vec![80.0, 99.0],
             ..RunSummary::default()

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::LabError;
-use crate::summary::{RunSummary, SubsystemRow, TimelinePoint};
+use crate::summary::{RunSummary, TargetStats, TimelinePoint};
 
 pub(crate) const WIDE: (u32, u32) = (900, 320);
 pub(crate) const MEAN_COLOR: RGBColor = RGBColor(31, 119, 180);
@@ -198,7 +198,7 @@ pub(crate) fn subsystem_breakdown(run: &RunSummary) -> Result<String, LabError> 
         };
         let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
         let i = |k: usize| k as f64;
-        type Pick = fn(&SubsystemRow) -> (f64, bool);
+        type Pick = fn(&TargetStats) -> (f64, bool);
         let kinds: [(f64, &str, RGBColor, Pick); 2] = [
             (0.12, "mean", MEAN_COLOR, |s| {
                 (s.mean_us, s.mean_over_budget())
@@ -256,8 +256,8 @@ pub(crate) fn cpu_and_players(run: &RunSummary) -> Result<String, LabError> {
     svg_string(NAME, |root| {
         let tl = &run.timeline;
         let x = time_range(tl);
-        let cores = value_range(tl.iter().map(|p| p.server_cpu_cores));
-        let players = value_range(tl.iter().map(|p| f64::from(p.players)));
+        let cores = value_range(tl.iter().map(|p| p.cpu_cores));
+        let players = value_range(tl.iter().map(|p| p.players as f64));
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(36)
@@ -278,9 +278,9 @@ pub(crate) fn cpu_and_players(run: &RunSummary) -> Result<String, LabError> {
             .y_label_formatter(&|v| format!("{v:.0}"))
             .draw()
             .map_err(failed(NAME))?;
-        let cpu = tl.iter().map(|p| (p.t_s, p.server_cpu_cores));
+        let cpu = tl.iter().map(|p| (p.t_s, p.cpu_cores));
         line(&mut chart, NAME, cpu, MEAN_COLOR, "server CPU (cores)")?;
-        let pl = finite_points(tl.iter().map(|p| (p.t_s, f64::from(p.players))));
+        let pl = finite_points(tl.iter().map(|p| (p.t_s, p.players as f64)));
         chart
             .draw_secondary_series(LineSeries::new(pl, PLAYERS_COLOR.stroke_width(2)))
             .map_err(failed(NAME))?

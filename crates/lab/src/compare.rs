@@ -356,15 +356,15 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::{HostFacts, SubsystemRow, TickRow};
+    use crate::summary::{HostFacts, TargetStats, TickRow};
 
     fn run(fow_mean: f64, replication_mean: f64) -> RunSummary {
-        let row = |name: &str, mean: f64| SubsystemRow {
+        let row = |name: &str, mean: f64| TargetStats {
             name: name.into(),
             mean_us: mean,
             p50_us: mean,
             p99_us: mean * 3.0,
-            ..SubsystemRow::default()
+            ..TargetStats::default()
         };
         RunSummary {
             mode: "5v5".into(),

@@ -177,7 +177,7 @@ pub fn render_history_html(title: &str, points: &[CommitPoint]) -> Result<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::{RunSummary, SubsystemRow, TickRow};
+    use crate::summary::{RunSummary, TargetStats, TickRow};
 
     fn recorded(id: i64, commit: Option<&str>, fow: f64) -> RecordedRun {
         RecordedRun {
@@ -193,15 +193,15 @@ mod tests {
                     ..TickRow::default()
                 },
                 subsystems: vec![
-                    SubsystemRow {
+                    TargetStats {
                         name: "fow".into(),
                         mean_us: fow,
                         p99_us: fow * 3.0,
-                        ..SubsystemRow::default()
+                        ..TargetStats::default()
                     },
-                    SubsystemRow {
+                    TargetStats {
                         name: "physics".into(),
-                        ..SubsystemRow::default()
+                        ..TargetStats::default()
                     },
                 ],
                 ..RunSummary::default()

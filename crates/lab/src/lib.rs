@@ -26,7 +26,7 @@
 //! and the doctor never changes the host: it only reads files and suggests.
 //!
 //! ```
-//! use hightick_lab::{BudgetBook, RunSummary, SubsystemRow, compare, CompareOptions, Noise};
+//! use hightick_lab::{BudgetBook, RunSummary, TargetStats, compare, CompareOptions, Noise};
 //!
 //! let mut run = RunSummary {
 //!     title: "hightick demo".into(),
@@ -35,7 +35,7 @@
 //!     matches: 2,
 //!     server_cpu_cores: 0.02,
 //!     gpc: hightick_lab::games_per_core(2, 0.02),
-//!     subsystems: vec![SubsystemRow { name: "fow".into(), mean_us: 48.0, ..Default::default() }],
+//!     subsystems: vec![TargetStats { name: "fow".into(), mean_us: 48.0, ..Default::default() }],
 //!     ..Default::default()
 //! };
 //! BudgetBook::shipped().apply(&mut run); // the shipped 5v5 budgets: fow mean <= 35 us
@@ -57,7 +57,6 @@ mod chart;
 pub mod compare;
 pub mod doctor;
 pub mod error;
-mod frame_rows;
 pub mod history;
 mod history_chart;
 pub mod history_report;
@@ -85,7 +84,7 @@ pub use load::{LoadSpec, Phase, Progress, run_load};
 #[cfg(feature = "history")]
 pub use results_db::{HistoryLocation, ResultsDb};
 pub use summary::{
-    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, SubsystemRow, TickRow, TimelinePoint,
+    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, TargetStats, TickRow, TimelinePoint,
     games_per_core,
 };
 pub use sweep::{PlazaStep, StepPlan, SweepEvent, SweepPlan, SweepReport, SweepStep, run_sweep};

@@ -169,7 +169,7 @@ impl ResultsDb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::SubsystemRow;
+    use crate::summary::TargetStats;
 
     fn summary(fow_mean: f64) -> RunSummary {
         RunSummary {
@@ -181,10 +181,10 @@ mod tests {
                 git_commit: Some("0123456789abcdef".into()),
                 ..HostFacts::default()
             },
-            subsystems: vec![SubsystemRow {
+            subsystems: vec![TargetStats {
                 name: "fow".into(),
                 mean_us: fow_mean,
-                ..SubsystemRow::default()
+                ..TargetStats::default()
             }],
             ..RunSummary::default()
         }

@@ -2,6 +2,7 @@
 //! host, how long ticks took per subsystem, what crossed the network, what the bots saw,
 //! and the CPU-normalized games per core. Printed as a table, written as JSON, drawn as HTML.
 
+pub use hightick_server::{TargetStats, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
@@ -42,8 +43,9 @@ pub struct RunSummary {
     pub host: HostFacts,
     /// Whole match ticks.
     pub tick: TickRow,
-    /// Per-subsystem frame time, in the order the server reports them.
-    pub subsystems: Vec<SubsystemRow>,
+    /// Per-subsystem frame time, in the order the server reports them (the
+    /// same rows `GET /v1/stats` shows).
+    pub subsystems: Vec<TargetStats>,
     /// What crossed the server's sockets.
     pub network: NetworkRow,
     /// Server process CPU seconds per wall second over the steady window.
@@ -91,39 +93,6 @@ pub struct TickRow {
     pub max_us: f64,
     /// The budget for the p99 match-tick time, microseconds, when one is set.
     pub budget_p99_us: Option<f64>,
-}
-
-/// One subsystem's share of the tick.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SubsystemRow {
-    /// Subsystem name, e.g. `replication`.
-    pub name: String,
-    /// Mean time per tick, microseconds.
-    pub mean_us: f64,
-    /// Median time per tick, microseconds.
-    pub p50_us: f64,
-    /// 99th percentile time per tick, microseconds.
-    pub p99_us: f64,
-    /// Longest time in one tick, microseconds.
-    pub max_us: f64,
-    /// Budget for the mean, microseconds, when one is set.
-    pub budget_mean_us: Option<f64>,
-    /// Budget for the p99, microseconds, when one is set.
-    pub budget_p99_us: Option<f64>,
-    /// Budget windows in which this subsystem broke its mean or p99 limit.
-    pub violations: u64,
-}
-
-impl SubsystemRow {
-    /// True when the mean is above its budget.
-    pub fn mean_over_budget(&self) -> bool {
-        self.budget_mean_us.is_some_and(|b| self.mean_us > b)
-    }
-
-    /// True when the p99 is above its budget.
-    pub fn p99_over_budget(&self) -> bool {
-        self.budget_p99_us.is_some_and(|b| self.p99_us > b)
-    }
 }
 
 /// What crossed the server's sockets over the steady window.
@@ -225,23 +194,6 @@ impl From<StoredBotRow> for BotRow {
     }
 }
 
-/// One sample of the run over time.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelinePoint {
-    /// Seconds since the run started.
-    pub t_s: f64,
-    /// Mean match-tick time over the sample, microseconds.
-    pub tick_mean_us: f64,
-    /// 99th percentile match-tick time over the sample, microseconds.
-    pub tick_p99_us: f64,
-    /// Server CPU cores used over the sample.
-    pub server_cpu_cores: f64,
-    /// Players connected.
-    pub players: u32,
-    /// Mean time per subsystem, microseconds, in the order of [`RunSummary::subsystems`].
-    pub subsystem_mean_us: Vec<f64>,
-}
-
 impl RunSummary {
     /// The headline `FIGURE <name> <value> <unit>` lines of this run.
     pub fn figures(&self) -> Vec<String> {
@@ -333,7 +285,7 @@ impl RunSummary {
                 ("t_s", p.t_s),
                 ("tick_mean_us", p.tick_mean_us),
                 ("tick_p99_us", p.tick_p99_us),
-                ("server_cpu_cores", p.server_cpu_cores),
+                ("cpu_cores", p.cpu_cores),
             ] {
                 check(&|| format!("timeline[{i}].{name}"), Some(v));
             }
@@ -576,7 +528,7 @@ mod tests {
                 budget_p99_us: Some(200.0),
             },
             subsystems: vec![
-                SubsystemRow {
+                TargetStats {
                     name: "replication".into(),
                     mean_us: 9.0,
                     p50_us: 8.0,
@@ -586,7 +538,7 @@ mod tests {
                     budget_p99_us: Some(30.0),
                     violations: 4,
                 },
-                SubsystemRow {
+                TargetStats {
                     name: "movement".into(),
                     mean_us: 2.0,
                     p50_us: 2.0,

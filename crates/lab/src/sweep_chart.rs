@@ -8,7 +8,7 @@ use crate::chart::{
     legend, line, line_key, svg_string, value_range, value_range_with_room,
 };
 use crate::error::LabError;
-use crate::summary::SubsystemRow;
+use crate::summary::TargetStats;
 use crate::sweep::{SweepReport, matches_text};
 
 const PASS_COLOR: RGBColor = RGBColor(44, 160, 44);
@@ -96,7 +96,7 @@ pub(crate) fn tick_vs_matches(report: &SweepReport) -> Result<String, LabError> 
 }
 
 /// A subsystem's height in a stack: its mean, never negative or non-finite.
-fn stacked_us(row: &SubsystemRow) -> f64 {
+fn stacked_us(row: &TargetStats) -> f64 {
     if row.mean_us.is_finite() {
         row.mean_us.max(0.0)
     } else {

@@ -98,10 +98,7 @@ impl SweepReport {
         out.push_str(&self.step_table().render());
         out.push('\n');
         for (title, pick) in [
-            (
-                "mean us",
-                (|s| s.mean_us) as fn(&crate::SubsystemRow) -> f64,
-            ),
+            ("mean us", (|s| s.mean_us) as fn(&crate::TargetStats) -> f64),
             ("p99 us", |s| s.p99_us),
         ] {
             out.push_str(&self.subsystem_table(title, pick).render());
@@ -230,7 +227,7 @@ impl SweepReport {
         t
     }
 
-    fn subsystem_table(&self, title: &str, pick: fn(&crate::SubsystemRow) -> f64) -> TextTable {
+    fn subsystem_table(&self, title: &str, pick: fn(&crate::TargetStats) -> f64) -> TextTable {
         let headers: Vec<String> = std::iter::once(format!("{title} by matches"))
             .chain(self.steps.iter().map(|s| s.matches.to_string()))
             .collect();

@@ -92,7 +92,7 @@ impl RunSummary {
 
 #[cfg(test)]
 mod tests {
-    use crate::summary::{RunSummary, SubsystemRow, TickRow};
+    use crate::summary::{RunSummary, TargetStats, TickRow};
 
     #[test]
     fn violations_list_every_broken_limit() {
@@ -103,20 +103,20 @@ mod tests {
                 ..TickRow::default()
             },
             subsystems: vec![
-                SubsystemRow {
+                TargetStats {
                     name: "fow".into(),
                     mean_us: 6.0,
                     p99_us: 10.0,
                     budget_mean_us: Some(5.0),
                     budget_p99_us: Some(15.0),
                     violations: 3,
-                    ..SubsystemRow::default()
+                    ..TargetStats::default()
                 },
-                SubsystemRow {
+                TargetStats {
                     name: "movement".into(),
                     mean_us: 1.0,
                     p99_us: 2.0,
-                    ..SubsystemRow::default()
+                    ..TargetStats::default()
                 },
             ],
             match_tick_p99_us: vec![90.0, 130.0],

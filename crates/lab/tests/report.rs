@@ -2,7 +2,7 @@
 //! JSON round trips for arbitrary summaries.
 
 use hightick_lab::{
-    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, SubsystemRow, TickRow, TimelinePoint,
+    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, TargetStats, TickRow, TimelinePoint,
     games_per_core, render_html,
 };
 use proptest::prelude::*;
@@ -21,10 +21,10 @@ const SUBSYSTEMS: [&str; 10] = [
 ];
 
 fn synthetic() -> RunSummary {
-    let subsystems: Vec<SubsystemRow> = SUBSYSTEMS
+    let subsystems: Vec<TargetStats> = SUBSYSTEMS
         .iter()
         .enumerate()
-        .map(|(i, name)| SubsystemRow {
+        .map(|(i, name)| TargetStats {
             name: (*name).to_string(),
             mean_us: 1.0 + i as f64,
             p50_us: 0.9 + i as f64,
@@ -35,13 +35,15 @@ fn synthetic() -> RunSummary {
             violations: if i > 6 { 12 } else { 0 },
         })
         .collect();
-    let timeline = (0..30)
+    let timeline = (0..30u32)
         .map(|t| TimelinePoint {
             t_s: f64::from(t),
             tick_mean_us: 40.0 + f64::from(t % 5),
             tick_p99_us: 90.0 + f64::from(t % 7) * 3.0,
-            server_cpu_cores: 0.05 + f64::from(t % 3) * 0.01,
-            players: (t * 10).min(80),
+            cpu_cores: 0.05 + f64::from(t % 3) * 0.01,
+            // The checked-in fixture predates per-point match counts.
+            matches: 0,
+            players: (t as usize * 10).min(80),
             subsystem_mean_us: subsystems.iter().map(|s| s.mean_us).collect(),
         })
         .collect();
@@ -160,8 +162,8 @@ fn finite() -> impl Strategy<Value = f64> {
 prop_compose! {
     fn subsystem()(name in "[a-z_]{1,12}", mean in finite(), p99 in finite(),
                    budget in proptest::option::of(finite()), violations in any::<u64>())
-                   -> SubsystemRow {
-        SubsystemRow { name, mean_us: mean, p50_us: mean, p99_us: p99, max_us: p99,
+                   -> TargetStats {
+        TargetStats { name, mean_us: mean, p50_us: mean, p99_us: p99, max_us: p99,
                        budget_mean_us: budget, budget_p99_us: budget, violations }
     }
 }
@@ -187,8 +189,8 @@ prop_compose! {
             server_cpu_cores: cpu,
             gpc: games_per_core(matches, cpu),
             timeline: points.into_iter().map(|(t, v, players)| TimelinePoint {
-                t_s: t, tick_mean_us: v, tick_p99_us: v, server_cpu_cores: v, players,
-                subsystem_mean_us: vec![v; n],
+                t_s: t, tick_mean_us: v, tick_p99_us: v, cpu_cores: v, matches: 0,
+                players: players as usize, subsystem_mean_us: vec![v; n],
             }).collect(),
             ..Default::default()
         }

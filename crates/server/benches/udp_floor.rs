@@ -61,7 +61,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hightick_server::batch_io::{self, BATCH, ReceiveBatch, SendBatch};
-use hightick_server::thread_tuning::pin_to_core;
+use hightick_server::process::pin_to_core;
 use hightick_telemetry::bench::{Stats, figure};
 
 /// Players in a 5v5 match.

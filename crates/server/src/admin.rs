@@ -39,7 +39,8 @@ use tokio::sync::oneshot;
 
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
-use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint, process_cpu_seconds};
+use crate::process::process_cpu_seconds;
+use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
 use crate::worker::{WorkerCommand, WorkerReport};
 
 /// Longest a worker may take to answer the admin side.

@@ -58,8 +58,8 @@ mod host_stats;
 mod hosted;
 mod phase;
 pub mod placement;
+pub mod process;
 pub mod report;
-pub mod thread_tuning;
 mod tick_rate;
 mod worker;
 

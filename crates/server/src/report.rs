@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use hightick_telemetry::{BudgetStat, BudgetTarget, FrameStats};
 use serde::{Deserialize, Serialize};
 
 /// `POST /v1/matches` body: the host's fields, and the game's own settings
@@ -93,8 +94,9 @@ pub struct MatchInfo {
     pub start_lag_mean_us: f64,
 }
 
-/// Frame-time statistics of one target (the whole tick or a subsystem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Frame-time statistics of one target (the whole tick or a subsystem): a
+/// row of `/v1/stats`, and of the lab's run summaries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetStats {
     /// `tick` or the subsystem name.
     pub name: String,
@@ -112,6 +114,36 @@ pub struct TargetStats {
     pub budget_p99_us: Option<f64>,
     /// Budget windows that broke a limit.
     pub violations: u64,
+}
+
+impl TargetStats {
+    /// The statistics of `target` in `stats`, with its budgets and the
+    /// budget windows in which it broke its mean or p99 limit.
+    pub fn from_stats(stats: &FrameStats, target: BudgetTarget) -> Self {
+        let us = |ns: f64| ns / 1000.0;
+        let budget = stats.budget().get(target);
+        Self {
+            name: target.as_str().to_owned(),
+            mean_us: us(stats.mean_ns(target)),
+            p50_us: us(stats.quantile_ns(target, 0.5) as f64),
+            p99_us: us(stats.quantile_ns(target, 0.99) as f64),
+            max_us: us(stats.max_ns(target) as f64),
+            budget_mean_us: budget.mean_ns.map(|ns| us(ns as f64)),
+            budget_p99_us: budget.p99_ns.map(|ns| us(ns as f64)),
+            violations: stats.violations(target, BudgetStat::Mean)
+                + stats.violations(target, BudgetStat::P99),
+        }
+    }
+
+    /// True when the mean is above its budget.
+    pub fn mean_over_budget(&self) -> bool {
+        self.budget_mean_us.is_some_and(|b| self.mean_us > b)
+    }
+
+    /// True when the p99 is above its budget.
+    pub fn p99_over_budget(&self) -> bool {
+        self.budget_p99_us.is_some_and(|b| self.p99_us > b)
+    }
 }
 
 /// Statistics of every match of one mode on the host.
@@ -170,10 +202,11 @@ impl NetworkStats {
     }
 }
 
-/// One second of the host's life.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One second of a host's life (`/v1/timeline`), or of a lab run (every
+/// instance's seconds summed, in its summary's timeline).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
-    /// Seconds since the host started.
+    /// Seconds since the host started (in a lab summary: since the run did).
     pub t_s: f64,
     /// Mean match-tick time in this second, microseconds.
     pub tick_mean_us: f64,
@@ -181,9 +214,12 @@ pub struct TimelinePoint {
     pub tick_p99_us: f64,
     /// Mean per subsystem in this second (telemetry order).
     pub subsystem_mean_us: Vec<f64>,
-    /// Process CPU seconds per wall second in this second.
+    /// Server CPU seconds per wall second in this second (summaries written
+    /// before this type was shared called it `server_cpu_cores`).
+    #[serde(alias = "server_cpu_cores")]
     pub cpu_cores: f64,
     /// Matches hosted.
+    #[serde(default)]
     pub matches: usize,
     /// Clients connected.
     pub players: usize,
@@ -212,40 +248,9 @@ pub struct HostStats {
     pub timeline: Vec<TimelinePoint>,
 }
 
-/// CPU seconds (user + system) this process has used, from /proc/self/stat.
-pub fn process_cpu_seconds() -> f64 {
-    cpu_seconds_of("self").unwrap_or(0.0)
-}
-
-/// CPU seconds (user + system) of process `pid` (`"self"` for this one),
-/// from /proc/PID/stat; `None` if it cannot be read.
-pub fn cpu_seconds_of(pid: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command (which may hold spaces) start after ") ".
-    let rest = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the line; 12 and 13 after ")".
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    // SAFETY: sysconf only reads a system constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    Some((utime + stime) / ticks.max(1) as f64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn this_process_has_used_some_cpu() {
-        let mut x = 0u64;
-        for i in 0..20_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        assert!(x != 1);
-        assert!(process_cpu_seconds() > 0.0);
-        assert!(cpu_seconds_of("999999999").is_none());
-    }
 
     #[test]
     fn the_games_settings_ride_beside_the_hosts_fields() {

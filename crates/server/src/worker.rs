@@ -35,8 +35,8 @@ use crate::host_stats::TickTotals;
 use crate::hosted::{HostedMatch, ResultLine};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
+use crate::process;
 use crate::report::MatchInfo;
-use crate::thread_tuning;
 
 /// How often a worker publishes the share of a core it used.
 const BUSY_PERIOD: Duration = Duration::from_secs(1);
@@ -226,9 +226,9 @@ impl<G: HostedGame> Worker<G> {
 
     /// Runs until drained (or until the admin side is gone).
     pub fn run(mut self) {
-        thread_tuning::set_timer_slack(self.timer_slack_us * 1000);
+        process::set_timer_slack(self.timer_slack_us * 1000);
         if let Some(core) = self.pin_to {
-            thread_tuning::pin_to_core(core);
+            process::pin_to_core(core);
         }
         loop {
             if !self.take_commands() {
@@ -274,7 +274,7 @@ impl<G: HostedGame> Worker<G> {
         if wall < BUSY_PERIOD {
             return;
         }
-        let cpu = thread_tuning::thread_cpu_time();
+        let cpu = process::thread_cpu_time();
         if let Some(cpu_then) = cpu_then {
             let share = cpu.saturating_sub(cpu_then).as_secs_f64() / wall.as_secs_f64();
             self.load

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::interval::{Interval, latency_histogram};
 use crate::pacing::Pacer;
-use crate::result::{PacingSummary, RunResult, StepPoint, TimelinePoint, Totals};
+use crate::result::{LoadPoint, PacingSummary, RunResult, StepPoint, Totals};
 use crate::scenario::{Model, Scenario};
 use crate::threshold::Threshold;
 
@@ -72,7 +72,7 @@ pub struct Aggregate {
     pacer: Option<Pacer>,
     recent: VecDeque<Histogram<u64>>,
     measured: Histogram<u64>,
-    timeline: Vec<TimelinePoint>,
+    timeline: Vec<LoadPoint>,
     peak_users: u64,
     started_unix_ms: u64,
     last_t: Duration,
@@ -115,7 +115,7 @@ impl Aggregate {
     }
 
     /// The timeline so far.
-    pub fn timeline(&self) -> &[TimelinePoint] {
+    pub fn timeline(&self) -> &[LoadPoint] {
         &self.timeline
     }
 
@@ -136,7 +136,7 @@ impl Aggregate {
                 h.value_at_quantile(q)
             }
         };
-        let mut point = TimelinePoint {
+        let mut point = LoadPoint {
             t_s: t.as_secs_f64(),
             users: interval.users,
             in_flight: interval.in_flight,
@@ -180,7 +180,7 @@ impl Aggregate {
         latency_histogram()
     }
 
-    fn pace(&mut self, point: &mut TimelinePoint) -> Option<f64> {
+    fn pace(&mut self, point: &mut LoadPoint) -> Option<f64> {
         let pacer = self.pacer.as_mut()?;
         self.measured.reset();
         for h in &self.recent {

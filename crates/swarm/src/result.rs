@@ -193,9 +193,10 @@ pub struct StepPoint {
     pub p99_us: u64,
 }
 
-/// One interval of the run.
+/// One interval of a load run: requests, rates and response times (an
+/// HTTP-load timeline, not a host's frame-time one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimelinePoint {
+pub struct LoadPoint {
     /// Seconds since the start, at the interval's end.
     pub t_s: f64,
     /// Players alive.
@@ -284,7 +285,7 @@ pub struct RunResult {
     /// Whether every threshold passed.
     pub passed: bool,
     /// Per interval.
-    pub timeline: Vec<TimelinePoint>,
+    pub timeline: Vec<LoadPoint>,
     /// What the raw per-request log took, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_log: Option<LogSummary>,

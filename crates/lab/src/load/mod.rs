@@ -340,7 +340,7 @@ pub fn run_load<G: BotGame>(
         .worker_threads(2)
         .thread_name("hightick-bots")
         .on_thread_start(|| {
-            hightick_server::thread_tuning::set_nice(BOTS_NICE);
+            hightick_server::process::set_nice(BOTS_NICE);
         })
         .enable_all()
         .build()

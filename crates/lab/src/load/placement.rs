@@ -11,18 +11,9 @@ const NODE_DIR: &str = "sys/devices/system/node";
 
 /// The CPUs this process may run on (its affinity mask), in order.
 pub(crate) fn allowed_cpus() -> Vec<u32> {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is this thread; the size is the set's.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        let n = std::thread::available_parallelism().map_or(1, usize::from);
-        return (0..n as u32).collect();
-    }
-    (0..libc::CPU_SETSIZE as u32)
-        // SAFETY: CPU_ISSET bounds-checks against the set's size.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu as usize, &set) })
+    hightick_server::process::process_cpus()
+        .into_iter()
+        .filter_map(|cpu| u32::try_from(cpu).ok())
         .collect()
 }
 

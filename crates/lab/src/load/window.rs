@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use hightick_server::{HostStats, ModeStats, NetworkStats, TargetStats};
 
 use crate::summary::{
-    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, SubsystemRow, TickRow, TimelinePoint,
-    games_per_core,
+    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, TickRow, TimelinePoint, games_per_core,
 };
 
 /// One instance over the window.
@@ -36,7 +35,7 @@ pub(crate) struct RunShape {
 }
 
 /// Targets of the same name from several instances, with their instance's tick count.
-fn merge_target(parts: &[(&TargetStats, u64)]) -> SubsystemRow {
+fn merge_target(parts: &[(&TargetStats, u64)]) -> TargetStats {
     let ticks: u64 = parts.iter().map(|(_, n)| n).sum();
     let weighted = |f: fn(&TargetStats) -> f64| {
         if ticks == 0 {
@@ -47,7 +46,7 @@ fn merge_target(parts: &[(&TargetStats, u64)]) -> SubsystemRow {
     };
     let worst = |f: fn(&TargetStats) -> f64| parts.iter().map(|(t, _)| f(t)).fold(0.0, f64::max);
     let first = parts.first().map(|(t, _)| *t);
-    SubsystemRow {
+    TargetStats {
         name: first.map_or_else(String::new, |t| t.name.clone()),
         mean_us: weighted(|t| t.mean_us),
         p50_us: weighted(|t| t.p50_us),
@@ -73,7 +72,7 @@ fn tick_row(modes: &[&ModeStats]) -> TickRow {
     }
 }
 
-fn subsystem_rows(modes: &[&ModeStats]) -> Vec<SubsystemRow> {
+fn subsystem_rows(modes: &[&ModeStats]) -> Vec<TargetStats> {
     let Some(first) = modes.first() else {
         return Vec::new();
     };
@@ -158,8 +157,9 @@ fn timeline(windows: &[InstanceWindow]) -> Vec<TimelinePoint> {
             *n += 1;
             point.tick_mean_us += p.tick_mean_us;
             point.tick_p99_us = point.tick_p99_us.max(p.tick_p99_us);
-            point.server_cpu_cores += p.cpu_cores;
-            point.players += u32::try_from(p.players).unwrap_or(u32::MAX);
+            point.cpu_cores += p.cpu_cores;
+            point.matches += p.matches;
+            point.players += p.players;
             for (sum, v) in point.subsystem_mean_us.iter_mut().zip(&p.subsystem_mean_us) {
                 *sum += v;
             }
@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(run.match_tick_p99_us, vec![90.0, 150.0]);
         assert!(!run.within_budget, "one match over the 100 us budget");
         assert_eq!(run.timeline.len(), 1);
-        assert_eq!(run.timeline[0].server_cpu_cores, 0.5);
+        assert_eq!(run.timeline[0].cpu_cores, 0.5);
         assert_eq!(run.timeline[0].players, 20);
         assert_eq!(run.timeline[0].tick_mean_us, 60.0);
     }

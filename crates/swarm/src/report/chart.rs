@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 
 use crate::error::SwarmError;
-use crate::result::TimelinePoint;
+use crate::result::LoadPoint;
 
 const SIZE: (u32, u32) = (900, 300);
 
@@ -85,12 +85,12 @@ const GREEN: RGBColor = RGBColor(44, 160, 44);
 const RED: RGBColor = RGBColor(214, 39, 40);
 const GREY: RGBColor = RGBColor(110, 110, 110);
 
-fn over(tl: &[TimelinePoint], f: impl Fn(&TimelinePoint) -> f64) -> Vec<(f64, f64)> {
+fn over(tl: &[LoadPoint], f: impl Fn(&LoadPoint) -> f64) -> Vec<(f64, f64)> {
     tl.iter().map(|p| (p.t_s, f(p))).collect()
 }
 
 /// The report's four charts: users, throughput, latency, errors.
-pub fn timeline_charts(tl: &[TimelinePoint]) -> Result<Vec<String>, SwarmError> {
+pub fn timeline_charts(tl: &[LoadPoint]) -> Result<Vec<String>, SwarmError> {
     let mut charts = vec![
         line_chart(
             "Players",

@@ -1,6 +1,8 @@
-//! Per-thread settings (Linux): timer slack and CPU pinning for tick workers,
-//! a lower priority for load generators that share the host with them, and
-//! the CPU time a thread has used.
+//! Facts and settings of this process and its threads (Linux), in one place
+//! for the host, the lab and the command line: timer slack and CPU pinning
+//! for tick workers, a lower priority for load generators that share the
+//! host with them, the CPUs a process may use, the CPU time a thread or a
+//! process has used, and resident memory.
 
 /// Lets the kernel wake this thread at most `ns` nanoseconds after a sleep
 /// ends (the default slack is 50 us; tick workers want little).
@@ -95,9 +97,53 @@ pub fn thread_cpu_time() -> std::time::Duration {
     )
 }
 
+/// CPU seconds (user + system) this process has used, from /proc/self/stat.
+pub fn process_cpu_seconds() -> f64 {
+    cpu_seconds_of("self").unwrap_or(0.0)
+}
+
+/// CPU seconds (user + system) of process `pid` (`"self"` for this one),
+/// from /proc/PID/stat; `None` if it cannot be read.
+pub fn cpu_seconds_of(pid: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces) start after ") ".
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line; 12 and 13 after ")".
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Some((utime + stime) / ticks.max(1) as f64)
+}
+
+/// Resident memory of this process, bytes (from /proc/self/statm; 0 if it
+/// cannot be read).
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            pages * page.max(1) as u64
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_has_used_some_cpu() {
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        assert!(x != 1);
+        assert!(process_cpu_seconds() > 0.0);
+        assert!(cpu_seconds_of("999999999").is_none());
+    }
 
     #[test]
     fn thread_cpu_time_counts_this_threads_work_only() {
