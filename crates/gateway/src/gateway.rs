@@ -21,9 +21,18 @@ use crate::rate_limit::RateLimit;
 use crate::secrets::Secrets;
 use crate::session::SessionSigner;
 
-/// Test hook: when this variable is `1`, the gateway SIGKILLs itself right
-/// after a match result commits and before it replies.
-pub const CRASH_AFTER_RESULT_COMMIT_ENV: &str = "HIGHTICK_GATEWAY_CRASH_AFTER_RESULT_COMMIT";
+/// Failures a test may inject, for proving what a crash does and does not
+/// lose. Only [`Gateway::start_with_faults`] takes them, and it exists only
+/// with the cargo feature `fault-injection`, which only this crate's own
+/// tests turn on (a dev-dependency on itself): no shipped binary,
+/// configuration or environment can reach them, and without the feature the
+/// code that would act on them is not compiled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Faults {
+    /// SIGKILL the process right after a match result commits, before the
+    /// reply is written.
+    pub crash_after_result_commit: bool,
+}
 
 /// A running gateway.
 #[derive(Debug)]
@@ -60,6 +69,26 @@ impl Gateway {
         config: &GatewayConfig,
         secrets: Secrets,
         store: Store,
+    ) -> Result<Self, GatewayError> {
+        Self::start_serving(config, secrets, store, Faults::default()).await
+    }
+
+    /// [`Self::start_with_store`], with `faults` injected (tests only).
+    #[cfg(feature = "fault-injection")]
+    pub async fn start_with_faults(
+        config: &GatewayConfig,
+        secrets: Secrets,
+        store: Store,
+        faults: Faults,
+    ) -> Result<Self, GatewayError> {
+        Self::start_serving(config, secrets, store, faults).await
+    }
+
+    async fn start_serving(
+        config: &GatewayConfig,
+        secrets: Secrets,
+        store: Store,
+        faults: Faults,
     ) -> Result<Self, GatewayError> {
         config.validate()?;
         let listener = tokio::net::TcpListener::bind(config.listen)
@@ -114,8 +143,7 @@ impl Gateway {
             server_secret: secrets.server_secret.clone(),
             requests: RequestCounts::default(),
             rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
-            crash_after_result_commit: std::env::var(CRASH_AFTER_RESULT_COMMIT_ENV)
-                .is_ok_and(|v| v == "1"),
+            faults,
             started: Instant::now(),
         });
         let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();

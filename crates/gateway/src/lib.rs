@@ -67,5 +67,5 @@ pub mod session;
 
 pub use config::GatewayConfig;
 pub use error::GatewayError;
-pub use gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, Gateway, open_store, serve};
+pub use gateway::{Faults, Gateway, open_store, serve};
 pub use secrets::Secrets;

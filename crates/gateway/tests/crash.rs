@@ -3,8 +3,9 @@
 //! with "already recorded": the reward is credited once and nothing is lost.
 //!
 //! The gateway runs in a child process: this test binary re-executes itself
-//! to run `child_gateway` (which serves until killed) with the crash hook
-//! (`HIGHTICK_GATEWAY_CRASH_AFTER_RESULT_COMMIT=1`) set the first time.
+//! to run `child_gateway` (which serves until killed), the first time with
+//! the crash injected (`Faults::crash_after_result_commit`, which exists only
+//! in this crate's test builds: feature `fault-injection`).
 //! SQLite always; PostgreSQL too (in a schema of its own) when
 //! `HIGHTICK_TEST_DATABASE_URL` is set.
 
@@ -18,12 +19,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::Http;
-use hightick_gateway::{CRASH_AFTER_RESULT_COMMIT_ENV, Gateway, GatewayConfig, Secrets, serve};
+use hightick_gateway::{Faults, Gateway, GatewayConfig, Secrets, open_store};
 use hightick_store::{Store, StoreOptions};
 use serde_json::json;
 
 const CHILD_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_DIR";
 const CHILD_SCHEMA_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_PG_SCHEMA";
+/// Set for the child that must crash after its first committed result.
+const CHILD_CRASH_ENV: &str = "HIGHTICK_TEST_CHILD_GATEWAY_CRASH";
 const SECRET: &str = "crash-test-server-secret-0123456789";
 
 /// Runs only inside the child process: a gateway over the database the
@@ -50,21 +53,22 @@ fn child_gateway() {
         config.server_secret_file.as_deref(),
     )
     .unwrap();
-    let Ok(schema) = std::env::var(CHILD_SCHEMA_ENV) else {
-        // SQLite: exactly what `hightick gateway` runs.
-        serve(&config, secrets, |address| {
-            println!("LISTENING {address}");
-        })
-        .unwrap();
-        return;
+    let faults = Faults {
+        crash_after_result_commit: std::env::var_os(CHILD_CRASH_ENV).is_some(),
     };
-    // PostgreSQL in a per-test schema, which the config cannot name.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut options = StoreOptions::new(std::env::var(common::PG_ENV).unwrap());
-        options.postgres_schema = Some(schema);
-        let store = Store::open_with(&options).await.unwrap();
-        let gateway = Gateway::start_with_store(&config, secrets, store)
+        let store = match std::env::var(CHILD_SCHEMA_ENV) {
+            // PostgreSQL in a per-test schema, which the config cannot name.
+            Ok(schema) => {
+                let mut options = StoreOptions::new(std::env::var(common::PG_ENV).unwrap());
+                options.postgres_schema = Some(schema);
+                Store::open_with(&options).await.unwrap()
+            }
+            // SQLite under the data directory, as `hightick gateway` opens it.
+            Err(_) => open_store(&config).await.unwrap(),
+        };
+        let gateway = Gateway::start_with_faults(&config, secrets, store, faults)
             .await
             .unwrap();
         println!("LISTENING {}", gateway.address());
@@ -92,9 +96,9 @@ fn spawn_child(dir: &Path, schema: Option<&str>, crash: bool) -> (Child, SocketA
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     if crash {
-        command.env(CRASH_AFTER_RESULT_COMMIT_ENV, "1");
+        command.env(CHILD_CRASH_ENV, "1");
     } else {
-        command.env_remove(CRASH_AFTER_RESULT_COMMIT_ENV);
+        command.env_remove(CHILD_CRASH_ENV);
     }
     let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();

@@ -49,9 +49,10 @@ pub(crate) struct AppState {
     pub server_secret: String,
     pub requests: RequestCounts,
     pub rate_limit: RateLimit,
-    /// Test hook: SIGKILL the process right after a match result commits,
-    /// before the reply is written.
-    pub crash_after_result_commit: bool,
+    /// Injected failures (tests only, feature `fault-injection`; none
+    /// otherwise).
+    #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
+    pub faults: crate::gateway::Faults,
     pub started: Instant,
 }
 

@@ -142,8 +142,10 @@ pub(crate) async fn result(
     let match_id = result.match_id.clone();
     let ack = state.results.submit(Write::MatchResult(result)).await?;
     let recorded = matches!(ack, WriteAck::Match(MatchRecorded::Recorded));
-    if recorded && state.crash_after_result_commit {
-        // Test hook: die between the commit and the reply, as a crash would.
+    #[cfg(feature = "fault-injection")]
+    if recorded && state.faults.crash_after_result_commit {
+        // Injected by a test: die between the commit and the reply, as a
+        // crash would.
         // SAFETY: getpid and kill have no memory-safety preconditions.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
