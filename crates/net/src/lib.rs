@@ -25,6 +25,22 @@
 //!   [`sim_server`]: a server and its clients connected in memory, for tests
 //!   and benchmarks of what rides on the secure layer.
 //!
+//! Layout: the two layers are two modules, and imports go one way, from
+//! [`secure`] down to [`packet`]:
+//! - [`packet`]: the packet layer (`endpoint.rs`, acks in `reliable.rs` and
+//!   `sequence.rs`, the `channel*.rs` files, `fragment.rs`, `rtt.rs`) and its
+//!   errors, [`PacketError`] and [`Malformed`]. It never imports from [`secure`].
+//! - [`secure`]: the secure layer (`server.rs`, `client.rs`, `token.rs`,
+//!   `wire.rs`, `crypto.rs`, `replay.rs`, `token_history.rs`, `link.rs`,
+//!   `connection.rs`, `counters.rs`, `cursor.rs`) and its error, [`NetError`],
+//!   which wraps [`PacketError`].
+//! - [`sim_link`] and [`sim_server`] stay at the root: test support that
+//!   other crates name by these paths, one over each layer.
+//!
+//! The flat paths of before (`hightick_net::wire`, `hightick_net::crypto`,
+//! `hightick_net::token`, `hightick_net::channel`, `hightick_net::rtt`, ...)
+//! are re-exports of the modules inside the layers.
+//!
 //! What it is not: it reads no clock and touches no socket (the host process
 //! does UDP I/O and passes `Instant`s and, for token expiry, unix seconds in);
 //! it has no congestion control and knows no game messages (`hightick-proto`
@@ -98,45 +114,24 @@
 //! # }
 //! ```
 
-// ---- secure layer: tokens, AEAD, handshake, connection slots (netcode.io 1.02 semantics)
-pub mod client;
-mod connection;
-pub mod counters;
-pub mod crypto;
-mod cursor;
-pub mod error;
-mod link;
-pub mod replay;
-pub mod server;
-pub mod token;
-mod token_history;
-pub mod wire;
-
-pub use client::{Client, ClientConfig, ClientEvent, ClientState, ConnectStage};
-pub use connection::{DisconnectReason, Transmit};
-pub use counters::{DropCounters, DropKind};
-pub use crypto::Key;
-pub use error::NetError;
-pub use server::{Server, ServerConfig, ServerEvent};
-pub use token::{ConnectToken, OpenedToken, PrivateToken, ServerAddresses, TokenParams};
-
-// ---- packet layer: sequence numbers, acks, delivery notifications, channels, fragments
-pub mod channel;
-mod channel_reliable;
-mod channel_ring;
-mod channel_unreliable;
-mod fragment;
+// ---- the two layers: `packet` never imports from `secure`
 pub mod packet;
-pub mod reliable;
-pub mod rtt;
-pub mod sequence;
+pub mod secure;
 
-pub use channel::Channel;
+// ---- the public paths other crates name, kept from the flat layout
+pub use packet::{channel, reliable, rtt, sequence};
+pub use secure::{client, counters, crypto, error, replay, server, token, wire};
+
 pub use packet::{
-    Malformed, PacketConfig, PacketEndpoint, PacketError, PacketStats, ReceivedMessage,
+    Channel, Delivery, DeliveryOutcome, HEADER_LEN, Malformed, PacketConfig, PacketEndpoint,
+    PacketError, PacketHeader, PacketStats, ReceivedMessage,
 };
-pub use reliable::{Delivery, DeliveryOutcome, HEADER_LEN, PacketHeader};
+pub use secure::{
+    Client, ClientConfig, ClientEvent, ClientState, ConnectStage, ConnectToken, DisconnectReason,
+    DropCounters, DropKind, Key, NetError, OpenedToken, PrivateToken, Server, ServerAddresses,
+    ServerConfig, ServerEvent, TokenParams, Transmit,
+};
 
-// ---- test support
+// ---- test support: simulated links and servers, over both layers
 pub mod sim_link;
 pub mod sim_server;

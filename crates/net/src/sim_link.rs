@@ -339,7 +339,7 @@ impl PacketPair {
         ] {
             while let Some(n) = link.poll_deliver(now, buf) {
                 let result = endpoint.read_packet(now, &buf[..n]);
-                let sequence = crate::reliable::PacketHeader::read(&buf[..n])
+                let sequence = crate::packet::PacketHeader::read(&buf[..n])
                     .ok()
                     .map(|(header, _)| header.sequence);
                 observe(PairEvent::Read {

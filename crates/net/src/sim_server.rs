@@ -35,7 +35,7 @@ use std::time::Instant;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use crate::wire::MAX_PACKET_BYTES;
+use crate::secure::wire::MAX_PACKET_BYTES;
 use crate::{
     Client, ClientConfig, ConnectToken, Key, NetError, Server, ServerConfig, ServerEvent,
     TokenParams,

@@ -15,8 +15,8 @@
 //! that the fragment checks (see `fragment.rs`) reject. `BlockWriter` appends
 //! blocks to an output buffer and never writes past it.
 
-use crate::fragment::FragmentGeometry;
-use crate::packet::Malformed;
+use crate::packet::error::Malformed;
+use crate::packet::fragment::FragmentGeometry;
 
 /// The channel a message travels on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

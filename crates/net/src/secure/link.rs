@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use crate::counters::DropKind;
-use crate::crypto::{Key, PacketCipher};
 use crate::packet::PacketEndpoint;
-use crate::replay::ReplayWindow;
-use crate::wire::{self, Header, MAX_PACKET_BYTES, MAX_PAYLOAD_BYTES, PacketKind};
+use crate::secure::counters::DropKind;
+use crate::secure::crypto::{Key, PacketCipher};
+use crate::secure::replay::ReplayWindow;
+use crate::secure::wire::{self, Header, MAX_PACKET_BYTES, MAX_PAYLOAD_BYTES, PacketKind};
 
 /// One connection's sealed link.
 #[derive(Debug, Clone)]
@@ -77,7 +77,7 @@ impl Link {
         let area = out.get_mut(offset..MAX_PACKET_BYTES.min(out.len()))?;
         let room = area
             .len()
-            .saturating_sub(crate::crypto::MAC_BYTES)
+            .saturating_sub(crate::secure::crypto::MAC_BYTES)
             .min(MAX_PAYLOAD_BYTES);
         let body_len = write_body(&mut area[..room])?;
         let len = wire::seal_packet(out, kind, sequence, body_len, &self.send)?;

@@ -25,11 +25,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::channel::{BlockWriter, RELIABLE_BLOCK_OVERHEAD};
-use crate::channel_ring::ByteRing;
-use crate::fragment::{ChunkPool, FragmentGeometry, NO_CHUNK, ReassemblySlots};
-use crate::packet::{Malformed, PacketError};
-use crate::sequence::sequence_diff;
+use crate::packet::channel::{BlockWriter, RELIABLE_BLOCK_OVERHEAD};
+use crate::packet::channel_ring::ByteRing;
+use crate::packet::error::{Malformed, PacketError};
+use crate::packet::fragment::{ChunkPool, FragmentGeometry, NO_CHUNK, ReassemblySlots};
+use crate::packet::sequence::sequence_diff;
 
 /// One reliable piece carried by a packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -506,11 +506,11 @@ mod tests {
             &mut n,
         );
         let end = w.position();
-        let limits = crate::channel::BlockLimits {
+        let limits = crate::packet::channel::BlockLimits {
             geometry: sizes().geometry,
             max_unreliable: 0,
         };
-        for block in crate::channel::Blocks::new(&buf[..end], limits) {
+        for block in crate::packet::channel::Blocks::new(&buf[..end], limits) {
             let (id, index, count, data) = block.unwrap().reliable_piece().unwrap();
             if let PieceFate::New { .. } = rx.classify(id, index, count, data.len()).unwrap() {
                 assert!(rx.accept(id, index, count, data));

@@ -1,8 +1,8 @@
 //! The per-connection packet layer that lives inside the encrypted payload:
 //! [`PacketEndpoint`] ties together sequence numbers and acks
-//! ([`crate::reliable`]), the reliable ordered and unreliable channels
-//! ([`crate::channel`]), fragmentation (`fragment.rs`) and the RTT and
-//! loss estimates ([`crate::rtt`]).
+//! ([`crate::packet::reliable`]), the reliable ordered and unreliable channels
+//! ([`crate::packet::channel`]), fragmentation (`fragment.rs`) and the RTT and
+//! loss estimates ([`crate::packet::rtt`]).
 //!
 //! It is sans-IO: it is fed payload bytes and [`Instant`]s and hands back
 //! payload bytes, never reading a clock or touching a socket. The secure layer
@@ -40,98 +40,21 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use thiserror::Error;
+use crate::packet::error::{Malformed, PacketError};
 
-use crate::channel::{
+use crate::packet::channel::{
     BlockLimits, BlockWriter, Blocks, Channel, FRAGMENT_BLOCK_OVERHEAD, UNRELIABLE_BLOCK_OVERHEAD,
 };
-use crate::channel_reliable::{
+use crate::packet::channel_reliable::{
     PieceFate, PieceRef, ReliableReceiver, ReliableSender, ReliableSizes,
 };
-use crate::channel_unreliable::{UnreliableReceiver, UnreliableSender};
-use crate::fragment::FragmentGeometry;
-use crate::reliable::{
+use crate::packet::channel_unreliable::{UnreliableReceiver, UnreliableSender};
+use crate::packet::fragment::FragmentGeometry;
+use crate::packet::reliable::{
     Deliveries, Delivery, HEADER_LEN, PacketHeader, ReceivedPackets, SentPackets,
 };
-use crate::rtt::RttEstimator;
-use crate::sequence::MAX_SEQUENCE_WINDOW;
-
-/// What is wrong with a malformed payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
-pub enum Malformed {
-    /// A header or block runs past the end of the payload.
-    #[error("truncated")]
-    Truncated,
-    /// Header flags or unused ack fields are not zero.
-    #[error("reserved header bits set")]
-    ReservedBits,
-    /// A block tag this version does not know.
-    #[error("unknown block tag")]
-    UnknownBlock,
-    /// An unreliable message longer than the configured budget allows.
-    #[error("unreliable message too large")]
-    UnreliableTooLarge,
-    /// A whole reliable message longer than a fragment.
-    #[error("whole reliable message longer than a fragment")]
-    ReliableTooLarge,
-    /// A fragment count of 0, 1 or more than the largest message needs.
-    #[error("fragment count out of range")]
-    FragmentCount,
-    /// A fragment index not below the fragment count.
-    #[error("fragment index out of range")]
-    FragmentIndex,
-    /// A fragment of the wrong length, or a total over the maximum.
-    #[error("fragment length or total out of range")]
-    FragmentLength,
-    /// Pieces of one message disagree about its fragment count.
-    #[error("fragment count differs between pieces of one message")]
-    FragmentMismatch,
-    /// More reliable pieces in one packet than a sender ever puts there.
-    #[error("too many reliable pieces in one packet")]
-    TooManyPieces,
-}
-
-/// Errors of the packet layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-pub enum PacketError {
-    /// The message is longer than the channel allows.
-    #[error("message of {len} bytes exceeds the maximum of {max}")]
-    MessageTooLarge {
-        /// Length of the rejected message.
-        len: usize,
-        /// Largest length the channel takes.
-        max: usize,
-    },
-    /// The reliable queue (messages, bytes or fragmented messages in flight)
-    /// is full; retry after acks arrive.
-    #[error("reliable send queue is full")]
-    SendQueueFull,
-    /// The unreliable messages queued for the next packet fill its budget.
-    #[error("unreliable budget of the next packet is full")]
-    UnreliableFull,
-    /// The payload is malformed; it was dropped.
-    #[error("malformed packet: {0}")]
-    Malformed(#[from] Malformed),
-    /// The packet was received before; it was dropped.
-    #[error("duplicate packet {0}")]
-    Duplicate(u16),
-    /// The packet is older than the receive window; it was dropped.
-    #[error("stale packet {0}")]
-    Stale(u16),
-    /// The packet carries reliable data the receive window has no room for
-    /// because messages were not polled; it was dropped unacknowledged (its
-    /// acks were processed) and the sender will resend.
-    #[error("receive window full")]
-    ReceiveWindowFull,
-    /// A config field is out of range.
-    #[error("invalid packet config: {field} {reason}")]
-    Config {
-        /// The field at fault.
-        field: &'static str,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-}
+use crate::packet::rtt::RttEstimator;
+use crate::packet::sequence::MAX_SEQUENCE_WINDOW;
 
 /// Sizes and timings of the packet layer. Both ends of a connection must use
 /// the same values.
@@ -690,7 +613,7 @@ impl PacketEndpoint {
     fn store_messages(&mut self, body: &[u8]) {
         for block in Blocks::new(body, self.limits).flatten() {
             let Some((id, index, count, data)) = block.reliable_piece() else {
-                if let crate::channel::Block::Unreliable(msg) = block {
+                if let crate::packet::channel::Block::Unreliable(msg) = block {
                     if self.unreliable_in.store(msg) {
                         self.stats.unreliable_received += 1;
                     } else {

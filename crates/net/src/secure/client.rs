@@ -15,15 +15,15 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::counters::{DropCounters, DropKind};
-use crate::error::NetError;
-use crate::link::{Link, earliest, timeout_from_seconds};
+use crate::packet::Delivery;
 use crate::packet::{PacketConfig, PacketEndpoint, ReceivedMessage};
-use crate::reliable::Delivery;
-use crate::server::MAX_INTERVAL;
-use crate::token::{CHALLENGE_TOKEN_BYTES, ConnectToken};
-use crate::wire::{self, MAX_PACKET_BYTES, PacketKind};
-use crate::{DisconnectReason, Transmit};
+use crate::secure::connection::{DisconnectReason, Transmit};
+use crate::secure::counters::{DropCounters, DropKind};
+use crate::secure::error::NetError;
+use crate::secure::link::{Link, earliest, timeout_from_seconds};
+use crate::secure::server::MAX_INTERVAL;
+use crate::secure::token::{CHALLENGE_TOKEN_BYTES, ConnectToken};
+use crate::secure::wire::{self, MAX_PACKET_BYTES, PacketKind};
 
 /// Settings of a [`Client`].
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use crate::crypto::MAC_BYTES;
+use crate::secure::crypto::MAC_BYTES;
 
 type Mac = [u8; MAC_BYTES];
 

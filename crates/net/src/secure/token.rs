@@ -22,13 +22,12 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use crate::crypto::{
+use crate::secure::crypto::{
     AuthFailed, ChallengeCipher, KEY_BYTES, Key, MAC_BYTES, TOKEN_NONCE_BYTES, VERSION_INFO,
     open_token, seal_token,
 };
-use crate::cursor::{ByteReader, ByteWriter};
-use crate::error::NetError;
-use crate::wire;
+use crate::secure::cursor::{ByteReader, ByteWriter};
+use crate::secure::error::NetError;
 
 /// Bytes of an encoded connect token.
 pub const CONNECT_TOKEN_BYTES: usize = 2048;
@@ -40,6 +39,11 @@ pub const USER_DATA_BYTES: usize = 256;
 pub const MAX_SERVER_ADDRESSES: usize = 32;
 /// Bytes of a sealed challenge token (tag included).
 pub const CHALLENGE_TOKEN_BYTES: usize = 300;
+/// Bytes of a connection request: 1 + 13 + 8 + 8 + 24 + 1024.
+pub const REQUEST_BYTES: usize =
+    1 + VERSION_INFO.len() + 8 + 8 + TOKEN_NONCE_BYTES + PRIVATE_TOKEN_BYTES;
+/// Prefix byte of a connection request (`PacketKind::Request` in `wire`).
+pub(crate) const REQUEST_PREFIX: u8 = 0;
 
 const UNSPECIFIED: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
     std::net::Ipv4Addr::UNSPECIFIED,
@@ -357,7 +361,7 @@ impl ConnectToken {
         server_address: SocketAddr,
         now_unix: u64,
     ) -> Result<OpenedToken, NetError> {
-        let req = wire::read_request(request)?;
+        let req = read_request(request)?;
         if req.protocol_id != protocol_id {
             return Err(NetError::WrongProtocol {
                 expected: protocol_id,
@@ -455,10 +459,61 @@ pub(crate) fn open_challenge(
     Ok((client_id, user_data))
 }
 
+// ---- the connection request: the token's clear header and sealed private part,
+// forwarded by the client (prefix byte 0, netcode.io 1.02). `wire` re-exports it.
+
+/// The fields of a connection request, borrowed from the datagram.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionRequest<'a> {
+    /// Protocol id claimed by the request (authenticated by the token's tag).
+    pub protocol_id: u64,
+    /// Token expiry claimed by the request (authenticated by the token's tag).
+    pub expire_unix: u64,
+    /// Nonce of the sealed private token.
+    pub nonce: &'a [u8; TOKEN_NONCE_BYTES],
+    /// The sealed private token.
+    pub sealed: &'a [u8; PRIVATE_TOKEN_BYTES],
+}
+
+/// Reads a connection request: exactly [`REQUEST_BYTES`], prefix 0, version 1.02.
+pub fn read_request(datagram: &[u8]) -> Result<ConnectionRequest<'_>, NetError> {
+    if datagram.len() != REQUEST_BYTES {
+        return Err(NetError::MalformedToken(
+            "a connection request is 1078 bytes",
+        ));
+    }
+    let mut r = ByteReader::new(datagram);
+    let malformed = NetError::MalformedToken("not a connection request");
+    if r.u8() != Some(REQUEST_PREFIX) {
+        return Err(malformed);
+    }
+    if r.array::<13>() != Some(&VERSION_INFO) {
+        return Err(NetError::WrongVersion);
+    }
+    Ok(ConnectionRequest {
+        protocol_id: r.u64().ok_or(malformed.clone())?,
+        expire_unix: r.u64().ok_or(malformed.clone())?,
+        nonce: r.array().ok_or(malformed.clone())?,
+        sealed: r.array().ok_or(malformed)?,
+    })
+}
+
+/// Writes the connection request for `token` into `out`; `None` if `out` is
+/// shorter than [`REQUEST_BYTES`].
+pub fn write_request(token: &ConnectToken, out: &mut [u8]) -> Option<usize> {
+    let mut w = ByteWriter::new(out);
+    w.u8(REQUEST_PREFIX)?;
+    w.bytes(&VERSION_INFO)?;
+    w.u64(token.protocol_id)?;
+    w.u64(token.expire_unix)?;
+    w.bytes(&token.nonce)?;
+    w.bytes(&token.private.0)?;
+    Some(w.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::REQUEST_BYTES;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
 
@@ -488,7 +543,7 @@ mod tests {
 
     fn request(token: &ConnectToken) -> [u8; REQUEST_BYTES] {
         let mut out = [0u8; REQUEST_BYTES];
-        assert_eq!(wire::write_request(token, &mut out), Some(REQUEST_BYTES));
+        assert_eq!(write_request(token, &mut out), Some(REQUEST_BYTES));
         out
     }
 

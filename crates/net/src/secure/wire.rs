@@ -2,7 +2,9 @@
 //!
 //! A connection request (prefix byte 0) travels in the clear and is always
 //! [`REQUEST_BYTES`] long: prefix, version info, protocol id, expire timestamp,
-//! token nonce, sealed private token. Every other packet is sealed:
+//! token nonce, sealed private token. Its layout ([`read_request`], [`write_request`])
+//! lives in [`crate::token`] beside the token it carries and is re-exported
+//! here. Every other packet is sealed:
 //!
 //! ```text
 //! [prefix: (sequence bytes << 4) | kind] [sequence: 1-8 bytes, little-endian, high zeros omitted]
@@ -21,15 +23,14 @@
 
 use std::ops::Range;
 
-use crate::counters::DropKind;
-use crate::crypto::{AuthFailed, MAC_BYTES, PacketCipher, TOKEN_NONCE_BYTES, VERSION_INFO};
-use crate::cursor::{ByteReader, ByteWriter};
-use crate::error::NetError;
-use crate::token::{CHALLENGE_TOKEN_BYTES, ConnectToken, PRIVATE_TOKEN_BYTES};
+use crate::secure::counters::DropKind;
+use crate::secure::crypto::{AuthFailed, MAC_BYTES, PacketCipher};
+use crate::secure::cursor::{ByteReader, ByteWriter};
+use crate::secure::token::CHALLENGE_TOKEN_BYTES;
 
-/// Bytes of a connection request: 1 + 13 + 8 + 8 + 24 + 1024.
-pub const REQUEST_BYTES: usize =
-    1 + VERSION_INFO.len() + 8 + 8 + TOKEN_NONCE_BYTES + PRIVATE_TOKEN_BYTES;
+/// The connection request's layout lives with the token it carries.
+pub use crate::secure::token::{ConnectionRequest, REQUEST_BYTES, read_request, write_request};
+
 /// Most payload bytes one packet carries.
 pub const MAX_PAYLOAD_BYTES: usize = 1200;
 /// The largest datagram of the protocol (a full payload packet with an 8-byte sequence).
@@ -91,55 +92,6 @@ impl PacketKind {
     pub const fn is_replay_protected(self) -> bool {
         matches!(self, Self::KeepAlive | Self::Payload | Self::Disconnect)
     }
-}
-
-/// The fields of a connection request, borrowed from the datagram.
-#[derive(Debug, Clone, Copy)]
-pub struct ConnectionRequest<'a> {
-    /// Protocol id claimed by the request (authenticated by the token's tag).
-    pub protocol_id: u64,
-    /// Token expiry claimed by the request (authenticated by the token's tag).
-    pub expire_unix: u64,
-    /// Nonce of the sealed private token.
-    pub nonce: &'a [u8; TOKEN_NONCE_BYTES],
-    /// The sealed private token.
-    pub sealed: &'a [u8; PRIVATE_TOKEN_BYTES],
-}
-
-/// Reads a connection request: exactly [`REQUEST_BYTES`], prefix 0, version 1.02.
-pub fn read_request(datagram: &[u8]) -> Result<ConnectionRequest<'_>, NetError> {
-    if datagram.len() != REQUEST_BYTES {
-        return Err(NetError::MalformedToken(
-            "a connection request is 1078 bytes",
-        ));
-    }
-    let mut r = ByteReader::new(datagram);
-    let malformed = NetError::MalformedToken("not a connection request");
-    if r.u8() != Some(0) {
-        return Err(malformed);
-    }
-    if r.array::<13>() != Some(&VERSION_INFO) {
-        return Err(NetError::WrongVersion);
-    }
-    Ok(ConnectionRequest {
-        protocol_id: r.u64().ok_or(malformed.clone())?,
-        expire_unix: r.u64().ok_or(malformed.clone())?,
-        nonce: r.array().ok_or(malformed.clone())?,
-        sealed: r.array().ok_or(malformed)?,
-    })
-}
-
-/// Writes the connection request for `token` into `out`; `None` if `out` is
-/// shorter than [`REQUEST_BYTES`].
-pub fn write_request(token: &ConnectToken, out: &mut [u8]) -> Option<usize> {
-    let mut w = ByteWriter::new(out);
-    w.u8(PacketKind::Request as u8)?;
-    w.bytes(&VERSION_INFO)?;
-    w.u64(token.protocol_id)?;
-    w.u64(token.expire_unix)?;
-    w.bytes(&token.nonce)?;
-    w.bytes(&token.private.0)?;
-    Some(w.len())
 }
 
 /// Bytes the sequence takes in a packet header (1 to 8: high zero bytes omitted).
@@ -288,7 +240,7 @@ pub(crate) fn read_keep_alive_body(body: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::Key;
+    use crate::secure::crypto::Key;
     use proptest::prelude::*;
 
     fn cipher() -> PacketCipher {
@@ -298,6 +250,10 @@ mod tests {
     #[test]
     fn sizes_match_netcode() {
         assert_eq!(REQUEST_BYTES, 1078);
+        assert_eq!(
+            PacketKind::Request as u8,
+            crate::secure::token::REQUEST_PREFIX
+        );
         assert_eq!(MAX_PACKET_BYTES, 1225);
         assert_eq!(sequence_bytes(0), 1);
         assert_eq!(sequence_bytes(255), 1);

@@ -23,10 +23,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::channel_reliable::PieceRef;
-use crate::packet::{Malformed, PacketError};
-use crate::rtt::LossEstimator;
-use crate::sequence::{SequenceBuffer, ack_field, sequence_diff, sequence_less_than};
+use crate::packet::channel_reliable::PieceRef;
+use crate::packet::error::{Malformed, PacketError};
+use crate::packet::rtt::LossEstimator;
+use crate::packet::sequence::{SequenceBuffer, ack_field, sequence_diff, sequence_less_than};
 
 /// Bytes of the packet header.
 pub const HEADER_LEN: usize = 9;
@@ -345,9 +345,9 @@ impl ReceivedPackets {
     pub(crate) fn new(window: usize) -> Self {
         assert!(
             window.is_power_of_two()
-                && (64..=crate::sequence::MAX_SEQUENCE_WINDOW).contains(&window),
+                && (64..=crate::packet::sequence::MAX_SEQUENCE_WINDOW).contains(&window),
             "received window must be a power of two in 64..={}, got {window}",
-            crate::sequence::MAX_SEQUENCE_WINDOW
+            crate::packet::sequence::MAX_SEQUENCE_WINDOW
         );
         Self {
             bits: vec![0; window / 64].into_boxed_slice(),

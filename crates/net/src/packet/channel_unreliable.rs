@@ -7,8 +7,8 @@
 //! messages, length-prefixed, in a byte ring until they are polled; when the
 //! ring is full a new message is dropped and counted by the caller.
 
-use crate::channel::{BlockWriter, encode_unreliable, unreliable_block_len};
-use crate::channel_ring::ByteRing;
+use crate::packet::channel::{BlockWriter, encode_unreliable, unreliable_block_len};
+use crate::packet::channel_ring::ByteRing;
 
 /// Messages waiting for the next packet, already encoded as blocks.
 #[derive(Debug)]

@@ -27,18 +27,18 @@ use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
 
-use crate::counters::{DropCounters, DropKind};
-use crate::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
-use crate::error::NetError;
-use crate::link::{Link, earliest, timeout_from_seconds};
+use crate::packet::Delivery;
 use crate::packet::{PacketConfig, PacketEndpoint, ReceivedMessage};
-use crate::reliable::Delivery;
-use crate::token::{
+use crate::secure::connection::{DisconnectReason, Transmit};
+use crate::secure::counters::{DropCounters, DropKind};
+use crate::secure::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
+use crate::secure::error::NetError;
+use crate::secure::link::{Link, earliest, timeout_from_seconds};
+use crate::secure::token::{
     CHALLENGE_TOKEN_BYTES, ConnectToken, USER_DATA_BYTES, open_challenge, seal_challenge,
 };
-use crate::token_history::{Reuse, TokenHistory};
-use crate::wire::{self, MAX_PACKET_BYTES, PacketKind, REQUEST_BYTES};
-use crate::{DisconnectReason, Transmit};
+use crate::secure::token_history::{Reuse, TokenHistory};
+use crate::secure::wire::{self, MAX_PACKET_BYTES, PacketKind, REQUEST_BYTES};
 
 /// Denied packets sent before a connection exists use sequences from here on,
 /// far above any connection's own sequences, so no nonce repeats under a key.

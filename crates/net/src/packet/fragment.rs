@@ -18,7 +18,7 @@
 //! stops accepting (and acknowledging) packets until the application drains
 //! messages. Nothing here allocates after construction.
 
-use crate::packet::Malformed;
+use crate::packet::error::Malformed;
 
 /// How messages are cut into pieces.
 #[derive(Debug, Clone, Copy)]
