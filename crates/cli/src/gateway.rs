@@ -10,7 +10,7 @@ use hightick_gateway::{GatewayConfig, Secrets, serve};
 
 /// Flags of `hightick gateway`; each overrides the config file's field.
 #[derive(Debug, Args)]
-pub struct GatewayArgs {
+pub(crate) struct GatewayArgs {
     /// Gateway config file (TOML; see the gateway crate's `config` docs).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -36,7 +36,7 @@ pub struct GatewayArgs {
 
 impl GatewayArgs {
     /// The config file (or defaults) with the flags applied.
-    pub fn config(&self) -> Result<GatewayConfig> {
+    pub(crate) fn config(&self) -> Result<GatewayConfig> {
         let mut config = match &self.config {
             Some(path) => GatewayConfig::load(path)?,
             None => GatewayConfig::default(),
@@ -65,7 +65,7 @@ impl GatewayArgs {
 }
 
 /// Runs the gateway until SIGTERM / SIGINT.
-pub fn run(args: &GatewayArgs) -> Result<()> {
+pub(crate) fn run(args: &GatewayArgs) -> Result<()> {
     let config = args.config()?;
     let secrets = Secrets::load(
         config.token_key_file.as_deref(),

@@ -33,7 +33,7 @@ mod history;
 
 /// `hightick lab ...`.
 #[derive(Debug, Args)]
-pub struct LabArgs {
+pub(crate) struct LabArgs {
     #[command(subcommand)]
     command: LabCommand,
 }
@@ -144,7 +144,7 @@ struct CompareArgs {
 }
 
 /// Runs a lab command.
-pub fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
+pub(crate) fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
     match &args.command {
         LabCommand::Sweep(a) => sweep::<G>(a),
         #[cfg(feature = "history")]

@@ -11,7 +11,7 @@ use hightick_server::{HostConfig, Placement, serve};
 
 /// Flags of `hightick serve`; each overrides the config file's field.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Host config file (TOML; see the server crate's `config` docs).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -52,7 +52,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The config file (or defaults) with the flags applied.
-    pub fn config(&self) -> Result<HostConfig> {
+    pub(crate) fn config(&self) -> Result<HostConfig> {
         let mut config = match &self.config {
             Some(path) => HostConfig::load(path)?,
             None => HostConfig::default(),
@@ -96,7 +96,7 @@ impl ServeArgs {
 }
 
 /// Runs the host of game `G` until SIGTERM / SIGINT and a drain.
-pub fn run<G: HostedGame>(args: &ServeArgs) -> Result<()> {
+pub(crate) fn run<G: HostedGame>(args: &ServeArgs) -> Result<()> {
     let config = args.config()?;
     let key = config.load_key()?;
     serve::<G>(&config, &key, |host| {

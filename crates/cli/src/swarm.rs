@@ -34,7 +34,7 @@ use hightick_swarm::{MatchPlayer, Scenario, run::run};
 
 /// Flags of `hightick swarm`.
 #[derive(Debug, Args)]
-pub struct SwarmArgs {
+pub(crate) struct SwarmArgs {
     #[command(subcommand)]
     command: SwarmCommand,
 }
@@ -85,7 +85,7 @@ enum SwarmCommand {
 
 /// Flags of `hightick swarm run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The scenario file.
     scenario: PathBuf,
     /// Agents to run the players on (`host:port,host:port`); none: run here.
@@ -129,7 +129,7 @@ pub struct RunArgs {
 
 /// Flags of `hightick swarm selftest`.
 #[derive(Debug, Args)]
-pub struct SelftestArgs {
+pub(crate) struct SelftestArgs {
     /// Players to hold.
     #[arg(long, default_value_t = 100_000)]
     users: u64,
@@ -157,7 +157,7 @@ pub struct SelftestArgs {
 }
 
 /// Runs `swarm`; `play_match` steps play bots of game `G`.
-pub fn run_command<G: BotGame>(args: &SwarmArgs) -> Result<()> {
+pub(crate) fn run_command<G: BotGame>(args: &SwarmArgs) -> Result<()> {
     let player = MatchPlayer::of::<G>();
     match &args.command {
         SwarmCommand::Run(a) => run_scenario(a, player),

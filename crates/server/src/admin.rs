@@ -82,7 +82,7 @@ impl AdminState {
     }
 
     /// Every worker's report (those that answer in time).
-    pub async fn reports(&self) -> Vec<WorkerReport> {
+    pub(crate) async fn reports(&self) -> Vec<WorkerReport> {
         self.ask(|reply| WorkerCommand::Report { reply }).await
     }
 
@@ -106,7 +106,7 @@ impl AdminState {
     }
 
     /// Tells every worker to reset its frame statistics.
-    pub fn reset_stats(&self) {
+    pub(crate) fn reset_stats(&self) {
         for i in 0..self.workers.len() {
             self.send(i, WorkerCommand::ResetStats);
         }
@@ -116,7 +116,7 @@ impl AdminState {
     }
 
     /// Starts a drain: no new matches; running ones may go on until `deadline`.
-    pub fn drain(&self, deadline: Instant) {
+    pub(crate) fn drain(&self, deadline: Instant) {
         self.draining.store(true, Ordering::SeqCst);
         for i in 0..self.workers.len() {
             self.send(i, WorkerCommand::Drain { deadline });
@@ -124,7 +124,7 @@ impl AdminState {
     }
 
     /// Records one timeline second.
-    pub async fn sample_timeline(&self) {
+    pub(crate) async fn sample_timeline(&self) {
         let pulses = self.ask(|reply| WorkerCommand::Pulse { reply }).await;
         let t_s = self.started.elapsed().as_secs_f64();
         let cpu = process_cpu_seconds();

@@ -119,7 +119,7 @@ pub(crate) struct TickTotals {
 
 impl TickTotals {
     /// The totals of `matches`' statistics summed; `None` for none.
-    pub fn sum<'a>(mut matches: impl Iterator<Item = &'a FrameStats>) -> Option<Self> {
+    pub(crate) fn sum<'a>(mut matches: impl Iterator<Item = &'a FrameStats>) -> Option<Self> {
         let mut totals = Self::of(matches.next()?);
         for stats in matches {
             totals.add(stats);
@@ -189,7 +189,7 @@ pub(crate) struct Timeline {
 impl Timeline {
     /// Adds the second that ended at `t_s` (host uptime) with the process at
     /// `cpu_s` CPU seconds.
-    pub fn sample(&mut self, t_s: f64, cpu_s: f64, pulses: &[WorkerPulse]) {
+    pub(crate) fn sample(&mut self, t_s: f64, cpu_s: f64, pulses: &[WorkerPulse]) {
         let Some(now) = merge_all(pulses) else {
             self.previous = None;
             return;
@@ -231,13 +231,13 @@ impl Timeline {
     }
 
     /// Forgets everything (after a stats reset).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.previous = None;
         self.points.clear();
     }
 
     /// The points, oldest first.
-    pub fn points(&self) -> Vec<TimelinePoint> {
+    pub(crate) fn points(&self) -> Vec<TimelinePoint> {
         self.points.iter().cloned().collect()
     }
 }

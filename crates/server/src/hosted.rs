@@ -86,7 +86,7 @@ impl<G: HostedGame> HostedMatch<G> {
     /// A match of `mode` with `settings` at `rate_hz` seating `roster`, in
     /// phase group `phase`, first tick due at `first_deadline`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         id: u64,
         mode: &'static Mode,
         settings: &G::Settings,
@@ -136,7 +136,7 @@ impl<G: HostedGame> HostedMatch<G> {
     }
 
     /// Seats whose client is connected.
-    pub fn connected(&self) -> usize {
+    pub(crate) fn connected(&self) -> usize {
         self.seats.iter().filter(|s| s.slot.is_some()).count()
     }
 
@@ -144,7 +144,7 @@ impl<G: HostedGame> HostedMatch<G> {
     /// a match more than four periods behind skips ahead instead of
     /// bursting ticks to catch up, to the first deadline of its phase after
     /// `now` (so it keeps sharing its group's wake-ups).
-    pub fn advance_deadline(&mut self, now: Instant) {
+    pub(crate) fn advance_deadline(&mut self, now: Instant) {
         let lateness = now.saturating_duration_since(self.deadline);
         self.started += 1;
         self.start_lag += lateness;
@@ -160,14 +160,14 @@ impl<G: HostedGame> HostedMatch<G> {
 
     /// Forgets late starts and start lag so far (a stats reset, e.g. after
     /// a warm-up).
-    pub fn reset_start_counters(&mut self) {
+    pub(crate) fn reset_start_counters(&mut self) {
         self.late_starts = 0;
         self.started = 0;
         self.start_lag = Duration::ZERO;
     }
 
     /// What `GET /v1/matches` shows of it.
-    pub fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
+    pub(crate) fn info(&self, worker: usize, address: SocketAddr) -> MatchInfo {
         let status = self.game.game().status();
         let inputs = self
             .seats
@@ -211,7 +211,7 @@ impl<G: HostedGame> HostedMatch<G> {
     /// The results-file line of the match as it stands: the game's report
     /// of its result (or of the stats so far, when abandoned), with each
     /// seat's client id.
-    pub fn result_line(&self) -> ResultLine {
+    pub(crate) fn result_line(&self) -> ResultLine {
         let result = self.game.result();
         let players: Vec<PlayerId> = self.seats.iter().map(|s| s.player).collect();
         let report = self.game.game().report(result.as_ref(), &players);

@@ -72,7 +72,7 @@ pub(crate) struct PhasePlan {
 
 impl PhasePlan {
     /// No groups yet; phases count from `epoch`.
-    pub fn new(epoch: Instant, share: f64) -> Self {
+    pub(crate) fn new(epoch: Instant, share: f64) -> Self {
         Self {
             epoch,
             share: share.max(0.0),
@@ -84,7 +84,7 @@ impl PhasePlan {
     /// `cost` per tick (`None`: unknown). Returns its membership and its
     /// first deadline: on its group's phase, at least one period after
     /// `now` (its clients have that long to connect before it ticks).
-    pub fn join(
+    pub(crate) fn join(
         &mut self,
         period: Duration,
         cost: Option<Duration>,
@@ -123,7 +123,7 @@ impl PhasePlan {
     }
 
     /// A match left its group (it ended); an emptied group is removed.
-    pub fn leave(&mut self, membership: Membership) {
+    pub(crate) fn leave(&mut self, membership: Membership) {
         if let Some(i) = self.groups.iter().position(|g| g.index == membership.group) {
             let group = &mut self.groups[i];
             group.load = group.load.saturating_sub(membership.cost);
@@ -136,7 +136,7 @@ impl PhasePlan {
 
     /// Live groups.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.groups.len()
     }
 }

@@ -192,7 +192,7 @@ fn unix_now() -> u64 {
 }
 
 impl<G: HostedGame> Worker<G> {
-    pub fn new(setup: WorkerSetup) -> Result<Self, hightick_net::NetError> {
+    pub(crate) fn new(setup: WorkerSetup) -> Result<Self, hightick_net::NetError> {
         let now = Instant::now();
         let slots = setup.net.max_clients;
         let net = Server::new(setup.net, now, unix_now(), &mut rand::rng())?;
@@ -225,7 +225,7 @@ impl<G: HostedGame> Worker<G> {
     }
 
     /// Runs until drained (or until the admin side is gone).
-    pub fn run(mut self) {
+    pub(crate) fn run(mut self) {
         process::set_timer_slack(self.timer_slack_us * 1000);
         if let Some(core) = self.pin_to {
             process::pin_to_core(core);

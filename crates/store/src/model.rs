@@ -17,7 +17,7 @@ pub const RATING_K: f64 = 32.0;
 /// Largest in-game score magnitude accepted in a match result.
 pub const MAX_SCORE: i64 = 1_000_000_000;
 /// Most players accepted in one match result.
-pub const MAX_MATCH_PLAYERS: usize = 128;
+pub(crate) const MAX_MATCH_PLAYERS: usize = 128;
 
 /// An account: a guest (device id) or a named account with a password hash.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@ use crate::match_bot::{MatchBot, MatchBotConfig};
 use crate::scenario::TokenEncoding;
 
 /// Decodes a connect token as a response carried it.
-pub fn decode_token(text: &str, encoding: TokenEncoding) -> Option<ConnectToken> {
+pub(crate) fn decode_token(text: &str, encoding: TokenEncoding) -> Option<ConnectToken> {
     use base64::Engine as _;
     let text = text.trim();
     let bytes = match encoding {

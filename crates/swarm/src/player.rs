@@ -12,7 +12,7 @@ use crate::scenario::{Model, Scenario, Step};
 
 /// Where a player is in its scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Running the setup steps.
     Setup,
     /// Running behaviour `n`.
@@ -25,7 +25,7 @@ pub enum Phase {
 
 /// One virtual player. See the [module docs](self).
 #[derive(Debug)]
-pub struct Player {
+pub(crate) struct Player {
     /// Its number, unique across drivers and agents.
     pub id: u64,
     /// Where it is.
@@ -48,7 +48,7 @@ pub struct Player {
 
 impl Player {
     /// A player about to run its setup (or its first behaviour) at `at`.
-    pub fn new(id: u64, scenario: &Scenario, at: Instant, rng: &mut impl Rng) -> Self {
+    pub(crate) fn new(id: u64, scenario: &Scenario, at: Instant, rng: &mut impl Rng) -> Self {
         let mut p = Self {
             id,
             phase: Phase::Setup,
@@ -67,7 +67,7 @@ impl Player {
     }
 
     /// Starts over as a new player `id` (open model slot reuse), keeping memory.
-    pub fn reuse(&mut self, id: u64, scenario: &Scenario, at: Instant, rng: &mut impl Rng) {
+    pub(crate) fn reuse(&mut self, id: u64, scenario: &Scenario, at: Instant, rng: &mut impl Rng) {
         self.id = id;
         self.phase = Phase::Setup;
         self.step = 0;
@@ -83,7 +83,7 @@ impl Player {
     }
 
     /// The step it runs next, if any.
-    pub fn current<'s>(&self, scenario: &'s Scenario) -> Option<&'s Step> {
+    pub(crate) fn current<'s>(&self, scenario: &'s Scenario) -> Option<&'s Step> {
         match self.phase {
             Phase::Setup => scenario.setup.get(self.step as usize),
             Phase::Behaviour(b) => scenario
@@ -96,7 +96,7 @@ impl Player {
     }
 
     /// The current step succeeded: on to the next one (or the next behaviour).
-    pub fn advance(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
+    pub(crate) fn advance(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
         self.step += 1;
         self.retries = 0;
         self.polling = false;
@@ -112,7 +112,7 @@ impl Player {
 
     /// The current step failed for good: a setup starts over (a login that
     /// failed is tried again later); a behaviour is given up for the next.
-    pub fn abandon(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
+    pub(crate) fn abandon(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
         self.retries = 0;
         self.polling = false;
         match self.phase {
@@ -139,7 +139,7 @@ impl Player {
 }
 
 /// A behaviour drawn by weight (`None`: the scenario has none).
-pub fn pick_behaviour(scenario: &Scenario, rng: &mut impl Rng) -> Option<u16> {
+pub(crate) fn pick_behaviour(scenario: &Scenario, rng: &mut impl Rng) -> Option<u16> {
     let total: u64 = scenario
         .behaviours
         .iter()
@@ -160,7 +160,7 @@ pub fn pick_behaviour(scenario: &Scenario, rng: &mut impl Rng) -> Option<u16> {
 }
 
 /// What a template sees of a player.
-pub struct PlayerValues<'a, R> {
+pub(crate) struct PlayerValues<'a, R> {
     /// The player.
     pub player: &'a Player,
     /// For `{{random}}`.

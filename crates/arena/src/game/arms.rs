@@ -11,12 +11,12 @@ pub const ARMOR_POINTS: u8 = 100;
 pub const ARMOR_PRICE: u32 = 650;
 
 /// The wire id of the weapon in `f`'s hand.
-pub fn weapon_id(f: &Fighter) -> u8 {
+pub(super) fn weapon_id(f: &Fighter) -> u8 {
     f.loadout.active().kind().code()
 }
 
 /// What an item costs.
-pub fn price(item: Item) -> u32 {
+pub(super) fn price(item: Item) -> u32 {
     match item {
         Item::Pistol => WeaponSpec::PISTOL.price,
         Item::Rifle => WeaponSpec::RIFLE.price,
@@ -25,7 +25,7 @@ pub fn price(item: Item) -> u32 {
 }
 
 /// The weapon an item is, if it is one.
-pub fn weapon(item: Item) -> Option<WeaponKind> {
+pub(super) fn weapon(item: Item) -> Option<WeaponKind> {
     match item {
         Item::Pistol => Some(WeaponKind::Pistol),
         Item::Rifle => Some(WeaponKind::Rifle),

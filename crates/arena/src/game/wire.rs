@@ -22,19 +22,19 @@ pub const VITALS: u8 = 1;
 pub const MONEY: u8 = 0;
 
 /// Position precision on the wire, metres.
-pub const POSITION_PRECISION: f32 = 1.0 / 64.0;
+pub(super) const POSITION_PRECISION: f32 = 1.0 / 64.0;
 /// The lowest corner of the replicated world (maps must fit inside).
 pub const WORLD_MIN: [f32; 3] = [-64.0, -4.0, -64.0];
 /// The highest corner of the replicated world.
 pub const WORLD_MAX: [f32; 3] = [192.0, 28.0, 192.0];
 /// Bits of a quantized yaw.
-pub const YAW_BITS: u32 = 10;
+pub(super) const YAW_BITS: u32 = 10;
 /// Bits of a quantized pitch.
-pub const PITCH_BITS: u32 = 8;
+pub(super) const PITCH_BITS: u32 = 8;
 /// Bits of a quantized crouch amount.
-pub const CROUCH_BITS: u32 = 2;
+pub(super) const CROUCH_BITS: u32 = 2;
 /// Bits of money on the wire.
-pub const MONEY_BITS: u32 = 20;
+pub(super) const MONEY_BITS: u32 = 20;
 
 /// The kinds of replicated arena entities.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,7 +178,7 @@ impl TransformCodec {
 }
 
 /// Writes vitals.
-pub fn write_vitals(w: &mut BitWriter, v: &WireVitals) -> Result<(), ProtoError> {
+pub(super) fn write_vitals(w: &mut BitWriter, v: &WireVitals) -> Result<(), ProtoError> {
     w.write_u8(v.health)?;
     w.write_u8(v.armor)?;
     w.write_bits(u32::from(v.weapon), 3)?;
@@ -187,7 +187,7 @@ pub fn write_vitals(w: &mut BitWriter, v: &WireVitals) -> Result<(), ProtoError>
 }
 
 /// Reads vitals.
-pub fn read_vitals(r: &mut BitReader) -> Result<WireVitals, ProtoError> {
+pub(super) fn read_vitals(r: &mut BitReader) -> Result<WireVitals, ProtoError> {
     Ok(WireVitals {
         health: r.read_u8()?,
         armor: r.read_u8()?,
@@ -202,7 +202,7 @@ pub fn read_vitals(r: &mut BitReader) -> Result<WireVitals, ProtoError> {
 }
 
 /// Writes money.
-pub fn write_money(w: &mut BitWriter, money: u32) -> Result<(), ProtoError> {
+pub(super) fn write_money(w: &mut BitWriter, money: u32) -> Result<(), ProtoError> {
     w.write_bits(money, MONEY_BITS)
 }
 

@@ -5,9 +5,9 @@
 //! CPU-normalized games per core, writes `report.html` (and JSON with `--json`), and
 //! with `--record` (cargo feature `history`) stores the run in the results database.
 
-pub mod progress;
+pub(crate) mod progress;
 #[cfg(feature = "history")]
-pub mod record;
+pub(crate) mod record;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,7 +25,7 @@ use record::RecordArgs;
 
 /// Flags of `hightick demo`.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Matches to run at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=512))]
     matches: u32,
@@ -56,7 +56,7 @@ pub struct DemoArgs {
 }
 
 /// The budgets file named, or the shipped one.
-pub fn budget_book(path: Option<&std::path::Path>) -> Result<BudgetBook> {
+pub(crate) fn budget_book(path: Option<&std::path::Path>) -> Result<BudgetBook> {
     Ok(match path {
         Some(p) => BudgetBook::load(p)?,
         None => BudgetBook::shipped(),
@@ -64,14 +64,14 @@ pub fn budget_book(path: Option<&std::path::Path>) -> Result<BudgetBook> {
 }
 
 /// The game's mode called `name`, or its first.
-pub fn mode_name<G: BotGame>(name: Option<&str>) -> String {
+pub(crate) fn mode_name<G: BotGame>(name: Option<&str>) -> String {
     name.map(str::to_owned)
         .or_else(|| G::modes().first().map(|m| m.name.to_owned()))
         .unwrap_or_default()
 }
 
 /// Runs the demo of game `G`.
-pub fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
+pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
     let budgets = budget_book(args.budgets.as_deref())?;
     let exe = std::env::current_exe().context("locating this binary")?;
     let mode = mode_name::<G>(args.mode.as_deref());

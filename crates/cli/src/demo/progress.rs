@@ -6,14 +6,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// The bar of one run; cleared when finished.
 #[derive(Debug)]
-pub struct RunBar {
+pub(crate) struct RunBar {
     bar: ProgressBar,
     label: String,
 }
 
 impl RunBar {
     /// A bar labelled `label` (may be empty).
-    pub fn new(label: impl Into<String>) -> Self {
+    pub(crate) fn new(label: impl Into<String>) -> Self {
         let bar = ProgressBar::new(1);
         bar.set_style(
             ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {msg}")
@@ -26,7 +26,7 @@ impl RunBar {
     }
 
     /// Shows a progress sample.
-    pub fn update(&self, p: &Progress) {
+    pub(crate) fn update(&self, p: &Progress) {
         self.bar.set_length(p.total.as_secs().max(1));
         self.bar.set_position(p.elapsed.as_secs());
         let phase = match p.phase {
@@ -45,7 +45,7 @@ impl RunBar {
     }
 
     /// Clears the bar.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }

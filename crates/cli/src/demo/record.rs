@@ -7,11 +7,11 @@ use clap::Args;
 use hightick_lab::HistoryLocation;
 
 /// Environment variable naming the default data directory.
-pub const DATA_DIR_ENV: &str = "HIGHTICK_DATA_DIR";
+pub(crate) const DATA_DIR_ENV: &str = "HIGHTICK_DATA_DIR";
 
 /// The results database flags.
 #[derive(Debug, Clone, Args)]
-pub struct HistoryDbArgs {
+pub(crate) struct HistoryDbArgs {
     /// Directory of the embedded results database (hightick.db); default
     /// $HIGHTICK_DATA_DIR, else $XDG_DATA_HOME/hightick, else ~/.local/share/hightick.
     #[arg(long, value_name = "DIR")]
@@ -23,7 +23,7 @@ pub struct HistoryDbArgs {
 
 impl HistoryDbArgs {
     /// The location these flags (and the environment) name.
-    pub fn location(&self) -> HistoryLocation {
+    pub(crate) fn location(&self) -> HistoryLocation {
         if let Some(url) = &self.database_url {
             return HistoryLocation::Url(url.clone());
         }
@@ -43,7 +43,7 @@ impl HistoryDbArgs {
     }
 
     /// How the location is shown to a person (never a URL's password).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.location() {
             HistoryLocation::DataDir(dir) => dir
                 .join(hightick_lab::results_db::HISTORY_FILE_NAME)
@@ -74,7 +74,7 @@ fn redact(url: &str) -> String {
 
 /// `--record` and where to.
 #[derive(Debug, Clone, Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// Store the run (commit, build profile, host, config, summary) in the results database.
     #[arg(long)]
     pub record: bool,

@@ -11,7 +11,7 @@ use crate::demo::record::HistoryDbArgs;
 
 /// Flags of `hightick lab history`.
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub(super) struct HistoryArgs {
     /// Only runs of this kind: demo or sweep.
     #[arg(long)]
     kind: Option<String>,
@@ -26,7 +26,7 @@ pub struct HistoryArgs {
 }
 
 /// Runs `lab history`.
-pub fn run(args: &HistoryArgs) -> Result<()> {
+pub(super) fn run(args: &HistoryArgs) -> Result<()> {
     let db = ResultsDb::open(&args.db.location())
         .with_context(|| format!("opening {}", args.db.describe()))?;
     let runs = db.list(args.kind.as_deref(), args.mode.as_deref())?;

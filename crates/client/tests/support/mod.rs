@@ -15,20 +15,20 @@ use hightick_engine::{Match, PlayerId};
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_net::{ConnectToken, Key, Server, ServerConfig, ServerEvent, TokenParams};
 
-pub const SERVER: &str = "10.0.0.1:40000";
-pub const PERIOD: Duration = Duration::from_nanos(1_000_000_000 / 128);
+pub(crate) const SERVER: &str = "10.0.0.1:40000";
+pub(crate) const PERIOD: Duration = Duration::from_nanos(1_000_000_000 / 128);
 
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(1_700_000_000, |d| d.as_secs())
 }
 
-pub fn client_address(i: usize) -> SocketAddr {
+pub(crate) fn client_address(i: usize) -> SocketAddr {
     SocketAddr::from(([10, 0, 1, i as u8 + 1], 50_000))
 }
 
-pub struct Host {
+pub(crate) struct Host {
     pub server: Server,
     pub game: Match<Arena>,
     pub key: Key,
@@ -44,12 +44,12 @@ pub struct Host {
 impl Host {
     /// A 5v5 arena match with `players` joined (client id `i` plays player
     /// `i`), whose server listens on the simulated [`SERVER`] address.
-    pub fn new(players: usize, now: Instant) -> Self {
+    pub(crate) fn new(players: usize, now: Instant) -> Self {
         Self::at(SERVER.parse().unwrap(), players, now)
     }
 
     /// The same, with the server at `address`.
-    pub fn at(address: SocketAddr, players: usize, now: Instant) -> Self {
+    pub(crate) fn at(address: SocketAddr, players: usize, now: Instant) -> Self {
         let scenario = Scenario::five_v_five();
         let arena = Arena::new(scenario.arena.clone(), &scenario.match_config, 7).unwrap();
         let mut game = Match::new(scenario.match_config.clone(), arena).unwrap();
@@ -71,7 +71,7 @@ impl Host {
         }
     }
 
-    pub fn token(&self, client_id: u64) -> ConnectToken {
+    pub(crate) fn token(&self, client_id: u64) -> ConnectToken {
         let address = self.server.config().public_address;
         let unix = unix_now();
         ConnectToken::generate(
@@ -90,21 +90,21 @@ impl Host {
         .unwrap()
     }
 
-    pub fn client(&self, client_id: u64) -> GameClient<Arena> {
+    pub(crate) fn client(&self, client_id: u64) -> GameClient<Arena> {
         let mut c = GameClient::new(self.token(client_id), self.now).unwrap();
         c.track_positions(|r: &ArenaReplica| r.transform.map(|t| t.position));
         c
     }
 
     /// A datagram from client `i`.
-    pub fn receive(&mut self, i: usize, datagram: &mut [u8]) {
+    pub(crate) fn receive(&mut self, i: usize, datagram: &mut [u8]) {
         self.server
             .handle_datagram(self.now, client_address(i), datagram);
     }
 
     /// One server tick: connections, messages, the match tick, one packet
     /// per seated client, then the secure layer's own datagrams.
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         let now = self.now;
         self.server.handle_timeout(now);
         while let Some(event) = self.server.poll_event() {
@@ -145,7 +145,7 @@ impl Host {
     }
 
     /// Takes the datagrams queued for `to`.
-    pub fn take_outbox(&mut self, to: SocketAddr) -> Vec<Vec<u8>> {
+    pub(crate) fn take_outbox(&mut self, to: SocketAddr) -> Vec<Vec<u8>> {
         let (mine, rest) = std::mem::take(&mut self.outbox)
             .into_iter()
             .partition(|(a, _)| *a == to);
@@ -154,7 +154,7 @@ impl Host {
     }
 
     /// The secure layer's own datagrams (handshake, keep-alives, resends).
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         while let Some(t) = self.server.poll_transmit(self.now, &mut self.buf) {
             self.outbox
                 .push((t.destination, self.buf[..t.len].to_vec()));
@@ -163,7 +163,7 @@ impl Host {
 }
 
 /// Sends what a client has queued to the host.
-pub fn uplink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
+pub(crate) fn uplink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
     let mut buf = [0u8; MAX_PACKET_BYTES];
     while let Some(t) = client.poll_transmit(host.now, &mut buf) {
         host.receive(i, &mut buf[..t.len]);
@@ -171,7 +171,7 @@ pub fn uplink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
 }
 
 /// Delivers the host's datagrams for client `i`.
-pub fn downlink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
+pub(crate) fn downlink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
     let server = SERVER.parse().unwrap();
     for mut d in host.take_outbox(client_address(i)) {
         client.handle_datagram(host.now, server, &mut d);
@@ -183,7 +183,7 @@ pub fn downlink(host: &mut Host, i: usize, client: &mut GameClient<Arena>) {
 
 /// Serves `host` over a real UDP socket on a std thread, ticking at 128 Hz
 /// on the wall clock, until `stop` is set; returns the host when done.
-pub fn serve_udp(
+pub(crate) fn serve_udp(
     mut host: Host,
     socket: std::net::UdpSocket,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,

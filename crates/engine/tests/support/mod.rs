@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// The toy's input: how far to move along each axis this tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stick {
+pub(crate) struct Stick {
     pub move_x: i8,
     pub move_y: i8,
 }
@@ -31,13 +31,13 @@ impl InputPayload for Stick {
 }
 
 /// A command for `tick` (viewing `tick`) moving by `(move_x, move_y)`.
-pub fn stick(tick: u32, move_x: i8, move_y: i8) -> InputCommand<Stick> {
+pub(crate) fn stick(tick: u32, move_x: i8, move_y: i8) -> InputCommand<Stick> {
     InputCommand::new(tick, tick, Stick { move_x, move_y })
 }
 
 /// The toy's reliable event: a numbered note (a round starting, say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Note(pub u16);
+pub(crate) struct Note(pub u16);
 
 impl ReliableEvent for Note {
     fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
@@ -53,11 +53,11 @@ impl ReliableEvent for Note {
 }
 
 /// Group 0: position and the tick it last moved. Group 1 (avatars): health.
-pub const MOTION: u8 = 0;
-pub const HEALTH: u8 = 1;
+pub(crate) const MOTION: u8 = 0;
+pub(crate) const HEALTH: u8 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Avatar,
     Orb,
 }
@@ -85,7 +85,7 @@ impl Archetype for Kind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Motion {
+pub(crate) struct Motion {
     pub x: i32,
     pub y: i32,
     pub moved_at: u32,
@@ -93,7 +93,7 @@ pub struct Motion {
 
 /// The toy game: one avatar per player moved by input, and orbs that wander.
 #[derive(Debug)]
-pub struct Toy {
+pub(crate) struct Toy {
     pub motion: Vec<Motion>,
     pub health: Vec<u8>,
     pub avatars: Vec<Option<EntityId>>,
@@ -123,7 +123,7 @@ pub struct Toy {
 }
 
 impl Toy {
-    pub fn new(players: usize, entities: usize, orbs: usize, seed: u64) -> Self {
+    pub(crate) fn new(players: usize, entities: usize, orbs: usize, seed: u64) -> Self {
         Self {
             motion: vec![Motion::default(); entities],
             health: vec![100; entities],
@@ -158,7 +158,13 @@ impl Toy {
     }
 
     /// Moves an entity through the world's setter (stamps the group).
-    pub fn move_to(&mut self, world: &mut ReplicationWorld<Kind>, e: EntityId, x: i32, y: i32) {
+    pub(crate) fn move_to(
+        &mut self,
+        world: &mut ReplicationWorld<Kind>,
+        e: EntityId,
+        x: i32,
+        y: i32,
+    ) {
         let m = Motion {
             x,
             y,
@@ -167,7 +173,7 @@ impl Toy {
         world.set(e, MOTION, &mut self.motion[usize::from(e.0)], m);
     }
 
-    pub fn sees(&self, viewer: PlayerId, e: EntityId) -> bool {
+    pub(crate) fn sees(&self, viewer: PlayerId, e: EntityId) -> bool {
         let Some(me) = self.avatars[usize::from(viewer.0)] else {
             return false;
         };
@@ -331,7 +337,7 @@ impl Game for Toy {
 
 /// The client's copy of a toy entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ToyReplica {
+pub(crate) struct ToyReplica {
     pub motion: Motion,
     pub health: u8,
 }
@@ -364,7 +370,7 @@ impl Replica for ToyReplica {
 }
 
 /// The server's value of an entity, as the client should hold it.
-pub fn server_view(toy: &Toy, world: &ReplicationWorld<Kind>, e: EntityId) -> ToyReplica {
+pub(crate) fn server_view(toy: &Toy, world: &ReplicationWorld<Kind>, e: EntityId) -> ToyReplica {
     let i = usize::from(e.0);
     ToyReplica {
         motion: toy.motion[i],
@@ -381,7 +387,7 @@ pub fn server_view(toy: &Toy, world: &ReplicationWorld<Kind>, e: EntityId) -> To
 /// assumed redundant enough never to be lost; a lost packet is reported
 /// after a timeout).
 #[derive(Debug)]
-pub struct LossyLink {
+pub(crate) struct LossyLink {
     rng: ChaCha8Rng,
     pub loss: f64,
     pub latency: u32,
@@ -392,7 +398,7 @@ pub struct LossyLink {
 }
 
 impl LossyLink {
-    pub fn new(seed: u64, loss: f64, latency: u32, jitter: u32) -> Self {
+    pub(crate) fn new(seed: u64, loss: f64, latency: u32, jitter: u32) -> Self {
         Self {
             rng: ChaCha8Rng::seed_from_u64(seed),
             loss,
@@ -405,7 +411,7 @@ impl LossyLink {
     }
 
     /// Sends a payload at `now`; returns its packet sequence.
-    pub fn send(&mut self, now: u32, payload: &[u8]) -> u16 {
+    pub(crate) fn send(&mut self, now: u32, payload: &[u8]) -> u16 {
         let seq = self.next_sequence;
         self.next_sequence = seq.wrapping_add(1);
         if self.rng.random_bool(self.loss) {
@@ -422,7 +428,7 @@ impl LossyLink {
     }
 
     /// Payloads arriving at `now` (in arrival order).
-    pub fn deliver(&mut self, now: u32) -> Vec<Vec<u8>> {
+    pub(crate) fn deliver(&mut self, now: u32) -> Vec<Vec<u8>> {
         let mut due = Vec::new();
         let mut i = 0;
         while i < self.in_flight.len() {
@@ -439,7 +445,7 @@ impl LossyLink {
     }
 
     /// Fates known at `now`.
-    pub fn fates(&mut self, now: u32) -> Vec<(u16, PacketFate)> {
+    pub(crate) fn fates(&mut self, now: u32) -> Vec<(u16, PacketFate)> {
         let mut due = Vec::new();
         self.fates.retain(|&(at, seq, fate)| {
             if at <= now {
@@ -455,7 +461,7 @@ impl LossyLink {
 
 /// Asserts the client's world is exactly the entities `viewer` sees, with
 /// the server's values.
-pub fn assert_converged(
+pub(crate) fn assert_converged(
     toy: &Toy,
     world: &ReplicationWorld<Kind>,
     client: &hightick_engine::replication::ClientWorld<ToyReplica>,

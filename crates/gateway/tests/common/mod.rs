@@ -20,12 +20,12 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-pub const PG_ENV: &str = "HIGHTICK_TEST_DATABASE_URL";
+pub(crate) const PG_ENV: &str = "HIGHTICK_TEST_DATABASE_URL";
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A name no other test run uses: `<test>_<pid>_<seq>`.
-pub fn unique(test: &str) -> String {
+pub(crate) fn unique(test: &str) -> String {
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     let mut s = format!("{test}_{}_{n}", std::process::id());
     s.truncate(50);
@@ -33,7 +33,7 @@ pub fn unique(test: &str) -> String {
 }
 
 /// A fresh, empty directory under the system temp dir.
-pub fn temp_dir(test: &str) -> PathBuf {
+pub(crate) fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hightick-gateway-{}", unique(test)));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -42,7 +42,7 @@ pub fn temp_dir(test: &str) -> PathBuf {
 
 /// One fresh store per backend, labelled: SQLite in a file always,
 /// PostgreSQL in its own schema when the variable is set.
-pub async fn stores(test: &str, connections: u32) -> Vec<(&'static str, Store)> {
+pub(crate) async fn stores(test: &str, connections: u32) -> Vec<(&'static str, Store)> {
     let dir = temp_dir(test);
     let mut sqlite = StoreOptions::new(format!("sqlite://{}", dir.join("gateway.db").display()));
     sqlite.max_connections = connections;
@@ -60,7 +60,7 @@ pub async fn stores(test: &str, connections: u32) -> Vec<(&'static str, Store)> 
 }
 
 /// A config for tests: loopback on any port, no rate limit.
-pub fn test_config() -> GatewayConfig {
+pub(crate) fn test_config() -> GatewayConfig {
     GatewayConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         rate_limit_per_s: 0.0,
@@ -69,7 +69,7 @@ pub fn test_config() -> GatewayConfig {
 }
 
 /// A gateway over `store` with `config`.
-pub async fn start(config: &GatewayConfig, store: Store) -> (Gateway, Secrets) {
+pub(crate) async fn start(config: &GatewayConfig, store: Store) -> (Gateway, Secrets) {
     let secrets = Secrets::generate();
     let gateway = Gateway::start_with_store(config, secrets.clone(), store)
         .await
@@ -78,7 +78,7 @@ pub async fn start(config: &GatewayConfig, store: Store) -> (Gateway, Secrets) {
 }
 
 /// A gateway with `config` over a fresh SQLite store, and a client of it.
-pub async fn sqlite_gateway(test: &str, config: &GatewayConfig) -> (Gateway, Secrets, Http) {
+pub(crate) async fn sqlite_gateway(test: &str, config: &GatewayConfig) -> (Gateway, Secrets, Http) {
     let (_, store) = stores(test, 4).await.remove(0);
     let (gateway, secrets) = start(config, store).await;
     let http = Http::new(gateway.address(), 8);
@@ -87,7 +87,7 @@ pub async fn sqlite_gateway(test: &str, config: &GatewayConfig) -> (Gateway, Sec
 
 /// An answer: status and JSON body (`Value::Null` when not JSON).
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub body: Value,
     pub text: String,
@@ -98,14 +98,14 @@ pub struct Answer {
 /// a request waits for a free slot, so thousands of logical clients never
 /// open thousands of sockets.
 #[derive(Clone)]
-pub struct Http {
+pub(crate) struct Http {
     client: Client<HttpConnector, Full<Bytes>>,
     slots: Arc<Semaphore>,
     base: String,
 }
 
 impl Http {
-    pub fn new(address: SocketAddr, connections: usize) -> Self {
+    pub(crate) fn new(address: SocketAddr, connections: usize) -> Self {
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(connections)
             .pool_idle_timeout(Duration::from_secs(30))
@@ -118,7 +118,7 @@ impl Http {
     }
 
     /// Sends a request with optional JSON body, bearer token and extra header.
-    pub async fn raw(
+    pub(crate) async fn raw(
         &self,
         method: &str,
         path: &str,
@@ -156,18 +156,18 @@ impl Http {
         }
     }
 
-    pub async fn get(&self, path: &str, bearer: Option<&str>) -> Answer {
+    pub(crate) async fn get(&self, path: &str, bearer: Option<&str>) -> Answer {
         self.raw("GET", path, None, None, bearer).await
     }
 
-    pub async fn post(&self, path: &str, body: &Value, bearer: Option<&str>) -> Answer {
+    pub(crate) async fn post(&self, path: &str, body: &Value, bearer: Option<&str>) -> Answer {
         let bytes = serde_json::to_vec(body).unwrap();
         self.raw("POST", path, Some(&bytes), Some("application/json"), bearer)
             .await
     }
 
     /// Logs in as a guest and waits out the queue; returns the session token.
-    pub async fn guest(&self, device_id: &str) -> (i64, String) {
+    pub(crate) async fn guest(&self, device_id: &str) -> (i64, String) {
         let mut a = self
             .post(
                 "/v1/auth/guest",
@@ -189,7 +189,7 @@ impl Http {
     }
 
     /// Follows a login ticket until it is answered.
-    pub async fn settle(&self, mut a: Answer) -> Answer {
+    pub(crate) async fn settle(&self, mut a: Answer) -> Answer {
         while a.status == 202 {
             let ticket = a.body["ticket"].as_str().unwrap().to_owned();
             a = self
@@ -200,7 +200,7 @@ impl Http {
     }
 
     /// Posts a match result as a server.
-    pub async fn post_result(&self, secret: &str, result: &Value) -> Answer {
+    pub(crate) async fn post_result(&self, secret: &str, result: &Value) -> Answer {
         self.post("/v1/results", result, Some(secret)).await
     }
 }

@@ -10,7 +10,7 @@ use super::host_files::HostFiles;
 use super::{Check, Verdict};
 
 /// A process switching more often than this per second is flagged.
-pub const NOISY_SWITCHES_PER_S: f64 = 1_000.0;
+pub(super) const NOISY_SWITCHES_PER_S: f64 = 1_000.0;
 
 /// How many of the busiest processes the check names.
 const SHOWN: usize = 3;

@@ -16,37 +16,42 @@ use hightick_net::{
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-pub const PROTOCOL: u64 = 0x6869_6768_7469_636B;
-pub const UNIX_START: u64 = 1_700_000_000;
-pub const USER_DATA: &[u8] = b"account=42;team=blue";
+pub(crate) const PROTOCOL: u64 = 0x6869_6768_7469_636B;
+pub(crate) const UNIX_START: u64 = 1_700_000_000;
+pub(crate) const USER_DATA: &[u8] = b"account=42;team=blue";
 
-pub fn server_addr() -> SocketAddr {
+pub(crate) fn server_addr() -> SocketAddr {
     "10.0.0.1:40000".parse().unwrap()
 }
 
-pub fn client_addr() -> SocketAddr {
+pub(crate) fn client_addr() -> SocketAddr {
     "10.0.0.2:50000".parse().unwrap()
 }
 
 /// Deterministic keys and tokens.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub rng: ChaCha20Rng,
     pub private_key: Key,
 }
 
 impl Gateway {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let private_key = Key::generate(&mut rng);
         Self { rng, private_key }
     }
 
     /// A token valid for 60 s from `UNIX_START`, timeout `timeout` seconds.
-    pub fn token(&mut self, client_id: u64, servers: &[SocketAddr], timeout: i32) -> ConnectToken {
+    pub(crate) fn token(
+        &mut self,
+        client_id: u64,
+        servers: &[SocketAddr],
+        timeout: i32,
+    ) -> ConnectToken {
         self.token_at(client_id, servers, timeout, UNIX_START, UNIX_START + 60)
     }
 
-    pub fn token_at(
+    pub(crate) fn token_at(
         &mut self,
         client_id: u64,
         servers: &[SocketAddr],
@@ -72,7 +77,7 @@ impl Gateway {
 
     /// A fresh server with `max_clients` slots and a client holding `token`,
     /// joined by clean links of `latency_ms` (seeded `seed` and `seed + 1`).
-    pub fn pair(
+    pub(crate) fn pair(
         &mut self,
         max_clients: usize,
         token: ConnectToken,
@@ -91,7 +96,7 @@ impl Gateway {
         )
     }
 
-    pub fn server(&mut self, max_clients: usize, now: Instant) -> Server {
+    pub(crate) fn server(&mut self, max_clients: usize, now: Instant) -> Server {
         let config = ServerConfig::new(
             PROTOCOL,
             self.private_key.clone(),
@@ -103,7 +108,7 @@ impl Gateway {
 }
 
 /// A lossless link with a fixed one-way latency.
-pub fn clean_link(latency_ms: u64, seed: u64) -> SimLinkConfig {
+pub(crate) fn clean_link(latency_ms: u64, seed: u64) -> SimLinkConfig {
     SimLinkConfig {
         latency: Duration::from_millis(latency_ms),
         seed,
@@ -112,7 +117,7 @@ pub fn clean_link(latency_ms: u64, seed: u64) -> SimLinkConfig {
 }
 
 /// A bad link: loss, jitter, duplication, reordering.
-pub fn lossy_link(loss: f32, seed: u64) -> SimLinkConfig {
+pub(crate) fn lossy_link(loss: f32, seed: u64) -> SimLinkConfig {
     SimLinkConfig {
         loss,
         latency: Duration::from_millis(30),
@@ -125,7 +130,7 @@ pub fn lossy_link(loss: f32, seed: u64) -> SimLinkConfig {
     }
 }
 
-pub struct Pair {
+pub(crate) struct Pair {
     pub start: Instant,
     pub now: Instant,
     pub server: Server,
@@ -148,7 +153,7 @@ pub struct Pair {
 }
 
 impl Pair {
-    pub fn new(
+    pub(crate) fn new(
         server: Server,
         client: Client,
         now: Instant,
@@ -176,7 +181,7 @@ impl Pair {
     }
 
     /// A connected pair over the given links (panics if the handshake fails).
-    pub fn connected(seed: u64, up: SimLinkConfig, down: SimLinkConfig) -> Self {
+    pub(crate) fn connected(seed: u64, up: SimLinkConfig, down: SimLinkConfig) -> Self {
         let now = Instant::now();
         let mut gw = Gateway::new(seed);
         let server = gw.server(4, now);
@@ -192,7 +197,7 @@ impl Pair {
     }
 
     /// Sends everything both sides have due.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         while let Some(t) = self.client.poll_transmit(self.now, &mut self.buf) {
             let bytes = &self.buf[..t.len];
             if self.capture {
@@ -218,7 +223,7 @@ impl Pair {
     }
 
     /// Hands over every datagram due by now.
-    pub fn deliver(&mut self) -> bool {
+    pub(crate) fn deliver(&mut self) -> bool {
         let mut any = false;
         while let Some(n) = self.to_server.poll_deliver(self.now, &mut self.rx) {
             self.server
@@ -234,7 +239,7 @@ impl Pair {
         any
     }
 
-    pub fn collect_events(&mut self) {
+    pub(crate) fn collect_events(&mut self) {
         while let Some(e) = self.server.poll_event() {
             self.server_events.push(e);
         }
@@ -245,7 +250,7 @@ impl Pair {
 
     /// One round: send, deliver, then jump the clock to the next wake-up (or
     /// `extra`, whichever is first). Returns `false` when nothing is left to happen.
-    pub fn step(&mut self, extra: Option<Instant>) -> bool {
+    pub(crate) fn step(&mut self, extra: Option<Instant>) -> bool {
         self.flush();
         self.deliver();
         self.flush();
@@ -277,7 +282,11 @@ impl Pair {
     }
 
     /// Steps until `done` holds (true) or `limit` of virtual time passes (false).
-    pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Self) -> bool) -> bool {
+    pub(crate) fn run_until(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&mut Self) -> bool,
+    ) -> bool {
         let end = self.now + limit;
         while self.now < end {
             if done(self) {
@@ -290,7 +299,7 @@ impl Pair {
         done(self)
     }
 
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.now - self.start
     }
 }

@@ -8,12 +8,12 @@ use hightick_proto::message::{
 };
 use proptest::prelude::*;
 
-pub fn entity_id() -> impl Strategy<Value = EntityId> {
+pub(crate) fn entity_id() -> impl Strategy<Value = EntityId> {
     prop_oneof![0u16..64, 0u16..1024, any::<u16>()].prop_map(EntityId)
 }
 
 /// A command whose payload is a `u16` (a test game's input).
-pub fn input_command() -> impl Strategy<Value = InputCommand<u16>> {
+pub(crate) fn input_command() -> impl Strategy<Value = InputCommand<u16>> {
     (
         any::<u32>(),
         any::<u16>(),
@@ -24,7 +24,7 @@ pub fn input_command() -> impl Strategy<Value = InputCommand<u16>> {
 
 /// A batch whose older commands often repeat the payload and aim lag of the
 /// newer one and usually sit one tick apart, as a real client's do.
-pub fn input_batch() -> impl Strategy<Value = InputBatch<u16>> {
+pub(crate) fn input_batch() -> impl Strategy<Value = InputBatch<u16>> {
     let older = (
         prop_oneof![3 => Just(1u32), 1 => 2u32..10, 1 => 1u32..=u32::MAX],
         input_command(),
@@ -60,7 +60,7 @@ pub fn input_batch() -> impl Strategy<Value = InputBatch<u16>> {
         })
 }
 
-pub fn snapshot_header() -> impl Strategy<Value = SnapshotHeader> {
+pub(crate) fn snapshot_header() -> impl Strategy<Value = SnapshotHeader> {
     (
         any::<u32>(),
         prop_oneof![-8i32..8, any::<i32>()],
@@ -77,7 +77,7 @@ pub fn snapshot_header() -> impl Strategy<Value = SnapshotHeader> {
         })
 }
 
-pub fn entity_record_header() -> impl Strategy<Value = EntityRecordHeader> {
+pub(crate) fn entity_record_header() -> impl Strategy<Value = EntityRecordHeader> {
     prop_oneof![
         (entity_id(), 1u8..=255).prop_map(|(e, m)| EntityRecordHeader::update(e, m)),
         (entity_id(), any::<u8>(), any::<u8>())
@@ -86,7 +86,7 @@ pub fn entity_record_header() -> impl Strategy<Value = EntityRecordHeader> {
     ]
 }
 
-pub fn resync_request() -> impl Strategy<Value = ResyncRequest> {
+pub(crate) fn resync_request() -> impl Strategy<Value = ResyncRequest> {
     (
         prop::sample::select(ResyncReason::ALL),
         proptest::option::of(any::<u32>()),
@@ -97,24 +97,24 @@ pub fn resync_request() -> impl Strategy<Value = ResyncRequest> {
         })
 }
 
-pub fn message_kind() -> impl Strategy<Value = MessageKind> {
+pub(crate) fn message_kind() -> impl Strategy<Value = MessageKind> {
     prop::sample::select(MessageKind::ALL.to_vec())
 }
 
 /// One record of a test snapshot: its header and one payload value per
 /// group in its mask (each written in `payload_bits(group)` bits).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Record {
+pub(crate) struct Record {
     pub header: EntityRecordHeader,
     pub groups: [u32; 8],
 }
 
 /// The bits a test game writes for field group `g`.
-pub fn payload_bits(group: u32) -> u32 {
+pub(crate) fn payload_bits(group: u32) -> u32 {
     [3, 9, 17, 1, 32, 5, 12, 7][group as usize]
 }
 
-pub fn record() -> impl Strategy<Value = Record> {
+pub(crate) fn record() -> impl Strategy<Value = Record> {
     (entity_record_header(), any::<[u32; 8]>()).prop_map(|(header, raw)| {
         let mut groups = [0; 8];
         for g in 0..8 {
@@ -137,7 +137,7 @@ use hightick_proto::message::{
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
 /// Writes a whole test snapshot: kind tag, header, records, end marker.
-pub fn write_snapshot(
+pub(crate) fn write_snapshot(
     w: &mut BitWriter,
     header: &SnapshotHeader,
     records: &[Record],
@@ -157,7 +157,7 @@ pub fn write_snapshot(
 
 /// Reads a test snapshot written by [`write_snapshot`] (after its kind tag),
 /// calling `on_record` for each record.
-pub fn read_snapshot(
+pub(crate) fn read_snapshot(
     r: &mut BitReader,
     mut on_record: impl FnMut(Record),
 ) -> Result<SnapshotHeader, ProtoError> {

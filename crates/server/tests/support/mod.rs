@@ -17,7 +17,7 @@ use hightick_proto::{
 use hightick_server::{Host, HostConfig, MatchInfo};
 
 /// A host with `workers` workers on loopback ports chosen by the kernel.
-pub fn start_host(workers: usize, key: &Key, tweak: impl FnOnce(&mut HostConfig)) -> Host {
+pub(crate) fn start_host(workers: usize, key: &Key, tweak: impl FnOnce(&mut HostConfig)) -> Host {
     let mut config = HostConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         admin: "127.0.0.1:0".parse().unwrap(),
@@ -38,7 +38,7 @@ fn agent() -> ureq::Agent {
 }
 
 /// `GET http://admin{path}` -> status and body.
-pub fn get(admin: SocketAddr, path: &str) -> (u16, String) {
+pub(crate) fn get(admin: SocketAddr, path: &str) -> (u16, String) {
     let mut response = agent()
         .get(&format!("http://{admin}{path}"))
         .call()
@@ -51,7 +51,7 @@ pub fn get(admin: SocketAddr, path: &str) -> (u16, String) {
 }
 
 /// `POST http://admin{path}` with a raw body -> status and body.
-pub fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
+pub(crate) fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
     let mut response = agent()
         .post(&format!("http://{admin}{path}"))
         .header("content-type", "application/json")
@@ -65,21 +65,21 @@ pub fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
 }
 
 /// `POST /v1/matches` with `body`, which must be answered 201: the match.
-pub fn create_match(admin: SocketAddr, body: &str) -> MatchInfo {
+pub(crate) fn create_match(admin: SocketAddr, body: &str) -> MatchInfo {
     let (status, answer) = post(admin, "/v1/matches", body);
     assert_eq!(status, 201, "{answer}");
     serde_json::from_str(&answer).expect("a MatchInfo")
 }
 
 /// `GET /v1/matches`, which must be answered 200: every match, oldest first.
-pub fn list_matches(admin: SocketAddr) -> Vec<MatchInfo> {
+pub(crate) fn list_matches(admin: SocketAddr) -> Vec<MatchInfo> {
     let (status, answer) = get(admin, "/v1/matches");
     assert_eq!(status, 200, "{answer}");
     serde_json::from_str(&answer).expect("a list of MatchInfo")
 }
 
 /// A connect token for `client_id` to `server`.
-pub fn token(key: &Key, client_id: u64, server: SocketAddr) -> ConnectToken {
+pub(crate) fn token(key: &Key, client_id: u64, server: SocketAddr) -> ConnectToken {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -102,7 +102,7 @@ pub fn token(key: &Key, client_id: u64, server: SocketAddr) -> ConnectToken {
 
 /// The secure layer over a real socket, sending an input batch per call
 /// to [`BareClient::send_inputs`] and counting what comes down.
-pub struct BareClient {
+pub(crate) struct BareClient {
     pub net: Client,
     pub socket: UdpSocket,
     pub server: SocketAddr,
@@ -115,7 +115,7 @@ pub struct BareClient {
 }
 
 impl BareClient {
-    pub fn new(key: &Key, client_id: u64, server: SocketAddr) -> Self {
+    pub(crate) fn new(key: &Key, client_id: u64, server: SocketAddr) -> Self {
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         socket.set_nonblocking(true).unwrap();
         let net = Client::new(
@@ -138,7 +138,7 @@ impl BareClient {
     }
 
     /// Sends what is due, reads what arrived, counts messages.
-    pub fn pump(&mut self) {
+    pub(crate) fn pump(&mut self) {
         let now = Instant::now();
         if self.net.poll_timeout().is_some_and(|t| t <= now) {
             self.net.handle_timeout(now);
@@ -168,7 +168,7 @@ impl BareClient {
     }
 
     /// Queues an input batch for ticks `tick-3..=tick` (walking forward).
-    pub fn send_inputs(&mut self, tick: u32) {
+    pub(crate) fn send_inputs(&mut self, tick: u32) {
         if !self.net.is_connected() {
             return;
         }
@@ -196,7 +196,7 @@ impl BareClient {
 }
 
 /// Pumps `clients` at about 128 Hz until `done` or `limit` passes.
-pub fn play(
+pub(crate) fn play(
     clients: &mut [BareClient],
     limit: Duration,
     mut done: impl FnMut(&[BareClient]) -> bool,

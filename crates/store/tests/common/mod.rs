@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use hightick_store::{Store, StoreOptions};
 
-pub const PG_ENV: &str = "HIGHTICK_TEST_DATABASE_URL";
+pub(crate) const PG_ENV: &str = "HIGHTICK_TEST_DATABASE_URL";
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A name no other test run uses: `<test>_<pid>_<seq>`.
-pub fn unique(test: &str) -> String {
+pub(crate) fn unique(test: &str) -> String {
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     let mut s = format!("{test}_{}_{n}", std::process::id());
     s.truncate(63);
@@ -21,7 +21,7 @@ pub fn unique(test: &str) -> String {
 }
 
 /// A fresh, empty directory under the system temp dir.
-pub fn temp_dir(test: &str) -> PathBuf {
+pub(crate) fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hightick-store-{}", unique(test)));
     let _ = std::fs::remove_dir_all(&dir);
     dir
@@ -29,7 +29,7 @@ pub fn temp_dir(test: &str) -> PathBuf {
 
 /// Options for a fresh PostgreSQL schema, or `None` (with a note) when the variable
 /// is unset.
-pub fn pg_options(test: &str) -> Option<StoreOptions> {
+pub(crate) fn pg_options(test: &str) -> Option<StoreOptions> {
     match std::env::var(PG_ENV) {
         Ok(url) if !url.is_empty() => {
             let mut options = StoreOptions::new(url);
@@ -44,7 +44,7 @@ pub fn pg_options(test: &str) -> Option<StoreOptions> {
 }
 
 /// One fresh, migrated store per backend, labelled.
-pub async fn stores(test: &str) -> Vec<(&'static str, Store)> {
+pub(crate) async fn stores(test: &str) -> Vec<(&'static str, Store)> {
     let mut out = vec![(
         "sqlite-memory",
         Store::open("sqlite::memory:").await.unwrap(),
