@@ -59,6 +59,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod core;
 mod driver;
 mod error;

@@ -115,6 +115,8 @@
 //! # Ok::<(), hightick_engine::EngineError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod bot;
 pub mod config;
 pub mod endpoint;

@@ -49,6 +49,8 @@
 //! # Ok::<(), hightick_server::ServerError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod admin;
 pub mod batch_io;
 pub mod config;

@@ -50,6 +50,8 @@
 //! `retry`, `think`) or a `play_match = { token = "{{connect_token}}" }`
 //! that plays a match with a [`MatchBot`](crate::MatchBot).
 
+#![warn(missing_docs)]
+
 mod compile;
 pub mod duration;
 mod raw;
