@@ -643,12 +643,37 @@ struct Tally {
     reward: i64,
 }
 
+/// One player's line of a match: the match, the player's index in it, and the
+/// rating before and after.
+type RatedLine<'a> = (&'a MatchResult, usize, f64, f64);
+
+/// Stores one group of matches: claims their ids, rates the new ones in order, and
+/// writes their player lines, stats and rewards.
 async fn apply_match_group(
     conn: &mut Conn,
     group: &[&MatchResult],
     now: i64,
     out: &mut Vec<MatchRecorded>,
 ) -> Result<(), StoreError> {
+    let fresh = claim_match_ids(conn, group, now, out).await?;
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let (ids, mut current) = read_ratings(conn, &fresh).await?;
+    let (tally, lines) = rate_in_order(&fresh, &ids, &mut current);
+    insert_match_players(conn, &lines).await?;
+    update_player_stats(conn, &current, &tally, now).await?;
+    pay_match_rewards(conn, &current, &tally, &lines, now).await
+}
+
+/// Claims the group's match ids, pushing one [`MatchRecorded`] per match onto
+/// `out`, and returns the matches whose ids were new.
+async fn claim_match_ids<'a>(
+    conn: &mut Conn,
+    group: &[&'a MatchResult],
+    now: i64,
+    out: &mut Vec<MatchRecorded>,
+) -> Result<Vec<&'a MatchResult>, StoreError> {
     // Claim the match ids; the ones returned are new.
     let mut q =
         QueryBuilder::<Db>::new("INSERT INTO match_results (match_id, mode, recorded_at_ms) ");
@@ -673,10 +698,15 @@ async fn apply_match_group(
             None => out.push(MatchRecorded::AlreadyRecorded),
         }
     }
-    if fresh.is_empty() {
-        return Ok(());
-    }
+    Ok(fresh)
+}
 
+/// Reads (and on PostgreSQL locks) the ratings of every player of `fresh`, returning
+/// the sorted account ids and the `(account_id, rating)` pairs in the same order.
+async fn read_ratings(
+    conn: &mut Conn,
+    fresh: &[&MatchResult],
+) -> Result<(Vec<i64>, Vec<(i64, f64)>), StoreError> {
     // Ratings before, read (and on PostgreSQL locked) in account order so that
     // concurrent groups sharing players cannot deadlock.
     let mut ids: Vec<i64> = fresh
@@ -701,15 +731,25 @@ async fn apply_match_group(
     if current.len() != ids.len() {
         return Err(StoreError::NotFound { what: "account" });
     }
+    Ok((ids, current))
+}
+
+/// Rates the matches in order in memory, updating `current`, and returns each
+/// player's tally and every player line with its ratings before and after.
+fn rate_in_order<'a>(
+    fresh: &[&'a MatchResult],
+    ids: &[i64],
+    current: &mut [(i64, f64)],
+) -> (Vec<Tally>, Vec<RatedLine<'a>>) {
     // `current` holds exactly `ids`, in the same (sorted) order.
     let slot = |id: i64| ids.binary_search(&id).unwrap_or(0);
 
     // Apply the matches in order in memory: a player in two matches of the group is
     // rated by the first, then the second.
     let mut tally = vec![Tally::default(); ids.len()];
-    let mut lines: Vec<(&MatchResult, usize, f64, f64)> = Vec::new();
+    let mut lines: Vec<RatedLine<'a>> = Vec::new();
     let mut before = Vec::new();
-    for m in &fresh {
+    for m in fresh {
         before.clear();
         before.extend(m.players.iter().map(|p| current[slot(p.account_id)].1));
         let after = m.rate(&before);
@@ -728,12 +768,16 @@ async fn apply_match_group(
             lines.push((m, i, before[i], after[i]));
         }
     }
+    (tally, lines)
+}
 
+/// Inserts one `match_players` row per player line.
+async fn insert_match_players(conn: &mut Conn, lines: &[RatedLine<'_>]) -> Result<(), StoreError> {
     let mut q = QueryBuilder::<Db>::new(
         "INSERT INTO match_players (match_id, account_id, team, score, outcome, reward, \
          rating_before, rating_after) ",
     );
-    q.push_values(&lines, |mut row, &(m, i, rating_before, rating_after)| {
+    q.push_values(lines, |mut row, &(m, i, rating_before, rating_after)| {
         let p = &m.players[i];
         row.push_bind(m.match_id.as_str())
             .push_bind(p.account_id)
@@ -745,14 +789,23 @@ async fn apply_match_group(
             .push_bind(rating_after);
     });
     q.build().execute(&mut *conn).await?;
+    Ok(())
+}
 
+/// Adds each player's tally to their `player_stats` row and sets their new rating.
+async fn update_player_stats(
+    conn: &mut Conn,
+    current: &[(i64, f64)],
+    tally: &[Tally],
+    now: i64,
+) -> Result<(), StoreError> {
     // VALUES columns are column1, column2, ... in both SQLite and PostgreSQL.
     let mut q = QueryBuilder::<Db>::new(
         "UPDATE player_stats SET matches_played = matches_played + v.column2, \
          wins = wins + v.column3, losses = losses + v.column4, draws = draws + v.column5, \
          score_total = score_total + v.column6, rating = v.column7, updated_at_ms = v.column8 FROM (",
     );
-    q.push_values(current.iter().zip(&tally), |mut row, (&(id, rating), t)| {
+    q.push_values(current.iter().zip(tally), |mut row, (&(id, rating), t)| {
         row.push_bind(id)
             .push_bind(t.matches)
             .push_bind(t.wins)
@@ -764,13 +817,24 @@ async fn apply_match_group(
     });
     q.push(") AS v WHERE player_stats.account_id = v.column1");
     q.build().execute(&mut *conn).await?;
+    Ok(())
+}
 
+/// Credits each rewarded player's balance (failing if one would exceed
+/// [`MAX_BALANCE`]) and writes one ledger row per rewarded player line.
+async fn pay_match_rewards(
+    conn: &mut Conn,
+    current: &[(i64, f64)],
+    tally: &[Tally],
+    lines: &[RatedLine<'_>],
+    now: i64,
+) -> Result<(), StoreError> {
     let rewarded = tally.iter().filter(|t| t.reward > 0).count();
     if rewarded > 0 {
         let mut q =
             QueryBuilder::<Db>::new("UPDATE accounts SET balance = balance + v.column2 FROM (");
         q.push_values(
-            current.iter().zip(&tally).filter(|(_, t)| t.reward > 0),
+            current.iter().zip(tally).filter(|(_, t)| t.reward > 0),
             |mut row, (&(id, _), t)| {
                 row.push_bind(id).push_bind(t.reward);
             },
