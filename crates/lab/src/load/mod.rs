@@ -300,13 +300,71 @@ pub fn run_load<G: BotGame>(
     let key_file = scratch.0.join("key.hex");
     tokens::write_secret(&key_file, &key.to_hex())?;
 
+    let (servers, admins) = start_servers(spec, budgets, &scratch, &key_file)?;
+    let players = u32::from(run.mode.players);
+    let targets = create_matches(spec, &admins, &key, players)?;
+
+    let runtime = bots_runtime()?;
+    let _guard = runtime.enter();
+    let total = spec.warmup + spec.duration;
+    let config = fleet_config(&run, total + Duration::from_secs(30));
+    let fleet = Fleet::launch::<G>(&targets, &config, Arc::new(AtomicBool::new(false)))?;
+
+    let mut run_start_uptime = Vec::with_capacity(admins.len());
+    for admin in &admins {
+        run_start_uptime.push(admin.stats()?.uptime_s);
+    }
+    let window_start = measure(spec, &servers, &admins, &fleet, total, players, progress)?;
+    let end = instance_stats(&admins)?;
+    let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
+    let end_at = Instant::now();
+    fleet.stop();
+    let report = runtime.block_on(fleet.finish());
+    for server in servers {
+        server.stop(STOP_PATIENCE)?;
+    }
+
+    let Some(opening) = window_start else {
+        return Err(LabError::config(
+            "duration",
+            "the run ended before the measured window began",
+        ));
+    };
+    let wall_s = end_at.duration_since(opening.at).as_secs_f64();
+    let windows = close_windows(opening, end, cpu_end, run_start_uptime);
+    let mut summary = window::build(
+        &run_shape(spec, &run, players),
+        &windows,
+        wall_s,
+        bot_row(&report, players),
+        this_host(),
+    );
+    budgets.apply(&mut summary);
+    Ok(summary)
+}
+
+/// The instances' stats and CPU time when the measured window opened.
+struct WindowOpening {
+    stats: Vec<hightick_server::HostStats>,
+    cpu: Vec<f64>,
+    at: Instant,
+}
+
+/// Starts the server instances (each on its CPU set when bound) and waits until
+/// every one answers, returning them with their admin clients.
+fn start_servers(
+    spec: &LoadSpec,
+    budgets: &BudgetBook,
+    scratch: &Scratch,
+    key_file: &Path,
+) -> Result<(Vec<ServerProcess>, Vec<AdminClient>), LabError> {
     let cpu_sets = cpu_sets_for(spec);
     let mut servers = Vec::with_capacity(spec.instances);
     for i in 0..spec.instances {
         let launch = Launch {
             exe: &spec.server_exe,
             workers: spec.workers,
-            key_file: &key_file,
+            key_file,
             budgets: budgets.path(),
             cpus: cpu_sets.get(i).map(Vec::as_slice),
             log: scratch.0.join(format!("server-{i}.log")),
@@ -317,8 +375,17 @@ pub fn run_load<G: BotGame>(
     for admin in &admins {
         admin.wait_healthy(STARTUP_PATIENCE)?;
     }
+    Ok((servers, admins))
+}
 
-    let players = u32::from(run.mode.players);
+/// Creates the spec's matches round-robin over the instances and mints a token
+/// for every seat, returning one bot target per seat.
+fn create_matches(
+    spec: &LoadSpec,
+    admins: &[AdminClient],
+    key: &Key,
+    players: u32,
+) -> Result<Vec<BotTarget>, LabError> {
     let mut targets = Vec::with_capacity((spec.matches * players) as usize);
     for m in 0..spec.matches {
         let roster: Vec<u64> = (1..=u64::from(players))
@@ -331,12 +398,16 @@ pub fn run_load<G: BotGame>(
         for id in roster {
             targets.push(BotTarget {
                 server: info.address,
-                token: tokens::mint_token(&key, id, info.address)?,
+                token: tokens::mint_token(key, id, info.address)?,
             });
         }
     }
+    Ok(targets)
+}
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The bots' runtime: two worker threads at nice [`BOTS_NICE`].
+fn bots_runtime() -> Result<tokio::runtime::Runtime, LabError> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hightick-bots")
         .on_thread_start(|| {
@@ -344,41 +415,31 @@ pub fn run_load<G: BotGame>(
         })
         .enable_all()
         .build()
-        .map_err(LabError::io("starting the bots' runtime"))?;
-    let _guard = runtime.enter();
-    let total = spec.warmup + spec.duration;
-    let config = fleet_config(&run, total + Duration::from_secs(30));
-    let fleet = Fleet::launch::<G>(&targets, &config, Arc::new(AtomicBool::new(false)))?;
+        .map_err(LabError::io("starting the bots' runtime"))
+}
 
-    let mut run_start_uptime = Vec::with_capacity(admins.len());
-    for admin in &admins {
-        run_start_uptime.push(admin.stats()?.uptime_s);
-    }
+/// Runs the warm-up and the measured window, opening the window once the warm-up
+/// is over and calling `progress` about once a second; returns the opening, if
+/// the window began.
+fn measure(
+    spec: &LoadSpec,
+    servers: &[ServerProcess],
+    admins: &[AdminClient],
+    fleet: &Fleet,
+    total: Duration,
+    players: u32,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Option<WindowOpening>, LabError> {
     let start = Instant::now();
-    let mut window_start: Option<(Vec<hightick_server::HostStats>, Vec<f64>, Instant)> = None;
+    let mut window_start: Option<WindowOpening> = None;
     while start.elapsed() < total {
         // Once a second, as the servers sample their timelines; reading one
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
         if window_start.is_none() && start.elapsed() >= spec.warmup {
-            for admin in &admins {
-                admin.reset_stats()?;
-            }
-            let mut at = Vec::with_capacity(admins.len());
-            for admin in &admins {
-                at.push(admin.stats()?);
-            }
-            let cpu = servers.iter().map(ServerProcess::cpu_seconds).collect();
-            window_start = Some((at, cpu, Instant::now()));
+            window_start = Some(open_window(servers, admins)?);
         }
-        let mut cpu = 0.0;
-        let mut p99: f64 = 0.0;
-        for admin in &admins {
-            if let Some(point) = admin.timeline()?.last() {
-                cpu += point.cpu_cores;
-                p99 = p99.max(point.tick_p99_us);
-            }
-        }
+        let (cpu, p99) = last_second(admins)?;
         let live = fleet.live();
         progress(&Progress {
             phase: if window_start.is_some() {
@@ -395,28 +456,63 @@ pub fn run_load<G: BotGame>(
             events: live.total_events() / u64::from(players.max(1)),
         });
     }
-    let mut end = Vec::with_capacity(admins.len());
-    for admin in &admins {
-        end.push(admin.stats()?);
-    }
-    let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
-    let end_at = Instant::now();
-    fleet.stop();
-    let report = runtime.block_on(fleet.finish());
-    for server in servers {
-        server.stop(STOP_PATIENCE)?;
-    }
+    Ok(window_start)
+}
 
-    let Some((start_stats, cpu_start, start_at)) = window_start else {
-        return Err(LabError::config(
-            "duration",
-            "the run ended before the measured window began",
-        ));
-    };
-    let windows: Vec<InstanceWindow> = start_stats
+/// Opens the measured window: resets every instance's stats, then reads them and
+/// the servers' CPU time.
+fn open_window(
+    servers: &[ServerProcess],
+    admins: &[AdminClient],
+) -> Result<WindowOpening, LabError> {
+    for admin in admins {
+        admin.reset_stats()?;
+    }
+    let stats = instance_stats(admins)?;
+    let cpu = servers.iter().map(ServerProcess::cpu_seconds).collect();
+    Ok(WindowOpening {
+        stats,
+        cpu,
+        at: Instant::now(),
+    })
+}
+
+/// The servers' CPU cores used in the last second (all instances) and their
+/// worst p99 tick time, from each instance's latest timeline point.
+fn last_second(admins: &[AdminClient]) -> Result<(f64, f64), LabError> {
+    let mut cpu = 0.0;
+    let mut p99: f64 = 0.0;
+    for admin in admins {
+        if let Some(point) = admin.timeline()?.last() {
+            cpu += point.cpu_cores;
+            p99 = p99.max(point.tick_p99_us);
+        }
+    }
+    Ok((cpu, p99))
+}
+
+/// Every instance's stats now, in instance order.
+fn instance_stats(admins: &[AdminClient]) -> Result<Vec<hightick_server::HostStats>, LabError> {
+    let mut stats = Vec::with_capacity(admins.len());
+    for admin in admins {
+        stats.push(admin.stats()?);
+    }
+    Ok(stats)
+}
+
+/// Pairs each instance's window opening with its end and its uptime at the run's
+/// start.
+fn close_windows(
+    opening: WindowOpening,
+    end: Vec<hightick_server::HostStats>,
+    cpu_end: Vec<f64>,
+    run_start_uptime: Vec<f64>,
+) -> Vec<InstanceWindow> {
+    opening
+        .stats
         .into_iter()
         .zip(end)
-        .zip(cpu_start.into_iter().zip(cpu_end))
+        .zip(opening.cpu.into_iter().zip(cpu_end))
         .zip(run_start_uptime)
         .map(
             |(((start, end), (cpu_start_s, cpu_end_s)), run_start_uptime_s)| InstanceWindow {
@@ -427,25 +523,19 @@ pub fn run_load<G: BotGame>(
                 run_start_uptime_s,
             },
         )
-        .collect();
-    let shape = RunShape {
+        .collect()
+}
+
+/// What the run was, for the summary.
+fn run_shape(spec: &LoadSpec, run: &ModeRun, players: u32) -> RunShape {
+    RunShape {
         title: spec.title.clone(),
         mode: spec.mode.clone(),
         tick_rate_hz: run.config.tick_rate_hz,
         matches: spec.matches,
         players_per_match: players,
         warmup_s: spec.warmup.as_secs_f64(),
-    };
-    let wall_s = end_at.duration_since(start_at).as_secs_f64();
-    let mut summary = window::build(
-        &shape,
-        &windows,
-        wall_s,
-        bot_row(&report, players),
-        this_host(),
-    );
-    budgets.apply(&mut summary);
-    Ok(summary)
+    }
 }
 
 #[cfg(test)]
