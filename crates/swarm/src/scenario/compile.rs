@@ -30,12 +30,7 @@ pub(super) struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    pub(super) fn error_at(
-        &self,
-        span: Option<Range<usize>>,
-        field: &str,
-        message: &str,
-    ) -> SwarmError {
+    pub fn error_at(&self, span: Option<Range<usize>>, field: &str, message: &str) -> SwarmError {
         let (line, column) = span.map_or((1, 1), |s| line_column(self.text, s.start));
         SwarmError::Scenario {
             file: self.file.to_owned(),
@@ -60,7 +55,7 @@ pub(super) struct Compiler<'a> {
 type Compiled<T> = Result<T, SwarmError>;
 
 impl<'a> Compiler<'a> {
-    pub(super) fn new(at: Locator<'a>) -> Self {
+    pub fn new(at: Locator<'a>) -> Self {
         Self {
             at,
             step_names: Vec::new(),
@@ -72,119 +67,20 @@ impl<'a> Compiler<'a> {
         Err(self.at.error_at(Some(span), field, &message.into()))
     }
 
-    pub(super) fn compile(mut self, raw: RawScenario) -> Compiled<Scenario> {
+    /// Compiles the raw file into a [`Scenario`], checking its sections in order.
+    pub fn compile(mut self, raw: RawScenario) -> Compiled<Scenario> {
         let file = self.at.file.to_owned();
-        let users = *raw.users.get_ref();
-        if users == 0 {
-            return self.err(raw.users.span(), "users", "at least 1 player");
-        }
-        let arrival_rate = match (raw.model, &raw.arrival_rate) {
-            (Model::Open, Some(r)) if *r.get_ref() > 0.0 && r.get_ref().is_finite() => *r.get_ref(),
-            (Model::Open, Some(r)) => return self.err(r.span(), "arrival_rate", "above 0"),
-            (Model::Open, None) => {
-                return self.err(
-                    0..0,
-                    "arrival_rate",
-                    "an open model needs arrival_rate (players arriving per second)",
-                );
-            }
-            (Model::Closed, Some(r)) => {
-                return self.err(
-                    r.span(),
-                    "arrival_rate",
-                    "only for model = \"open\" (a closed model has users and think times)",
-                );
-            }
-            (Model::Closed, None) => 0.0,
-        };
-        let duration = raw.duration.get_ref().0;
-        if duration.is_zero() {
-            return self.err(raw.duration.span(), "duration", "longer than 0s");
-        }
-        let interval = match &raw.interval {
-            Some(i) if i.get_ref().0 < Duration::from_millis(50) => {
-                return self.err(i.span(), "interval", "at least 50ms");
-            }
-            Some(i) => i.get_ref().0,
-            None => Duration::from_secs(1),
-        };
-        let drivers = match &raw.drivers {
-            Some(d) if *d.get_ref() > 1024 => return self.err(d.span(), "drivers", "at most 1024"),
-            Some(d) => *d.get_ref(),
-            None => 0,
-        };
-        let mut targets = Vec::new();
-        for (name, url) in &raw.targets {
-            match TargetSpec::parse(name, url.get_ref()) {
-                Ok(t) => targets.push(t),
-                Err(m) => return self.err(url.span(), &format!("targets.{name}"), m),
-            }
-        }
+        let (users, arrival_rate) = self.population(&raw)?;
+        let (duration, interval) = self.timing(&raw)?;
+        let drivers = self.drivers(&raw)?;
+        let targets = self.targets(&raw)?;
         let http = self.http(&raw)?;
         let retry = match &raw.retry {
             Some(r) => self.retry(r, &RetryPolicy::default(), "retry")?,
             None => RetryPolicy::default(),
         };
-        let matches = match &raw.matches {
-            None => MatchSettings::default(),
-            Some(m) => {
-                let defaults = MatchSettings::default();
-                let tick_rate_hz = match &m.tick_rate_hz {
-                    Some(t) if !(1..=1000).contains(t.get_ref()) => {
-                        return self.err(t.span(), "matches.tick_rate_hz", "between 1 and 1000");
-                    }
-                    Some(t) => *t.get_ref(),
-                    None => defaults.tick_rate_hz,
-                };
-                let settings = match &m.settings {
-                    None => serde_json::Value::Null,
-                    Some(table) => match serde_json::to_value(table) {
-                        Ok(value) => value,
-                        Err(e) => return self.err(0..0, "matches.settings", e.to_string()),
-                    },
-                };
-                MatchSettings {
-                    mode: m.mode.clone(),
-                    settings,
-                    tick_rate_hz,
-                    seed: m.seed.unwrap_or(defaults.seed),
-                }
-            }
-        };
-
-        // Variables first, so a step may use what a later step captures
-        // (a behaviour's loop comes round again).
-        let all_raw_steps = raw
-            .setup
-            .iter()
-            .chain(raw.behaviour.iter().flat_map(|b| &b.step));
-        for step in all_raw_steps {
-            for name in step.capture.keys().chain(step.wait_capture.keys()) {
-                if !self.variables.contains(name) {
-                    self.variables.push(name.clone());
-                }
-            }
-        }
-        let setup_captures = raw.setup.iter().map(|s| (s, "setup".to_owned()));
-        let behaviour_captures = raw.behaviour.iter().enumerate().flat_map(|(b, beh)| {
-            beh.step
-                .iter()
-                .map(move |s| (s, format!("behaviour[{b}].step")))
-        });
-        for (step, path) in setup_captures.chain(behaviour_captures) {
-            if let Some((name, pointer)) = step
-                .capture
-                .iter()
-                .chain(&step.wait_capture)
-                .find(|(name, _)| Builtin::named(name).is_some())
-            {
-                return self.err(
-                    pointer.span(),
-                    &format!("{path}.capture.{name}"),
-                    format!("`{name}` is a built-in; capture into another name"),
-                );
-            }
-        }
+        let matches = self.match_settings(&raw)?;
+        self.declare_variables(&raw)?;
 
         let default_think = raw.think.unwrap_or_default();
         let mut setup = Vec::new();
@@ -198,51 +94,8 @@ impl<'a> Compiler<'a> {
                 &retry,
             )?);
         }
-        let mut behaviours = Vec::new();
-        for (b, beh) in raw.behaviour.iter().enumerate() {
-            let think = beh.think.unwrap_or(default_think);
-            let weight = beh.weight.as_ref().map_or(1, |w| *w.get_ref());
-            if beh.step.is_empty() {
-                return self.err(
-                    0..0,
-                    &format!("behaviour[{b}].step"),
-                    format!("behaviour `{}` has no steps", beh.name),
-                );
-            }
-            let mut steps = Vec::new();
-            for (s, step) in beh.step.iter().enumerate() {
-                steps.push(self.step(
-                    step,
-                    &format!("behaviour[{b}].step[{s}]"),
-                    think,
-                    &targets,
-                    &http,
-                    &retry,
-                )?);
-            }
-            behaviours.push(Behaviour {
-                name: beh.name.clone(),
-                weight,
-                steps,
-            });
-        }
-        if !behaviours.is_empty() && behaviours.iter().all(|b| b.weight == 0) {
-            return self.err(
-                0..0,
-                "behaviour[0].weight",
-                "every weight is 0: nothing to pick",
-            );
-        }
-        if self.step_names.len() > 1024 {
-            return self.err(0..0, "behaviour", "more than 1024 distinct step names");
-        }
-        if setup.is_empty() && behaviours.is_empty() {
-            return self.err(
-                0..0,
-                "behaviour",
-                "no steps at all: add [[setup]] or [[behaviour]] with [[behaviour.step]]",
-            );
-        }
+        let behaviours = self.behaviours(&raw, default_think, &targets, &http, &retry)?;
+        self.check_step_counts(&setup, &behaviours)?;
 
         let pacing = match &raw.pacing {
             None => None,
@@ -287,6 +140,200 @@ impl<'a> Compiler<'a> {
             thresholds,
             request_log,
         })
+    }
+
+    /// The players: `users` and, for an open model, its `arrival_rate` (else 0).
+    fn population(&self, raw: &RawScenario) -> Compiled<(u64, f64)> {
+        let users = *raw.users.get_ref();
+        if users == 0 {
+            return self.err(raw.users.span(), "users", "at least 1 player");
+        }
+        let arrival_rate = match (raw.model, &raw.arrival_rate) {
+            (Model::Open, Some(r)) if *r.get_ref() > 0.0 && r.get_ref().is_finite() => *r.get_ref(),
+            (Model::Open, Some(r)) => return self.err(r.span(), "arrival_rate", "above 0"),
+            (Model::Open, None) => {
+                return self.err(
+                    0..0,
+                    "arrival_rate",
+                    "an open model needs arrival_rate (players arriving per second)",
+                );
+            }
+            (Model::Closed, Some(r)) => {
+                return self.err(
+                    r.span(),
+                    "arrival_rate",
+                    "only for model = \"open\" (a closed model has users and think times)",
+                );
+            }
+            (Model::Closed, None) => 0.0,
+        };
+        Ok((users, arrival_rate))
+    }
+
+    /// The run's `duration` and its sampling `interval` (1s unless set).
+    fn timing(&self, raw: &RawScenario) -> Compiled<(Duration, Duration)> {
+        let duration = raw.duration.get_ref().0;
+        if duration.is_zero() {
+            return self.err(raw.duration.span(), "duration", "longer than 0s");
+        }
+        let interval = match &raw.interval {
+            Some(i) if i.get_ref().0 < Duration::from_millis(50) => {
+                return self.err(i.span(), "interval", "at least 50ms");
+            }
+            Some(i) => i.get_ref().0,
+            None => Duration::from_secs(1),
+        };
+        Ok((duration, interval))
+    }
+
+    /// The number of driver threads (0 unless set, at most 1024).
+    fn drivers(&self, raw: &RawScenario) -> Compiled<usize> {
+        match &raw.drivers {
+            Some(d) if *d.get_ref() > 1024 => self.err(d.span(), "drivers", "at most 1024"),
+            Some(d) => Ok(*d.get_ref()),
+            None => Ok(0),
+        }
+    }
+
+    /// The `[targets]`, each name with its parsed URL.
+    fn targets(&self, raw: &RawScenario) -> Compiled<Vec<TargetSpec>> {
+        let mut targets = Vec::new();
+        for (name, url) in &raw.targets {
+            match TargetSpec::parse(name, url.get_ref()) {
+                Ok(t) => targets.push(t),
+                Err(m) => return self.err(url.span(), &format!("targets.{name}"), m),
+            }
+        }
+        Ok(targets)
+    }
+
+    /// The `[matches]` settings (mode, settings, tick rate, seed), else the defaults.
+    fn match_settings(&self, raw: &RawScenario) -> Compiled<MatchSettings> {
+        let Some(m) = &raw.matches else {
+            return Ok(MatchSettings::default());
+        };
+        let defaults = MatchSettings::default();
+        let tick_rate_hz = match &m.tick_rate_hz {
+            Some(t) if !(1..=1000).contains(t.get_ref()) => {
+                return self.err(t.span(), "matches.tick_rate_hz", "between 1 and 1000");
+            }
+            Some(t) => *t.get_ref(),
+            None => defaults.tick_rate_hz,
+        };
+        let settings = match &m.settings {
+            None => serde_json::Value::Null,
+            Some(table) => match serde_json::to_value(table) {
+                Ok(value) => value,
+                Err(e) => return self.err(0..0, "matches.settings", e.to_string()),
+            },
+        };
+        Ok(MatchSettings {
+            mode: m.mode.clone(),
+            settings,
+            tick_rate_hz,
+            seed: m.seed.unwrap_or(defaults.seed),
+        })
+    }
+
+    /// Declares every variable any step captures, refusing captures into a built-in.
+    fn declare_variables(&mut self, raw: &RawScenario) -> Compiled<()> {
+        // Variables first, so a step may use what a later step captures
+        // (a behaviour's loop comes round again).
+        let all_raw_steps = raw
+            .setup
+            .iter()
+            .chain(raw.behaviour.iter().flat_map(|b| &b.step));
+        for step in all_raw_steps {
+            for name in step.capture.keys().chain(step.wait_capture.keys()) {
+                if !self.variables.contains(name) {
+                    self.variables.push(name.clone());
+                }
+            }
+        }
+        let setup_captures = raw.setup.iter().map(|s| (s, "setup".to_owned()));
+        let behaviour_captures = raw.behaviour.iter().enumerate().flat_map(|(b, beh)| {
+            beh.step
+                .iter()
+                .map(move |s| (s, format!("behaviour[{b}].step")))
+        });
+        for (step, path) in setup_captures.chain(behaviour_captures) {
+            if let Some((name, pointer)) = step
+                .capture
+                .iter()
+                .chain(&step.wait_capture)
+                .find(|(name, _)| Builtin::named(name).is_some())
+            {
+                return self.err(
+                    pointer.span(),
+                    &format!("{path}.capture.{name}"),
+                    format!("`{name}` is a built-in; capture into another name"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles each `[[behaviour]]` with its steps, think time and weight.
+    fn behaviours(
+        &mut self,
+        raw: &RawScenario,
+        default_think: ThinkTime,
+        targets: &[TargetSpec],
+        http: &HttpSettings,
+        retry: &RetryPolicy,
+    ) -> Compiled<Vec<Behaviour>> {
+        let mut behaviours = Vec::new();
+        for (b, beh) in raw.behaviour.iter().enumerate() {
+            let think = beh.think.unwrap_or(default_think);
+            let weight = beh.weight.as_ref().map_or(1, |w| *w.get_ref());
+            if beh.step.is_empty() {
+                return self.err(
+                    0..0,
+                    &format!("behaviour[{b}].step"),
+                    format!("behaviour `{}` has no steps", beh.name),
+                );
+            }
+            let mut steps = Vec::new();
+            for (s, step) in beh.step.iter().enumerate() {
+                steps.push(self.step(
+                    step,
+                    &format!("behaviour[{b}].step[{s}]"),
+                    think,
+                    targets,
+                    http,
+                    retry,
+                )?);
+            }
+            behaviours.push(Behaviour {
+                name: beh.name.clone(),
+                weight,
+                steps,
+            });
+        }
+        Ok(behaviours)
+    }
+
+    /// Checks that some behaviour can be picked, that the step names fit, and that
+    /// there is a step at all.
+    fn check_step_counts(&self, setup: &[Step], behaviours: &[Behaviour]) -> Compiled<()> {
+        if !behaviours.is_empty() && behaviours.iter().all(|b| b.weight == 0) {
+            return self.err(
+                0..0,
+                "behaviour[0].weight",
+                "every weight is 0: nothing to pick",
+            );
+        }
+        if self.step_names.len() > 1024 {
+            return self.err(0..0, "behaviour", "more than 1024 distinct step names");
+        }
+        if setup.is_empty() && behaviours.is_empty() {
+            return self.err(
+                0..0,
+                "behaviour",
+                "no steps at all: add [[setup]] or [[behaviour]] with [[behaviour.step]]",
+            );
+        }
+        Ok(())
     }
 
     fn request_log(&self, l: &raw::RawRequestLog) -> Compiled<RequestLogConfig> {
@@ -560,6 +607,7 @@ impl<'a> Compiler<'a> {
         Ok(captures)
     }
 
+    /// Compiles one step at `path`: a match to play or an HTTP request.
     fn step(
         &mut self,
         raw: &RawStep,
@@ -571,160 +619,18 @@ impl<'a> Compiler<'a> {
     ) -> Compiled<Step> {
         let think = raw.think.unwrap_or(default_think);
         if let Some(pm) = &raw.play_match {
-            let conflicting = [
-                ("url", raw.url.is_some()),
-                ("poll_url", raw.poll_url.is_some()),
-                ("wait_capture", !raw.wait_capture.is_empty()),
-                ("method", raw.method.is_some()),
-                ("body", raw.body.is_some()),
-                ("json", raw.json.is_some()),
-                ("capture", !raw.capture.is_empty()),
-                ("headers", !raw.headers.is_empty()),
-            ];
-            if let Some((field, _)) = conflicting.iter().find(|(_, set)| *set) {
-                return self.err(
-                    pm.span(),
-                    &format!("{path}.{field}"),
-                    "a play_match step makes no HTTP request; put the request in its own step",
-                );
-            }
-            let pm = pm.get_ref();
-            let token = self.template(&pm.token, &format!("{path}.play_match.token"))?;
-            let id = self.step_id(raw.name.clone().unwrap_or_else(|| "play_match".to_owned()));
-            return Ok(Step {
-                id,
-                think,
-                kind: StepKind::PlayMatch(MatchStep {
-                    token,
-                    encoding: pm.encoding.unwrap_or_default(),
-                    duration: pm.duration.map_or(Duration::from_secs(600), |d| d.0),
-                }),
-            });
+            return self.play_match_step(raw, pm, path, think);
         }
-        let Some(url) = &raw.url else {
-            return self.err(
-                0..0,
-                &format!("{path}.url"),
-                "a step needs url (an HTTP request) or play_match",
-            );
-        };
-        if !url.get_ref().starts_with('/') {
-            return self.err(
-                url.span(),
-                &format!("{path}.url"),
-                "a path starting with `/`; the host comes from [targets]",
-            );
-        }
-        let target = match &raw.target {
-            Some(t) => match targets.iter().position(|x| &x.name == t.get_ref()) {
-                Some(i) => i,
-                None => {
-                    return self.err(
-                        t.span(),
-                        &format!("{path}.target"),
-                        format!("no target named `{}` in [targets]", t.get_ref()),
-                    );
-                }
-            },
-            None if targets.len() == 1 => 0,
-            None if targets.is_empty() => {
-                return self.err(
-                    url.span(),
-                    &format!("{path}.target"),
-                    "no [targets]: add e.g. gateway = \"http://127.0.0.1:8080\"",
-                );
-            }
-            None => {
-                return self.err(
-                    url.span(),
-                    &format!("{path}.target"),
-                    "several targets: say which one with target = \"...\"",
-                );
-            }
-        };
-        let method = match &raw.method {
-            None => Method::GET,
-            Some(m) => match Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes()) {
-                Ok(m) => m,
-                Err(_) => {
-                    return self.err(m.span(), &format!("{path}.method"), "not an HTTP method");
-                }
-            },
-        };
+        let url = self.step_url(raw, path)?;
+        let target = self.step_target(raw, url, path, targets)?;
+        let method = self.step_method(raw, path)?;
         let url_t = self.template(url, &format!("{path}.url"))?;
-        let mut headers = Vec::new();
-        for (name, value) in &raw.headers {
-            let field = format!("{path}.headers.{name}");
-            let Ok(h) = HeaderName::from_bytes(name.as_bytes()) else {
-                return self.err(value.span(), &field, "not a header name");
-            };
-            headers.push((h, self.template(value, &field)?));
-        }
-        let (body, json) = match (&raw.body, &raw.json) {
-            (Some(b), None) => (Some(self.template(b, &format!("{path}.body"))?), false),
-            (None, Some(j)) => {
-                let text = serde_json::to_string(j.get_ref()).map_err(|e| {
-                    self.at
-                        .error_at(Some(j.span()), &format!("{path}.json"), &e.to_string())
-                })?;
-                let t = Template::compile(&text, self.resolver())
-                    .or_else(|m| self.err(j.span(), &format!("{path}.json"), m))?;
-                (Some(t), true)
-            }
-            (Some(b), Some(_)) => {
-                return self.err(b.span(), &format!("{path}.body"), "body or json, not both");
-            }
-            (None, None) => (None, false),
-        };
+        let headers = self.step_headers(raw, path)?;
+        let (body, json) = self.step_body(raw, path)?;
         let captures = self.captures(&raw.capture, &format!("{path}.capture"))?;
         let wait_captures = self.captures(&raw.wait_capture, &format!("{path}.wait_capture"))?;
-        if raw.wait_while_status.is_empty() {
-            if let Some((name, p)) = raw.wait_capture.iter().next() {
-                return self.err(
-                    p.span(),
-                    &format!("{path}.wait_capture.{name}"),
-                    "wait_capture needs wait_while_status",
-                );
-            }
-            if let Some(p) = &raw.poll_url {
-                return self.err(
-                    p.span(),
-                    &format!("{path}.poll_url"),
-                    "poll_url needs wait_while_status",
-                );
-            }
-        }
-        let poll_url = match &raw.poll_url {
-            Some(p) if !p.get_ref().starts_with('/') => {
-                return self.err(
-                    p.span(),
-                    &format!("{path}.poll_url"),
-                    "a path starting with `/`; the host comes from [targets]",
-                );
-            }
-            Some(p) => Some(self.template(p, &format!("{path}.poll_url"))?),
-            None => None,
-        };
-        let expect = raw
-            .expect_status
-            .as_ref()
-            .map(|s| {
-                let span = s.span();
-                let v = match s.get_ref() {
-                    raw::StatusList::One(x) => vec![*x],
-                    raw::StatusList::Many(v) => v.clone(),
-                };
-                if v.iter().any(|s| !(100..=599).contains(s)) {
-                    return self.err(
-                        span,
-                        &format!("{path}.expect_status"),
-                        "statuses are 100..599",
-                    );
-                }
-                Ok(v)
-            })
-            .transpose()?
-            .unwrap_or_default();
+        let poll_url = self.poll_url(raw, path)?;
+        let expect = self.expect_status(raw, path)?;
         let step_retry = match &raw.retry {
             Some(r) => self.retry(r, retry, &format!("{path}.retry"))?,
             None => retry.clone(),
@@ -757,6 +663,194 @@ impl<'a> Compiler<'a> {
                 retry: step_retry,
             })),
         })
+    }
+
+    /// Compiles a `play_match` step, refusing any HTTP request field beside it.
+    fn play_match_step(
+        &mut self,
+        raw: &RawStep,
+        pm: &Spanned<raw::RawPlayMatch>,
+        path: &str,
+        think: ThinkTime,
+    ) -> Compiled<Step> {
+        let conflicting = [
+            ("url", raw.url.is_some()),
+            ("poll_url", raw.poll_url.is_some()),
+            ("wait_capture", !raw.wait_capture.is_empty()),
+            ("method", raw.method.is_some()),
+            ("body", raw.body.is_some()),
+            ("json", raw.json.is_some()),
+            ("capture", !raw.capture.is_empty()),
+            ("headers", !raw.headers.is_empty()),
+        ];
+        if let Some((field, _)) = conflicting.iter().find(|(_, set)| *set) {
+            return self.err(
+                pm.span(),
+                &format!("{path}.{field}"),
+                "a play_match step makes no HTTP request; put the request in its own step",
+            );
+        }
+        let pm = pm.get_ref();
+        let token = self.template(&pm.token, &format!("{path}.play_match.token"))?;
+        let id = self.step_id(raw.name.clone().unwrap_or_else(|| "play_match".to_owned()));
+        Ok(Step {
+            id,
+            think,
+            kind: StepKind::PlayMatch(MatchStep {
+                token,
+                encoding: pm.encoding.unwrap_or_default(),
+                duration: pm.duration.map_or(Duration::from_secs(600), |d| d.0),
+            }),
+        })
+    }
+
+    /// The step's `url`, which must be there and be a path starting with `/`.
+    fn step_url<'r>(&self, raw: &'r RawStep, path: &str) -> Compiled<&'r Spanned<String>> {
+        let Some(url) = &raw.url else {
+            return self.err(
+                0..0,
+                &format!("{path}.url"),
+                "a step needs url (an HTTP request) or play_match",
+            );
+        };
+        if !url.get_ref().starts_with('/') {
+            return self.err(
+                url.span(),
+                &format!("{path}.url"),
+                "a path starting with `/`; the host comes from [targets]",
+            );
+        }
+        Ok(url)
+    }
+
+    /// The index in `targets` of the step's target: the one named, else the only one.
+    fn step_target(
+        &self,
+        raw: &RawStep,
+        url: &Spanned<String>,
+        path: &str,
+        targets: &[TargetSpec],
+    ) -> Compiled<usize> {
+        match &raw.target {
+            Some(t) => match targets.iter().position(|x| &x.name == t.get_ref()) {
+                Some(i) => Ok(i),
+                None => self.err(
+                    t.span(),
+                    &format!("{path}.target"),
+                    format!("no target named `{}` in [targets]", t.get_ref()),
+                ),
+            },
+            None if targets.len() == 1 => Ok(0),
+            None if targets.is_empty() => self.err(
+                url.span(),
+                &format!("{path}.target"),
+                "no [targets]: add e.g. gateway = \"http://127.0.0.1:8080\"",
+            ),
+            None => self.err(
+                url.span(),
+                &format!("{path}.target"),
+                "several targets: say which one with target = \"...\"",
+            ),
+        }
+    }
+
+    /// The step's HTTP method (GET unless set, any case).
+    fn step_method(&self, raw: &RawStep, path: &str) -> Compiled<Method> {
+        match &raw.method {
+            None => Ok(Method::GET),
+            Some(m) => match Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes()) {
+                Ok(m) => Ok(m),
+                Err(_) => self.err(m.span(), &format!("{path}.method"), "not an HTTP method"),
+            },
+        }
+    }
+
+    /// The step's headers, each name checked and each value a template.
+    fn step_headers(&self, raw: &RawStep, path: &str) -> Compiled<Vec<(HeaderName, Template)>> {
+        let mut headers = Vec::new();
+        for (name, value) in &raw.headers {
+            let field = format!("{path}.headers.{name}");
+            let Ok(h) = HeaderName::from_bytes(name.as_bytes()) else {
+                return self.err(value.span(), &field, "not a header name");
+            };
+            headers.push((h, self.template(value, &field)?));
+        }
+        Ok(headers)
+    }
+
+    /// The step's body template from `body` or `json` (at most one), and whether it
+    /// is JSON.
+    fn step_body(&self, raw: &RawStep, path: &str) -> Compiled<(Option<Template>, bool)> {
+        match (&raw.body, &raw.json) {
+            (Some(b), None) => Ok((Some(self.template(b, &format!("{path}.body"))?), false)),
+            (None, Some(j)) => {
+                let text = serde_json::to_string(j.get_ref()).map_err(|e| {
+                    self.at
+                        .error_at(Some(j.span()), &format!("{path}.json"), &e.to_string())
+                })?;
+                let t = Template::compile(&text, self.resolver())
+                    .or_else(|m| self.err(j.span(), &format!("{path}.json"), m))?;
+                Ok((Some(t), true))
+            }
+            (Some(b), Some(_)) => {
+                self.err(b.span(), &format!("{path}.body"), "body or json, not both")
+            }
+            (None, None) => Ok((None, false)),
+        }
+    }
+
+    /// The step's `poll_url` template, after checking that waiting fields come
+    /// with `wait_while_status`.
+    fn poll_url(&self, raw: &RawStep, path: &str) -> Compiled<Option<Template>> {
+        if raw.wait_while_status.is_empty() {
+            if let Some((name, p)) = raw.wait_capture.iter().next() {
+                return self.err(
+                    p.span(),
+                    &format!("{path}.wait_capture.{name}"),
+                    "wait_capture needs wait_while_status",
+                );
+            }
+            if let Some(p) = &raw.poll_url {
+                return self.err(
+                    p.span(),
+                    &format!("{path}.poll_url"),
+                    "poll_url needs wait_while_status",
+                );
+            }
+        }
+        match &raw.poll_url {
+            Some(p) if !p.get_ref().starts_with('/') => self.err(
+                p.span(),
+                &format!("{path}.poll_url"),
+                "a path starting with `/`; the host comes from [targets]",
+            ),
+            Some(p) => Ok(Some(self.template(p, &format!("{path}.poll_url"))?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The statuses the step expects (empty unless set), each 100..599.
+    fn expect_status(&self, raw: &RawStep, path: &str) -> Compiled<Vec<u16>> {
+        Ok(raw
+            .expect_status
+            .as_ref()
+            .map(|s| {
+                let span = s.span();
+                let v = match s.get_ref() {
+                    raw::StatusList::One(x) => vec![*x],
+                    raw::StatusList::Many(v) => v.clone(),
+                };
+                if v.iter().any(|s| !(100..=599).contains(s)) {
+                    return self.err(
+                        span,
+                        &format!("{path}.expect_status"),
+                        "statuses are 100..599",
+                    );
+                }
+                Ok(v)
+            })
+            .transpose()?
+            .unwrap_or_default())
     }
 }
 
