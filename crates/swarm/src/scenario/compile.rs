@@ -30,7 +30,12 @@ pub(super) struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    pub fn error_at(&self, span: Option<Range<usize>>, field: &str, message: &str) -> SwarmError {
+    pub(super) fn error_at(
+        &self,
+        span: Option<Range<usize>>,
+        field: &str,
+        message: &str,
+    ) -> SwarmError {
         let (line, column) = span.map_or((1, 1), |s| line_column(self.text, s.start));
         SwarmError::Scenario {
             file: self.file.to_owned(),
@@ -55,7 +60,7 @@ pub(super) struct Compiler<'a> {
 type Compiled<T> = Result<T, SwarmError>;
 
 impl<'a> Compiler<'a> {
-    pub fn new(at: Locator<'a>) -> Self {
+    pub(super) fn new(at: Locator<'a>) -> Self {
         Self {
             at,
             step_names: Vec::new(),
@@ -68,7 +73,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// Compiles the raw file into a [`Scenario`], checking its sections in order.
-    pub fn compile(mut self, raw: RawScenario) -> Compiled<Scenario> {
+    pub(super) fn compile(mut self, raw: RawScenario) -> Compiled<Scenario> {
         let file = self.at.file.to_owned();
         let (users, arrival_rate) = self.population(&raw)?;
         let (duration, interval) = self.timing(&raw)?;
