@@ -48,6 +48,18 @@ pub(crate) struct ServeArgs {
     /// Seconds running matches may go on after SIGTERM.
     #[arg(long, value_name = "SECS")]
     drain_timeout: Option<u64>,
+    /// Register with this gateway, heartbeat, and post every result there.
+    #[arg(long, value_name = "URL")]
+    gateway: Option<String>,
+    /// The gateway's server secret; else $HIGHTICK_SERVER_SECRET.
+    #[arg(long, value_name = "FILE")]
+    server_secret_file: Option<PathBuf>,
+    /// The host's identity and results outbox (needed with --gateway).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Region tag the gateway's matchmaking may prefer.
+    #[arg(long)]
+    region: Option<String>,
 }
 
 impl ServeArgs {
@@ -90,6 +102,18 @@ impl ServeArgs {
         if let Some(v) = self.drain_timeout {
             config.drain_timeout_s = v;
         }
+        if let Some(v) = &self.gateway {
+            config.gateway = Some(v.clone());
+        }
+        if let Some(v) = &self.server_secret_file {
+            config.server_secret_file = Some(v.clone());
+        }
+        if let Some(v) = &self.state_dir {
+            config.state_dir = Some(v.clone());
+        }
+        if let Some(v) = &self.region {
+            config.region = v.clone();
+        }
         config.validate()?;
         Ok(config)
     }
@@ -107,9 +131,10 @@ pub(crate) fn run<G: HostedGame>(args: &ServeArgs) -> Result<()> {
             .map(ToString::to_string)
             .collect();
         println!(
-            "hightick serve: admin http://{} game {}",
+            "hightick serve: admin http://{} game {} host {}",
             host.admin_address(),
-            games.join(",")
+            games.join(","),
+            host.host_id()
         );
         let _ = std::io::stdout().flush();
     })

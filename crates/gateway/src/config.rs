@@ -23,9 +23,15 @@
 //! # session_key_file = "session.hex"  # session signing key (else $HIGHTICK_SESSION_KEY, else random)
 //! # server_secret_file = "server.secret"  # servers' bearer secret (else $HIGHTICK_SERVER_SECRET)
 //!
+//! [rewards]                       # currency per player per outcome, unless a host names one
+//! win = 100
+//! loss = 40
+//! draw = 60
+//!
 //! [[modes]]                       # matchmaking queues
 //! name = "5v5"
 //! players = 10
+//! # settings = { rounds_to_win = 2 }  # the game's match settings, sent with each allocation
 //!
 //! [[catalog]]                     # what the shop sells
 //! item_id = "skin.red"
@@ -61,6 +67,43 @@ pub struct ModeConfig {
     pub name: String,
     /// Players per match.
     pub players: usize,
+    /// The game's match settings, sent to the host with each allocation
+    /// (`rounds_to_win`, `map`... for the arena).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Currency a player gets for a match, by outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RewardPolicy {
+    /// For a win.
+    pub win: i64,
+    /// For a loss.
+    pub loss: i64,
+    /// For a draw.
+    pub draw: i64,
+}
+
+impl Default for RewardPolicy {
+    fn default() -> Self {
+        Self {
+            win: 100,
+            loss: 40,
+            draw: 60,
+        }
+    }
+}
+
+impl RewardPolicy {
+    /// The reward for `outcome`.
+    pub fn for_outcome(&self, outcome: hightick_store::Outcome) -> i64 {
+        match outcome {
+            hightick_store::Outcome::Win => self.win,
+            hightick_store::Outcome::Loss => self.loss,
+            hightick_store::Outcome::Draw => self.draw,
+        }
+    }
 }
 
 /// One item the shop sells.
@@ -129,6 +172,8 @@ pub struct GatewayConfig {
     pub catalog: Vec<CatalogItem>,
     /// Hosts known without registering.
     pub hosts: Vec<StaticHost>,
+    /// Currency per outcome.
+    pub rewards: RewardPolicy,
 }
 
 impl Default for GatewayConfig {
@@ -155,6 +200,7 @@ impl Default for GatewayConfig {
             modes: vec![ModeConfig {
                 name: "5v5".to_owned(),
                 players: 10,
+                settings: serde_json::Map::new(),
             }],
             catalog: vec![
                 item("skin.red", 100),
@@ -162,6 +208,7 @@ impl Default for GatewayConfig {
                 item("xp.boost", 25),
             ],
             hosts: Vec::new(),
+            rewards: RewardPolicy::default(),
         }
     }
 }
@@ -245,6 +292,15 @@ impl GatewayConfig {
             }
             if self.modes[..i].iter().any(|m| m.name == mode.name) {
                 return bad("modes.name", "listed twice");
+            }
+        }
+        for (field, amount) in [
+            ("rewards.win", self.rewards.win),
+            ("rewards.loss", self.rewards.loss),
+            ("rewards.draw", self.rewards.draw),
+        ] {
+            if !(0..=1_000_000_000).contains(&amount) {
+                return bad(field, "must be in 0..=1000000000");
             }
         }
         for (i, item) in self.catalog.iter().enumerate() {

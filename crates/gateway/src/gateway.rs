@@ -117,13 +117,8 @@ impl Gateway {
             &fixed,
             Duration::from_secs(config.host_timeout_s),
         ));
-        let modes: Vec<(String, usize)> = config
-            .modes
-            .iter()
-            .map(|m| (m.name.clone(), m.players))
-            .collect();
         let matchmaker = Matchmaker::start(
-            &modes,
+            &config.modes,
             Arc::clone(&hosts),
             TokenSettings {
                 key: secrets.token_key.clone(),

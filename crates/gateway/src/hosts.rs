@@ -1,8 +1,11 @@
 //! Server hosts the gateway may allocate matches on: listed in the config
 //! (always eligible) or registered over the API with a heartbeat (eligible
-//! while the heartbeat is fresh), each with a capacity in matches. A match is
-//! allocated with the host's admin API, `POST /v1/matches`
-//! (`{"mode", "roster"}` -> `201 {"id", "address", ...}`).
+//! while the heartbeat is fresh and the host is not draining), each with a
+//! capacity in matches. A registered host is known by its host id, which it
+//! keeps across restarts. A match is allocated with the host's admin API,
+//! `POST /v1/matches` (`{"mode", "roster", "match_id", ...settings}` ->
+//! `201 {"id", "address", ...}`): the gateway's match id is the match's id on
+//! the host too.
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -23,21 +26,36 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// One host as the registry sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostEntry {
-    /// Its admin API address (the registry's key).
-    pub admin: SocketAddr,
-    /// Matches it may be given at once.
-    pub capacity: usize,
-    /// Matches it runs (its last report plus those allocated since).
-    pub active: usize,
+    /// What it last said of itself (with the matches allocated since).
+    #[serde(flatten)]
+    pub report: HostReport,
     /// Seconds since its last heartbeat (`None`: from the config).
     pub last_seen_s: Option<f64>,
 }
 
+/// What a heartbeat says of its host. A configured host's id is its admin
+/// address, and its region and game are empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostReport {
+    /// Its stable id (the registry's key).
+    pub host_id: String,
+    /// Its admin API address.
+    pub admin: SocketAddr,
+    /// Matches it may be given at once.
+    pub capacity: usize,
+    /// Matches it runs (and finished ones whose result is not yet written).
+    pub active: usize,
+    /// Whether it is draining.
+    pub draining: bool,
+    /// Its region tag.
+    pub region: String,
+    /// The game it serves.
+    pub game: String,
+}
+
 #[derive(Debug, Clone)]
 struct Host {
-    admin: SocketAddr,
-    capacity: usize,
-    active: usize,
+    report: HostReport,
     last_seen: Option<Instant>,
 }
 
@@ -55,9 +73,15 @@ impl Hosts {
         let hosts = fixed
             .iter()
             .map(|&(admin, capacity)| Host {
-                admin,
-                capacity,
-                active: 0,
+                report: HostReport {
+                    host_id: admin.to_string(),
+                    admin,
+                    capacity,
+                    active: 0,
+                    draining: false,
+                    region: String::new(),
+                    game: String::new(),
+                },
                 last_seen: None,
             })
             .collect();
@@ -73,22 +97,29 @@ impl Hosts {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a host or refreshes its heartbeat and load.
-    pub fn heartbeat(&self, admin: SocketAddr, capacity: usize, active: usize, now: Instant) {
+    /// Registers a host or refreshes its heartbeat, load and state. A host
+    /// id seen before keeps its entry (a restarted host may come back on
+    /// another admin address); a configured host stays configured.
+    pub fn heartbeat(&self, report: HostReport, now: Instant) {
         let mut hosts = self.lock();
-        if let Some(h) = hosts.iter_mut().find(|h| h.admin == admin) {
-            h.capacity = capacity;
-            h.active = active;
-            if h.last_seen.is_some() {
-                h.last_seen = Some(now);
+        let known = hosts.iter_mut().find(|h| {
+            h.report.host_id == report.host_id
+                || (h.last_seen.is_none() && h.report.admin == report.admin)
+        });
+        match known {
+            Some(h) => {
+                let configured = h.last_seen.is_none();
+                h.report = report;
+                if configured {
+                    h.report.host_id = h.report.admin.to_string();
+                } else {
+                    h.last_seen = Some(now);
+                }
             }
-        } else {
-            hosts.push(Host {
-                admin,
-                capacity,
-                active,
+            None => hosts.push(Host {
+                report,
                 last_seen: Some(now),
-            });
+            }),
         }
     }
 
@@ -99,13 +130,15 @@ impl Hosts {
             h.last_seen
                 .is_none_or(|t| now.saturating_duration_since(t) < self.timeout * 4)
         });
-        let mut eligible: Vec<&Host> = hosts
+        let mut eligible: Vec<&HostReport> = hosts
             .iter()
             .filter(|h| {
-                h.active < h.capacity
+                h.report.active < h.report.capacity
+                    && !h.report.draining
                     && h.last_seen
                         .is_none_or(|t| now.saturating_duration_since(t) < self.timeout)
             })
+            .map(|h| &h.report)
             .collect();
         eligible.sort_by_key(|h| std::cmp::Reverse(h.capacity - h.active));
         eligible.iter().map(|h| h.admin).collect()
@@ -113,15 +146,15 @@ impl Hosts {
 
     /// Counts a match allocated on `admin`.
     pub fn allocated(&self, admin: SocketAddr) {
-        if let Some(h) = self.lock().iter_mut().find(|h| h.admin == admin) {
-            h.active += 1;
+        if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
+            h.report.active += 1;
         }
     }
 
     /// Marks `admin` full until its next heartbeat (it refused a match).
     pub fn full(&self, admin: SocketAddr) {
-        if let Some(h) = self.lock().iter_mut().find(|h| h.admin == admin) {
-            h.active = h.capacity;
+        if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
+            h.report.active = h.report.capacity;
         }
     }
 
@@ -130,9 +163,7 @@ impl Hosts {
         self.lock()
             .iter()
             .map(|h| HostEntry {
-                admin: h.admin,
-                capacity: h.capacity,
-                active: h.active,
+                report: h.report.clone(),
                 last_seen_s: h
                     .last_seen
                     .map(|t| now.saturating_duration_since(t).as_secs_f64()),
@@ -141,18 +172,35 @@ impl Hosts {
     }
 }
 
-/// What the gateway asks a host for.
+/// What the gateway asks a host for: the mode's settings sit beside the
+/// host's own fields, as the host's create-match body has them.
 #[derive(Debug, Serialize)]
 struct CreateMatch<'a> {
     mode: &'a str,
     roster: &'a [u64],
+    match_id: &'a str,
+    #[serde(flatten)]
+    settings: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// One match to allocate.
+#[derive(Debug, Clone, Copy)]
+pub struct MatchRequest<'a> {
+    /// The gateway's match id, which the host takes as its own.
+    pub match_id: &'a str,
+    /// The mode.
+    pub mode: &'a str,
+    /// Account ids, in seat order.
+    pub roster: &'a [u64],
+    /// The mode's match settings from the gateway's config.
+    pub settings: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// The part of a host's answer the gateway uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Allocated {
-    /// The host's match id.
-    pub id: u64,
+    /// The host's match id (the one the gateway gave it).
+    pub id: String,
     /// Where the clients connect.
     pub address: SocketAddr,
 }
@@ -188,16 +236,21 @@ impl Default for HostClient {
 }
 
 impl HostClient {
-    /// Asks `host` to create a `mode` match seating `roster`.
+    /// Asks `host` to create the match `request` describes.
     pub async fn allocate(
         &self,
         host: SocketAddr,
-        mode: &str,
-        roster: &[u64],
+        request: MatchRequest<'_>,
     ) -> Result<Allocated, AllocateError> {
         let failed = |reason: String| AllocateError::Failed { host, reason };
-        let body =
-            serde_json::to_vec(&CreateMatch { mode, roster }).map_err(|e| failed(e.to_string()))?;
+        let body = serde_json::to_vec(&CreateMatch {
+            mode: request.mode,
+            roster: request.roster,
+            match_id: request.match_id,
+            settings: request.settings,
+        })
+        .map_err(|e| failed(e.to_string()))?;
+        let match_id = request.match_id;
         let request = hyper::Request::post(format!("http://{host}/v1/matches"))
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body)))
@@ -228,7 +281,15 @@ impl HostClient {
                 String::from_utf8_lossy(&bytes)
             )));
         }
-        serde_json::from_slice(&bytes).map_err(|e| failed(format!("malformed answer: {e}")))
+        let allocated: Allocated =
+            serde_json::from_slice(&bytes).map_err(|e| failed(format!("malformed answer: {e}")))?;
+        if allocated.id != match_id {
+            return Err(failed(format!(
+                "answered match id `{}` for `{match_id}`",
+                allocated.id
+            )));
+        }
+        Ok(allocated)
     }
 }
 
@@ -240,12 +301,24 @@ mod tests {
         SocketAddr::from(([127, 0, 0, 1], port))
     }
 
+    fn report(port: u16, capacity: usize, active: usize) -> HostReport {
+        HostReport {
+            host_id: format!("host-{port}"),
+            admin: addr(port),
+            capacity,
+            active,
+            draining: false,
+            region: "local".to_owned(),
+            game: "arena".to_owned(),
+        }
+    }
+
     #[test]
     fn the_freest_fresh_host_comes_first() {
         let t0 = Instant::now();
         let hosts = Hosts::new(&[(addr(1), 2)], Duration::from_secs(10));
-        hosts.heartbeat(addr(2), 8, 1, t0);
-        hosts.heartbeat(addr(3), 4, 4, t0);
+        hosts.heartbeat(report(2, 8, 1), t0);
+        hosts.heartbeat(report(3, 4, 4), t0);
         assert_eq!(hosts.candidates(t0), vec![addr(2), addr(1)]);
         hosts.allocated(addr(1));
         hosts.allocated(addr(1));
@@ -253,7 +326,7 @@ mod tests {
         // A silent registered host is skipped, a configured one never expires.
         let later = t0 + Duration::from_secs(11);
         assert!(hosts.candidates(later).is_empty());
-        hosts.heartbeat(addr(1), 2, 0, later);
+        hosts.heartbeat(report(1, 2, 0), later);
         assert_eq!(hosts.candidates(later), vec![addr(1)]);
         assert_eq!(hosts.list(later).len(), 3);
         // Long silent hosts are forgotten.
@@ -268,18 +341,42 @@ mod tests {
     fn a_full_host_waits_for_its_next_heartbeat() {
         let t0 = Instant::now();
         let hosts = Hosts::new(&[], Duration::from_secs(10));
-        hosts.heartbeat(addr(5), 3, 0, t0);
+        hosts.heartbeat(report(5, 3, 0), t0);
         hosts.full(addr(5));
         assert!(hosts.candidates(t0).is_empty());
-        hosts.heartbeat(addr(5), 3, 1, t0);
+        hosts.heartbeat(report(5, 3, 1), t0);
         assert_eq!(hosts.candidates(t0), vec![addr(5)]);
+    }
+
+    #[test]
+    fn a_draining_host_gets_nothing_and_a_restarted_one_keeps_its_entry() {
+        let t0 = Instant::now();
+        let hosts = Hosts::new(&[], Duration::from_secs(10));
+        let mut r = report(5, 3, 0);
+        hosts.heartbeat(r.clone(), t0);
+        r.draining = true;
+        hosts.heartbeat(r.clone(), t0);
+        assert!(hosts.candidates(t0).is_empty());
+        // The same host id back on another admin port: one entry, moved.
+        r.draining = false;
+        r.admin = addr(6);
+        hosts.heartbeat(r, t0);
+        assert_eq!(hosts.candidates(t0), vec![addr(6)]);
+        assert_eq!(hosts.list(t0).len(), 1);
     }
 
     #[tokio::test]
     async fn an_unreachable_host_is_an_error_value() {
         // Port 9 on loopback: nothing listens.
+        let settings = serde_json::Map::new();
+        let request = MatchRequest {
+            match_id: "m-1",
+            mode: "5v5",
+            roster: &[1, 2],
+            settings: &settings,
+        };
         let err = HostClient::default()
-            .allocate(addr(9), "5v5", &[1, 2])
+            .allocate(addr(9), request)
             .await
             .unwrap_err();
         assert!(matches!(err, AllocateError::Failed { .. }), "{err}");

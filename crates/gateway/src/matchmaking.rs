@@ -17,7 +17,8 @@ use hightick_net::{ConnectToken, Key, TokenParams};
 use serde::Serialize;
 use tokio::sync::{Notify, watch};
 
-use crate::hosts::{AllocateError, Allocated, HostClient, Hosts};
+use crate::config::ModeConfig;
+use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
 
 /// How often waiting groups retry allocation when no host had room.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
@@ -25,10 +26,9 @@ const RETRY_EVERY: Duration = Duration::from_millis(500);
 /// A found match, as one player's ticket holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Assignment {
-    /// The gateway's match id (servers report results under it).
+    /// The match id: the gateway's, which the host takes as its own and
+    /// reports the result under.
     pub match_id: String,
-    /// The host's own id of the match.
-    pub host_match_id: u64,
     /// Mode.
     pub mode: String,
     /// Where to connect.
@@ -89,6 +89,8 @@ struct State {
 #[derive(Debug)]
 struct Inner {
     modes: HashMap<String, usize>,
+    /// Each mode's match settings, sent with its allocations.
+    settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
     state: Mutex<State>,
     hosts: Arc<Hosts>,
     client: HostClient,
@@ -123,16 +125,20 @@ fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Matchmaker {
-    /// Queues for `modes` (name, players per match) allocating on `hosts`.
-    /// Starts its task on the current tokio runtime.
+    /// Queues for `modes` allocating on `hosts`. Starts its task on the
+    /// current tokio runtime.
     pub fn start(
-        modes: &[(String, usize)],
+        modes: &[ModeConfig],
         hosts: Arc<Hosts>,
         tokens: TokenSettings,
         ticket_ttl: Duration,
     ) -> Self {
         let inner = Arc::new(Inner {
-            modes: modes.iter().cloned().collect(),
+            modes: modes.iter().map(|m| (m.name.clone(), m.players)).collect(),
+            settings: modes
+                .iter()
+                .map(|m| (m.name.clone(), m.settings.clone()))
+                .collect(),
             state: Mutex::new(State::default()),
             hosts,
             client: HostClient::default(),
@@ -307,9 +313,9 @@ impl Inner {
         }
     }
 
-    async fn allocate(&self, mode: &str, roster: &[u64]) -> Option<(SocketAddr, Allocated)> {
+    async fn allocate(&self, request: MatchRequest<'_>) -> Option<(SocketAddr, Allocated)> {
         for host in self.hosts.candidates(Instant::now()) {
-            match self.client.allocate(host, mode, roster).await {
+            match self.client.allocate(host, request).await {
                 Ok(allocated) => {
                     self.hosts.allocated(host);
                     return Some((host, allocated));
@@ -349,14 +355,21 @@ impl Inner {
             return false;
         };
         let roster: Vec<u64> = group.iter().map(|&(_, a)| a as u64).collect();
-        let Some((_, allocated)) = self.allocate(mode, &roster).await else {
+        let mut id = [0u8; 12];
+        rand::fill(&mut id);
+        let match_id = format!("m-{}", hex::encode(id));
+        let no_settings = serde_json::Map::new();
+        let request = MatchRequest {
+            match_id: &match_id,
+            mode,
+            roster: &roster,
+            settings: self.settings.get(mode).unwrap_or(&no_settings),
+        };
+        let Some((_, allocated)) = self.allocate(request).await else {
             self.failed_allocations.fetch_add(1, Ordering::Relaxed);
             self.requeue(mode, group);
             return false;
         };
-        let mut id = [0u8; 12];
-        rand::fill(&mut id);
-        let match_id = format!("m-{}", hex::encode(id));
         let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
         let now = Instant::now();
         let mut state = lock(&self.state);
@@ -371,7 +384,6 @@ impl Inner {
                 t.finished_at = Some(now);
                 t.outcome.send_replace(Some(Assignment {
                     match_id: match_id.clone(),
-                    host_match_id: allocated.id,
                     mode: mode.to_owned(),
                     address: allocated.address,
                     connect_token,
@@ -427,7 +439,11 @@ mod tests {
 
     fn matchmaker(players: usize) -> Matchmaker {
         Matchmaker::start(
-            &[("duel".to_owned(), players)],
+            &[ModeConfig {
+                name: "duel".to_owned(),
+                players,
+                settings: serde_json::Map::new(),
+            }],
             Arc::new(Hosts::new(&[], Duration::from_secs(10))),
             TokenSettings {
                 key: Key::generate(&mut rand::rng()),

@@ -162,10 +162,8 @@ async fn ten_queued_players_get_one_match_and_tokens_the_host_accepts() {
     let matches: Vec<MatchInfo> = serde_json::from_str(&listed.text).unwrap();
     assert_eq!(matches.len(), 1, "{}", listed.text);
     assert_eq!(matches[0].players, 10);
-    assert_eq!(
-        matches[0].id,
-        assignments[0]["host_match_id"].as_u64().unwrap()
-    );
+    // The gateway's match id is the host's.
+    assert_eq!(matches[0].id, assignments[0]["match_id"].as_str().unwrap());
 
     let metrics = http.get("/metrics", None).await.text;
     assert!(

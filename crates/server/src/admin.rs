@@ -38,9 +38,12 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
+use crate::identity::MatchIds;
+use crate::outbox::is_file_safe;
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
 use crate::process::process_cpu_seconds;
 use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
+use crate::results::Settling;
 use crate::worker::{WorkerCommand, WorkerReport};
 
 /// Longest a worker may take to answer the admin side.
@@ -63,7 +66,10 @@ pub(crate) struct AdminState {
     pub game: &'static str,
     pub modes: &'static [Mode],
     pub workers: Vec<WorkerHandle>,
-    pub next_match_id: AtomicU64,
+    /// Mints ids for matches created without one.
+    pub match_ids: MatchIds,
+    /// Retired matches not yet written, and every id held.
+    pub settling: Arc<Settling>,
     pub draining: AtomicBool,
     pub started: Instant,
     pub timeline: Mutex<Timeline>,
@@ -168,7 +174,9 @@ async fn list_matches(State(state): State<Shared>) -> Json<Vec<MatchInfo>> {
         .into_iter()
         .flat_map(|r| r.matches.into_iter().map(|m| m.info))
         .collect();
-    matches.sort_by_key(|m| m.id);
+    // Minted ids share their host's prefix and count up: shorter first
+    // keeps them in creation order.
+    matches.sort_by(|a, b| (a.id.len(), &a.id).cmp(&(b.id.len(), &b.id)));
     Json(matches)
 }
 
@@ -221,7 +229,36 @@ async fn create_match(
     let Some(worker) = placement::choose(&loads, state.placement, state.pack_until) else {
         return error(StatusCode::SERVICE_UNAVAILABLE, "every worker is full");
     };
-    let id = state.next_match_id.fetch_add(1, Ordering::SeqCst);
+    let id = match request.match_id.clone() {
+        Some(id) if !is_file_safe(&id) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "match_id: must be 1 to 64 of A-Z a-z 0-9 . _ - (not starting with a dot)",
+            );
+        }
+        Some(id) => id,
+        None => state.match_ids.mint(),
+    };
+    if !state.settling.claim(&id) {
+        let message = format!("match_id: `{id}` is already hosted here");
+        return error(StatusCode::CONFLICT, &message);
+    }
+    let created = create_on(&state, worker, id.clone(), mode, tick_rate_hz, request).await;
+    if created.status() != StatusCode::CREATED {
+        state.settling.release(&id);
+    }
+    created
+}
+
+/// Asks `worker` to create match `id`; the answer as the API gives it.
+async fn create_on(
+    state: &AdminState,
+    worker: usize,
+    id: String,
+    mode: &'static Mode,
+    tick_rate_hz: u32,
+    request: CreateMatch,
+) -> Response {
     let seed = request.seed.unwrap_or_else(|| {
         state
             .seed

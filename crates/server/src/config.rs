@@ -19,6 +19,11 @@
 //! # budgets = "budgets.toml"   # frame-time budgets per mode (default: the shipped ones)
 //! # results = "results.jsonl"  # finished matches, one JSON line each
 //! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
+//! # gateway = "http://127.0.0.1:8080"  # register, heartbeat and post results there
+//! # server_secret_file = "server.secret"  # the gateway's server secret; else $HIGHTICK_SERVER_SECRET
+//! # state_dir = "hightick-host"  # the host's identity and its results outbox (needed with gateway)
+//! region = "local"             # region tag the gateway's matchmaking may prefer
+//! heartbeat_s = 2.0            # how often to heartbeat the gateway
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -34,6 +39,9 @@ use crate::placement::Placement;
 
 /// The environment variable a token key is read from when no key file is set.
 pub const KEY_ENV: &str = "HIGHTICK_KEY";
+/// The environment variable the gateway's server secret is read from when no
+/// secret file is set (the gateway reads the same one).
+pub const SERVER_SECRET_ENV: &str = "HIGHTICK_SERVER_SECRET";
 
 /// Every setting of a host. See the [module docs](self) for the file format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +81,19 @@ pub struct HostConfig {
     pub results: Option<PathBuf>,
     /// File holding the token key as 64 hex digits (else `$HIGHTICK_KEY`).
     pub key_file: Option<PathBuf>,
+    /// The gateway to register with, heartbeat and post results to
+    /// (`http://host:port`).
+    pub gateway: Option<String>,
+    /// File holding the gateway's server secret (else
+    /// `$HIGHTICK_SERVER_SECRET`).
+    pub server_secret_file: Option<PathBuf>,
+    /// The host's state: its identity (`host-id`, kept across restarts) and
+    /// its results outbox (`outbox/`). Needed with [`Self::gateway`].
+    pub state_dir: Option<PathBuf>,
+    /// Region tag the gateway's matchmaking may prefer.
+    pub region: String,
+    /// Seconds between heartbeats to the gateway.
+    pub heartbeat_s: f64,
 }
 
 impl Default for HostConfig {
@@ -93,6 +114,11 @@ impl Default for HostConfig {
             budgets: None,
             results: None,
             key_file: None,
+            gateway: None,
+            server_secret_file: None,
+            state_dir: None,
+            region: "local".to_owned(),
+            heartbeat_s: 2.0,
         }
     }
 }
@@ -138,6 +164,33 @@ impl HostConfig {
         if self.drain_timeout_s > 86_400 {
             return bad("drain_timeout_s", "must be at most 86400");
         }
+        if let Some(url) = &self.gateway {
+            let rest = url.strip_prefix("http://").unwrap_or_default();
+            if rest.is_empty() || rest.starts_with('/') {
+                return bad(
+                    "gateway",
+                    "must be an http:// URL with a host (http://host:port)",
+                );
+            }
+            if self.state_dir.is_none() {
+                return bad(
+                    "state_dir",
+                    "needed with gateway: it holds the host's identity and its results outbox",
+                );
+            }
+        }
+        if self.region.is_empty()
+            || self.region.len() > 32
+            || !self
+                .region
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return bad("region", "must be 1 to 32 of A-Z a-z 0-9 - _");
+        }
+        if !(0.1..=60.0).contains(&self.heartbeat_s) {
+            return bad("heartbeat_s", "must be in 0.1..=60 seconds");
+        }
         if self.bind.port() != 0
             && usize::from(self.bind.port()) + self.worker_count() > usize::from(u16::MAX) + 1
         {
@@ -167,6 +220,29 @@ impl HostConfig {
     /// How long a finished match lingers.
     pub fn linger(&self) -> Duration {
         Duration::from_secs_f64(self.match_linger_s)
+    }
+
+    /// The gateway's server secret: from `server_secret_file`, else from
+    /// `$HIGHTICK_SERVER_SECRET`.
+    pub fn load_server_secret(&self) -> Result<String, ServerError> {
+        let secret = match &self.server_secret_file {
+            Some(path) => std::fs::read_to_string(path).map_err(|e| {
+                ServerError::Key(format!(
+                    "cannot read server secret file {}: {e}",
+                    path.display()
+                ))
+            })?,
+            None => std::env::var(SERVER_SECRET_ENV).map_err(|_| {
+                ServerError::Key(format!(
+                    "no server secret for the gateway: set server_secret_file (--server-secret-file) or ${SERVER_SECRET_ENV}"
+                ))
+            })?,
+        };
+        let secret = secret.trim().to_owned();
+        if secret.is_empty() {
+            return Err(ServerError::Key("the server secret is empty".to_owned()));
+        }
+        Ok(secret)
     }
 
     /// The token key: from `key_file`, else from `$HIGHTICK_KEY`.
@@ -232,6 +308,18 @@ mod tests {
         assert!(err.to_string().contains("phase_group_share"), "{err}");
         let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
         assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
+    }
+
+    #[test]
+    fn a_gateway_needs_a_state_dir_and_an_http_url() {
+        let err = HostConfig::parse("gateway = \"http://127.0.0.1:8080\"\n", "h").unwrap_err();
+        assert!(err.to_string().contains("state_dir"), "{err}");
+        let err =
+            HostConfig::parse("gateway = \"https://gw\"\nstate_dir = \"s\"\n", "h").unwrap_err();
+        assert!(err.to_string().contains("gateway"), "{err}");
+        HostConfig::parse("gateway = \"http://gw:8080\"\nstate_dir = \"s\"\n", "h").unwrap();
+        let err = HostConfig::parse("region = \"eu west\"\n", "h").unwrap_err();
+        assert!(err.to_string().contains("region"), "{err}");
     }
 
     #[test]

@@ -1,8 +1,6 @@
 //! [`Host`]: starts the workers, the admin HTTP runtime and the results
 //! writer, and drains them on request (or on SIGTERM with [`serve`]).
 
-use std::fs::OpenOptions;
-use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc;
@@ -13,15 +11,19 @@ use std::time::{Duration, Instant};
 use hightick_engine::mode::HostedGame;
 use hightick_net::{Key, ServerConfig};
 use hightick_telemetry::Budgets;
+use hightick_telemetry::config_file::ConfigFileError;
 use tokio::sync::oneshot;
 
 use crate::admin::{AdminState, WorkerHandle, router};
 use crate::batch_io;
 use crate::config::HostConfig;
 use crate::error::ServerError;
+use crate::gateway_link::{self, LinkSetup};
 use crate::host_stats::Timeline;
-use crate::hosted::ResultLine;
+use crate::identity::{self, MatchIds};
+use crate::outbox::Outbox;
 use crate::placement::WorkerLoad;
+use crate::results::{self, ResultSinks, Settling};
 use crate::worker::{Worker, WorkerSetup};
 
 /// Client slots per worker for each match it may host (a 5v5 needs 10;
@@ -40,8 +42,10 @@ pub struct Host {
     game_addresses: Vec<SocketAddr>,
     state: Arc<AdminState>,
     drain_timeout: Duration,
+    host_id: String,
     workers: Vec<JoinHandle<()>>,
     results: Option<JoinHandle<()>>,
+    link: Option<JoinHandle<()>>,
     admin: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
 }
 
@@ -62,13 +66,31 @@ impl Host {
             Some(path) => Budgets::load(path)?,
             None => Budgets::defaults(),
         });
-        let (results_tx, results) = match &config.results {
-            Some(path) => {
-                let (tx, thread) = start_results_writer(path)?;
-                (Some(tx), Some(thread))
-            }
-            None => (None, None),
+        let identity = match &config.state_dir {
+            Some(dir) => identity::load_or_create(dir).map_err(|e| {
+                ServerError::Config(ConfigFileError::invalid(
+                    "state_dir",
+                    &format!("{}: {e}", dir.display()),
+                ))
+            })?,
+            None => identity::fresh(),
         };
+        let link = match &config.gateway {
+            Some(url) => Some(link_setup(config, url)?),
+            None => None,
+        };
+        let settling = Arc::new(Settling::default());
+        let mut sinks = ResultSinks::default();
+        if let Some(path) = &config.results {
+            sinks.file = Some(ResultSinks::open_file(path)?);
+        }
+        let mut link_records = None;
+        if let Some((outbox, _)) = &link {
+            let (tx, rx) = mpsc::channel();
+            sinks.outbox = Some((outbox.clone(), tx));
+            link_records = Some(rx);
+        }
+        let (results_tx, results) = results::start(sinks, Arc::clone(&settling))?;
         let count = config.worker_count();
         let mut handles = Vec::with_capacity(count);
         let mut setups = Vec::with_capacity(count);
@@ -131,7 +153,8 @@ impl Host {
             game: G::NAME,
             modes: G::modes(),
             workers: handles,
-            next_match_id: AtomicU64::new(1),
+            match_ids: MatchIds::new(&identity),
+            settling: Arc::clone(&settling),
             draining: AtomicBool::new(false),
             started: Instant::now(),
             timeline: Mutex::new(Timeline::default()),
@@ -139,6 +162,24 @@ impl Host {
             placement: config.placement,
             pack_until: config.pack_until,
         });
+        let link = match (link, link_records) {
+            (Some((outbox, (url, secret))), Some(records)) => Some(gateway_link::start(
+                LinkSetup {
+                    url,
+                    secret,
+                    host_id: identity.clone(),
+                    region: config.region.clone(),
+                    heartbeat: Duration::from_secs_f64(config.heartbeat_s),
+                    admin: admin_address,
+                    game: G::NAME,
+                    outbox,
+                },
+                records,
+                Arc::clone(&state),
+                settling,
+            )?),
+            _ => None,
+        };
         let mut workers = Vec::with_capacity(count);
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
@@ -167,10 +208,17 @@ impl Host {
             game_addresses,
             state,
             drain_timeout,
+            host_id: identity,
             workers,
-            results,
+            results: Some(results),
+            link,
             admin: Some((stop, admin)),
         })
+    }
+
+    /// The host's id (kept in its state directory across restarts).
+    pub fn host_id(&self) -> &str {
+        &self.host_id
     }
 
     /// Where the admin HTTP API listens.
@@ -204,6 +252,9 @@ impl Host {
         if let Some(r) = self.results.take() {
             let _ = r.join();
         }
+        if let Some(l) = self.link.take() {
+            let _ = l.join();
+        }
         if let Some((stop, thread)) = self.admin.take() {
             let _ = stop.send(());
             let _ = thread.join();
@@ -225,26 +276,19 @@ pub fn serve<G: HostedGame>(
     Ok(())
 }
 
-fn start_results_writer(
-    path: &std::path::Path,
-) -> Result<(mpsc::Sender<ResultLine>, JoinHandle<()>), ServerError> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
-    let (tx, rx) = mpsc::channel::<ResultLine>();
-    let thread = std::thread::Builder::new()
-        .name("hightick-results".to_owned())
-        .spawn(move || {
-            // Each line is written whole and flushed before the next: a
-            // drain waits for this thread, so nothing is cut mid-write.
-            for line in rx {
-                if let Ok(mut text) = serde_json::to_string(&line) {
-                    text.push('\n');
-                    let _ = file.write_all(text.as_bytes());
-                    let _ = file.flush();
-                }
-            }
-            let _ = file.sync_all();
-        })?;
-    Ok((tx, thread))
+/// The outbox and the gateway's URL and secret, for a host with a gateway.
+fn link_setup(config: &HostConfig, url: &str) -> Result<(Outbox, (String, String)), ServerError> {
+    let dir = config
+        .state_dir
+        .as_deref()
+        .unwrap_or(std::path::Path::new("."));
+    let outbox = Outbox::open(&dir.join("outbox")).map_err(|e| {
+        ServerError::Config(ConfigFileError::invalid(
+            "state_dir",
+            &format!("{}: the outbox: {e}", dir.display()),
+        ))
+    })?;
+    Ok((outbox, (url.to_owned(), config.load_server_secret()?)))
 }
 
 fn run_admin(

@@ -31,7 +31,7 @@ pub(crate) struct Seat {
 /// One match on a worker.
 #[derive(Debug)]
 pub(crate) struct HostedMatch<G: HostedGame> {
-    pub id: u64,
+    pub id: String,
     pub mode: &'static str,
     pub map: String,
     pub game: Match<G>,
@@ -56,7 +56,7 @@ pub(crate) struct HostedMatch<G: HostedGame> {
 /// game's report (its result hook) with each player's client id.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ResultLine {
-    pub match_id: u64,
+    pub match_id: String,
     pub game: &'static str,
     pub mode: String,
     pub map: String,
@@ -87,7 +87,7 @@ impl<G: HostedGame> HostedMatch<G> {
     /// phase group `phase`, first tick due at `first_deadline`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        id: u64,
+        id: String,
         mode: &'static Mode,
         settings: &G::Settings,
         rate_hz: u32,
@@ -182,7 +182,7 @@ impl<G: HostedGame> HostedMatch<G> {
                 ]
             });
         MatchInfo {
-            id: self.id,
+            id: self.id.clone(),
             game: G::NAME.to_owned(),
             mode: self.mode.to_owned(),
             map: self.map.clone(),
@@ -222,7 +222,7 @@ impl<G: HostedGame> HostedMatch<G> {
                 .map_or(0, |s| s.client_id)
         };
         ResultLine {
-            match_id: self.id,
+            match_id: self.id.clone(),
             game: G::NAME,
             mode: self.mode.to_owned(),
             map: self.map.clone(),
@@ -268,7 +268,7 @@ mod tests {
     fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
         let start = Instant::now();
         let mut m = HostedMatch::<Arena>::new(
-            1,
+            "m-1".to_owned(),
             mode("5v5"),
             &ArenaSettings::default(),
             128,
@@ -307,7 +307,7 @@ mod tests {
     fn a_match_at_its_own_rate_ticks_at_its_own_period() {
         let start = Instant::now();
         let mut m = HostedMatch::<Arena>::new(
-            1,
+            "m-1".to_owned(),
             mode("plaza100"),
             &ArenaSettings::default(),
             64,

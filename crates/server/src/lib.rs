@@ -21,6 +21,13 @@
 //! - **Admin HTTP** on its own single-threaded runtime: `/healthz`,
 //!   `/metrics` (Prometheus), `GET`/`POST /v1/matches`, `/v1/stats`,
 //!   `/v1/timeline`.
+//! - **Gateway link** (with `gateway` and `state_dir` set): registers with
+//!   the gateway and heartbeats (stable host id, capacity, active matches,
+//!   draining, region); each finished match's result goes through the
+//!   game's result hook into the [`outbox`] (fsynced before the match counts
+//!   as closed) and is posted, the match id as its idempotency key, with
+//!   backoff until acknowledged. A create-match request may carry the
+//!   gateway's `match_id`; it is the match's id everywhere.
 //! - **Drain**: on SIGTERM ([`serve`]) or [`Host::drain`] no match is
 //!   created any more; running ones finish (or are ended at the drain
 //!   timeout), their clients are told, their results (the game's report,
@@ -54,18 +61,23 @@
 mod admin;
 pub mod batch_io;
 pub mod config;
+mod delivery;
 mod error;
+mod gateway_link;
 mod host;
 mod host_stats;
 mod hosted;
+mod identity;
+pub mod outbox;
 mod phase;
 pub mod placement;
 pub mod process;
 pub mod report;
+mod results;
 mod tick_rate;
 mod worker;
 
-pub use config::{HostConfig, KEY_ENV};
+pub use config::{HostConfig, KEY_ENV, SERVER_SECRET_ENV};
 pub use error::ServerError;
 pub use host::{Host, serve};
 pub use placement::Placement;

@@ -15,6 +15,11 @@ pub struct CreateMatch {
     pub mode: String,
     /// The client ids (from their connect tokens) of the players, in seat order.
     pub roster: Vec<u64>,
+    /// The match's id everywhere (its results, its listing): the gateway's
+    /// allocation id. 1 to 64 of `A-Z a-z 0-9 . _ -`; default: one the host
+    /// mints, unique across hosts and restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_id: Option<String>,
     /// Seed of the match's randomness (default: drawn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -34,6 +39,7 @@ impl CreateMatch {
         Self {
             mode: mode.to_owned(),
             roster,
+            match_id: None,
             seed: None,
             tick_rate_hz: None,
             settings: serde_json::Map::new(),
@@ -50,8 +56,8 @@ impl CreateMatch {
 /// One hosted match, as `GET /v1/matches` lists it and `POST` answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatchInfo {
-    /// Host-wide match id.
-    pub id: u64,
+    /// The match id (the gateway's allocation id, or one the host minted).
+    pub id: String,
     /// The game (`arena`, `tag`).
     #[serde(default)]
     pub game: String,

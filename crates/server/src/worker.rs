@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hightick_engine::PlayerId;
@@ -32,11 +32,12 @@ use tokio::sync::oneshot;
 
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
 use crate::host_stats::TickTotals;
-use crate::hosted::{HostedMatch, ResultLine};
+use crate::hosted::HostedMatch;
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
 use crate::process;
 use crate::report::MatchInfo;
+use crate::results::ResultSender;
 
 /// How often a worker publishes the share of a core it used.
 const BUSY_PERIOD: Duration = Duration::from_secs(1);
@@ -62,7 +63,7 @@ pub(crate) enum WorkerCommand {
     /// A match of `mode` at `tick_rate_hz`, with the game's `settings`
     /// (JSON, read by the game on the worker).
     Create {
-        id: u64,
+        id: String,
         mode: &'static Mode,
         settings: serde_json::Value,
         tick_rate_hz: u32,
@@ -138,7 +139,7 @@ pub(crate) struct WorkerSetup {
     pub phase_group_share: f64,
     pub pin_to: Option<usize>,
     pub commands: Receiver<WorkerCommand>,
-    pub results: Option<Sender<ResultLine>>,
+    pub results: ResultSender,
     pub load: Arc<WorkerLoad>,
 }
 
@@ -155,11 +156,11 @@ pub(crate) struct Worker<G: HostedGame> {
     /// Per net slot: the match index and player it carries.
     slot_owner: Vec<Option<(usize, PlayerId)>>,
     /// Client id -> match id and player, for every seat hosted.
-    roster: HashMap<u64, (u64, PlayerId)>,
+    roster: HashMap<u64, (String, PlayerId)>,
     budgets: Arc<Budgets>,
     linger: Duration,
     commands: Receiver<WorkerCommand>,
-    results: Option<Sender<ResultLine>>,
+    results: ResultSender,
     load: Arc<WorkerLoad>,
     receive: ReceiveBatch,
     send: SendBatch,
@@ -338,7 +339,7 @@ impl<G: HostedGame> Worker<G> {
 
     fn create(
         &mut self,
-        id: u64,
+        id: String,
         mode: &'static Mode,
         settings: &G::Settings,
         tick_rate_hz: u32,
@@ -392,7 +393,8 @@ impl<G: HostedGame> Worker<G> {
             }
         };
         for seat in &hosted.seats {
-            self.roster.insert(seat.client_id, (id, seat.player));
+            self.roster
+                .insert(seat.client_id, (hosted.id.clone(), seat.player));
         }
         let info = hosted.info(self.index, self.address);
         self.matches.push(hosted);
@@ -568,12 +570,13 @@ impl<G: HostedGame> Worker<G> {
     /// A client finished its handshake: seat it, or turn it away if it is on
     /// no roster here.
     fn seat(&mut self, slot: usize, client_id: u64) {
-        let Some(&(match_id, player)) = self.roster.get(&client_id) else {
+        let Some((match_id, player)) = self.roster.get(&client_id) else {
             self.traffic.unknown_clients += 1;
             let _ = self.net.disconnect(slot);
             return;
         };
-        let Some(i) = self.matches.iter().position(|m| m.id == match_id) else {
+        let player = *player;
+        let Some(i) = self.matches.iter().position(|m| m.id == *match_id) else {
             let _ = self.net.disconnect(slot);
             return;
         };
@@ -657,9 +660,7 @@ impl<G: HostedGame> Worker<G> {
                     let _ = self.net.disconnect(slot);
                 }
             }
-            if let Some(results) = &self.results {
-                let _ = results.send(m.result_line());
-            }
+            self.results.send(m.result_line());
             retired = true;
         }
         if retired {

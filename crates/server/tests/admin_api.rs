@@ -173,3 +173,40 @@ fn packing_puts_a_burst_of_matches_on_the_first_worker() {
     host.drain(Duration::ZERO);
     host.wait();
 }
+
+#[test]
+fn a_match_takes_the_id_it_is_given_once_and_mints_unique_ones_otherwise() {
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(1, &key, |_| {});
+    let admin = host.admin_address();
+    let given = create_match(admin, r#"{"mode":"5v5","roster":[1],"match_id":"gw-7f3a"}"#);
+    assert_eq!(given.id, "gw-7f3a");
+    // The same id again, even for other players: refused while it is hosted.
+    let (status, answer) = post(
+        admin,
+        "/v1/matches",
+        r#"{"mode":"5v5","roster":[2],"match_id":"gw-7f3a"}"#,
+    );
+    assert_eq!(status, 409, "{answer}");
+    assert!(answer.contains("match_id"), "{answer}");
+    for bad in [r#""../x""#, r#""""#, r#"".hidden""#, r#""a b""#] {
+        let body = format!(r#"{{"mode":"5v5","roster":[3],"match_id":{bad}}}"#);
+        let (status, answer) = post(admin, "/v1/matches", &body);
+        assert_eq!(status, 400, "{bad}: {answer}");
+        assert!(answer.contains("match_id"), "{answer}");
+    }
+    // Without one, the host mints ids that start with its host id.
+    let a = create_match(admin, r#"{"mode":"5v5","roster":[4]}"#);
+    let b = create_match(admin, r#"{"mode":"5v5","roster":[5]}"#);
+    assert_ne!(a.id, b.id);
+    assert!(
+        a.id.starts_with(host.host_id()),
+        "{} / {}",
+        a.id,
+        host.host_id()
+    );
+    let listed: Vec<String> = list_matches(admin).into_iter().map(|m| m.id).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    host.drain(Duration::ZERO);
+    host.wait();
+}

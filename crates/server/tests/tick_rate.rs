@@ -23,19 +23,23 @@ fn a_match_runs_at_the_rate_it_was_asked_for() {
     assert_eq!(slow.worker, fast.worker, "one worker hosts both");
 
     // The list shows each match's own rate.
-    let rates: Vec<(u64, u32)> = list_matches(admin)
+    let rates: Vec<(String, u32)> = list_matches(admin)
         .iter()
-        .map(|m| (m.id, m.tick_rate_hz))
+        .map(|m| (m.id.clone(), m.tick_rate_hz))
         .collect();
-    assert_eq!(rates, vec![(slow.id, 64), (fast.id, 128)], "{rates:?}");
+    assert_eq!(
+        rates,
+        vec![(slow.id.clone(), 64), (fast.id.clone(), 128)],
+        "{rates:?}"
+    );
 
     // Once the 64 Hz match has run a while, the 128 Hz one (created after
     // it, on the same worker) has run more ticks.
     let give_up = Instant::now() + Duration::from_secs(30);
     let (slow_tick, fast_tick) = loop {
         let now = list_matches(admin);
-        let tick = |id| now.iter().find(|m| m.id == id).unwrap().tick;
-        let (s, f) = (tick(slow.id), tick(fast.id));
+        let tick = |id: &str| now.iter().find(|m| m.id == id).unwrap().tick;
+        let (s, f) = (tick(&slow.id), tick(&fast.id));
         if s >= 64 || Instant::now() > give_up {
             break (s, f);
         }

@@ -1,7 +1,9 @@
 //! The side of the API server hosts call, authenticated with the shared
-//! server secret (`Authorization: Bearer <secret>`): register and heartbeat,
-//! and post match results (stored idempotently by match id through the
-//! batching writer).
+//! server secret (`Authorization: Bearer <secret>`): register and heartbeat
+//! (host id, capacity, load, draining, region), and post match results
+//! (stored idempotently by match id through the batching writer; a player's
+//! reward, when the host names none, is the gateway's reward policy for the
+//! outcome).
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -16,6 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ApiError, JsonBody, Shared};
+use crate::hosts::HostReport;
 use crate::secrets::constant_time_eq;
 
 /// A caller that presented the server secret.
@@ -43,10 +46,27 @@ impl FromRequestParts<Shared> for ServerAuth {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Heartbeat {
+    /// The host's stable id (default: its admin address).
+    #[serde(default)]
+    host_id: Option<String>,
     admin: SocketAddr,
     capacity: usize,
     #[serde(default)]
     active: usize,
+    #[serde(default)]
+    draining: bool,
+    #[serde(default)]
+    region: String,
+    #[serde(default)]
+    game: String,
+}
+
+/// Whether `text` is 1 to `max` of `A-Z a-z 0-9 . _ -`.
+fn is_tag(text: &str, max: usize) -> bool {
+    (1..=max).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 pub(crate) async fn heartbeat(
@@ -72,9 +92,37 @@ pub(crate) async fn heartbeat(
             "admin: needs a concrete address and port",
         ));
     }
-    state
-        .hosts
-        .heartbeat(body.admin, body.capacity, body.active, Instant::now());
+    let host_id = body.host_id.unwrap_or_else(|| body.admin.to_string());
+    if !is_tag(&host_id, 64) && host_id != body.admin.to_string() {
+        return Err(ApiError::invalid(
+            "host_id",
+            "host_id: must be 1 to 64 of A-Z a-z 0-9 . _ -",
+        ));
+    }
+    if !body.region.is_empty() && !is_tag(&body.region, 32) {
+        return Err(ApiError::invalid(
+            "region",
+            "region: must be 1 to 32 of A-Z a-z 0-9 . _ -",
+        ));
+    }
+    if !body.game.is_empty() && !is_tag(&body.game, 64) {
+        return Err(ApiError::invalid(
+            "game",
+            "game: must be 1 to 64 of A-Z a-z 0-9 . _ -",
+        ));
+    }
+    state.hosts.heartbeat(
+        HostReport {
+            host_id,
+            admin: body.admin,
+            capacity: body.capacity,
+            active: body.active,
+            draining: body.draining,
+            region: body.region,
+            game: body.game,
+        },
+        Instant::now(),
+    );
     Ok(Json(json!({
         "registered": true,
         "heartbeat_within_s": state.config.host_timeout_s,
@@ -101,8 +149,9 @@ struct PlayerBody {
     team: i64,
     score: i64,
     outcome: OutcomeBody,
+    /// Currency granted; absent: the gateway's reward policy for the outcome.
     #[serde(default)]
-    reward: i64,
+    reward: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,16 +173,21 @@ pub(crate) async fn result(
         players: body
             .players
             .into_iter()
-            .map(|p| MatchPlayer {
-                account_id: p.account_id,
-                team: p.team,
-                score: p.score,
-                outcome: match p.outcome {
+            .map(|p| {
+                let outcome = match p.outcome {
                     OutcomeBody::Win => Outcome::Win,
                     OutcomeBody::Loss => Outcome::Loss,
                     OutcomeBody::Draw => Outcome::Draw,
-                },
-                reward: p.reward,
+                };
+                MatchPlayer {
+                    account_id: p.account_id,
+                    team: p.team,
+                    score: p.score,
+                    outcome,
+                    reward: p
+                        .reward
+                        .unwrap_or_else(|| state.config.rewards.for_outcome(outcome)),
+                }
             })
             .collect(),
     };
