@@ -7,7 +7,7 @@ use hightick_engine::mode::{
     HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport, TICK_RATES_HZ,
 };
 use hightick_engine::{MatchConfig, PlayerId};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Team;
 use crate::game::{Arena, MatchRecord, Phase};
@@ -37,16 +37,20 @@ pub const MODES: &[Mode] = &[
 
 /// What a create-match request may change of an arena mode. Every field is
 /// optional; unknown fields are refused by name.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArenaSettings {
     /// Map override (default: the preset's map).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub map: Option<String>,
     /// Rounds a team must win, 1 to 30.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rounds_to_win: Option<u16>,
     /// Seconds of the buy phase, 0.1 to 600.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub buy_seconds: Option<f64>,
     /// Seconds of the combat phase, 1 to 3600.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub combat_seconds: Option<f64>,
 }
 
@@ -133,6 +137,17 @@ pub fn phase_name(phase: Phase) -> &'static str {
 impl HostedGame for Arena {
     const NAME: &'static str = "arena";
     type Settings = ArenaSettings;
+
+    /// Two rounds to win, 5 s to buy, 30 s of combat: a match of a minute
+    /// or two.
+    fn short_settings(_mode: &Mode) -> ArenaSettings {
+        ArenaSettings {
+            rounds_to_win: Some(2),
+            buy_seconds: Some(5.0),
+            combat_seconds: Some(30.0),
+            ..ArenaSettings::default()
+        }
+    }
 
     fn modes() -> &'static [Mode] {
         MODES

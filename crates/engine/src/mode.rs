@@ -8,6 +8,7 @@
 
 use std::fmt::Debug;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::config::MatchConfig;
@@ -104,7 +105,7 @@ pub trait HostedGame: Game + Send + Debug {
     /// lengths...). `Default` overrides nothing. Unknown fields should be
     /// refused (`#[serde(deny_unknown_fields)]`), so a typo is an error
     /// naming it.
-    type Settings: DeserializeOwned + Default + Clone + Debug + Send + Sync + 'static;
+    type Settings: Serialize + DeserializeOwned + Default + Clone + Debug + Send + Sync + 'static;
 
     /// Every mode, in the order listings show them; the first is the
     /// default.
@@ -125,6 +126,14 @@ pub trait HostedGame: Game + Send + Debug {
         tick_rate_hz: u32,
         seed: u64,
     ) -> Result<(MatchConfig, Self), String>;
+
+    /// Settings for short matches of `mode` (a minute or two, so a few
+    /// minutes of load finish many), for `hightick stack`'s default rules,
+    /// demos and tests. Default: the mode's own rules.
+    fn short_settings(mode: &Mode) -> Self::Settings {
+        let _ = mode;
+        Self::Settings::default()
+    }
 
     /// The map or preset a match of `mode` with `settings` plays on, for
     /// listings (`dust_corners`).

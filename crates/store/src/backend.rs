@@ -21,6 +21,7 @@ pub(crate) mod sqlite {
     }
 
     include!("ops.rs");
+    include!("audit_ops.rs");
 }
 
 pub(crate) mod postgres {
@@ -41,4 +42,5 @@ pub(crate) mod postgres {
     }
 
     include!("ops.rs");
+    include!("audit_ops.rs");
 }

@@ -44,6 +44,7 @@
 //! # }).unwrap();
 //! ```
 
+mod audit;
 mod backend;
 mod error;
 mod model;
@@ -52,6 +53,7 @@ mod runs;
 mod store;
 mod writer;
 
+pub use audit::Audit;
 pub use error::StoreError;
 pub use model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,

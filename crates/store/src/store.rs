@@ -394,6 +394,12 @@ impl Store {
         on_backend!(self, player_stats(account_id))
     }
 
+    /// The whole store's books: accounts, matches recorded, balances against
+    /// the ledger (reads only; for checks after a run).
+    pub async fn audit(&self) -> Result<crate::Audit, StoreError> {
+        on_backend!(self, audit())
+    }
+
     /// The top `limit` (1..=1000) rated players that have played.
     pub async fn leaderboard(&self, limit: i64) -> Result<Vec<LeaderboardEntry>, StoreError> {
         on_backend!(self, leaderboard(limit))

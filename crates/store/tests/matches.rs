@@ -251,3 +251,27 @@ async fn concurrent_matches_sharing_players_all_apply() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_balances_grants_rewards_and_purchases() {
+    for (backend, store) in common::stores("match_audit").await {
+        let ids = players(&store, "audit", 3).await;
+        let empty = store.audit().await.unwrap();
+        assert!(empty.balanced(), "{backend}: {empty:?}");
+        store.grant_currency(ids[0], 500, "welcome").await.unwrap();
+        store
+            .record_match(&result("m-audit", &ids[..1], &ids[1..], 30))
+            .await
+            .unwrap();
+        store
+            .record_match(&result("m-audit", &ids[..1], &ids[1..], 30))
+            .await
+            .unwrap();
+        let audit = store.audit().await.unwrap();
+        assert_eq!(audit.accounts, 3, "{backend}");
+        assert_eq!(audit.matches_recorded, 1, "{backend}: idempotent");
+        assert_eq!(audit.balance_total, 500 + 3 * 30, "{backend}");
+        assert_eq!(audit.ledger_by_reason.get("grant"), Some(&500), "{backend}");
+        assert!(audit.balanced(), "{backend}: {audit:?}");
+    }
+}

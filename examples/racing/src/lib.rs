@@ -28,7 +28,7 @@ use hightick_engine::{
 use hightick_proto::message::{read_entity_id, write_entity_id};
 use hightick_proto::quantize::{dequantize_angle, quantize_angle};
 use hightick_proto::{BitReader, BitWriter, InputCommand, InputPayload, ProtoError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The track is the ring between these radii around the origin, metres.
 pub const INNER_RADIUS: f32 = 70.0;
@@ -278,7 +278,7 @@ struct CarState {
 }
 
 /// What a create-match request may change.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RaceSettings {
     /// Laps to race, 1 to 200 (default: the mode's).
@@ -528,6 +528,10 @@ impl Game for Race {
 impl HostedGame for Race {
     const NAME: &'static str = "racing";
     type Settings = RaceSettings;
+
+    fn short_settings(_mode: &Mode) -> RaceSettings {
+        RaceSettings { laps: Some(1) }
+    }
 
     fn modes() -> &'static [Mode] {
         MODES

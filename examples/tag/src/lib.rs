@@ -29,7 +29,7 @@ use hightick_engine::{
 };
 use hightick_proto::message::{read_entity_id, write_entity_id};
 use hightick_proto::{BitReader, BitWriter, InputCommand, InputPayload, ProtoError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The field is `-HALF_FIELD..HALF_FIELD` centimetres on both axes.
 const HALF_FIELD: i32 = 2_000;
@@ -173,7 +173,7 @@ impl Replica for RunnerView {
 }
 
 /// What a create-match request may change: the match's length.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TagSettings {
     /// Seconds a match lasts, 1 to 3600 (default 60).
@@ -368,6 +368,10 @@ impl Game for Tag {
 impl HostedGame for Tag {
     const NAME: &'static str = "tag";
     type Settings = TagSettings;
+
+    fn short_settings(_mode: &Mode) -> TagSettings {
+        TagSettings { seconds: Some(30) }
+    }
 
     fn modes() -> &'static [Mode] {
         MODES
