@@ -36,6 +36,8 @@ mod demo;
 mod gateway;
 mod lab;
 mod serve;
+#[cfg(feature = "gateway")]
+mod stack;
 mod swarm;
 
 /// The allocator hightick's binaries use: mimalloc, for its pages more than
@@ -69,6 +71,9 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     /// Virtual players by the hundred thousand, speaking the real protocols.
     Swarm(swarm::SwarmArgs),
+    /// The whole service here: a gateway, hosts registered with it, players on the full journey.
+    #[cfg(feature = "gateway")]
+    Stack(stack::StackArgs),
     #[cfg_attr(
         feature = "history",
         doc = "Density sweeps, games per core, run history and build comparison."
@@ -95,6 +100,8 @@ impl Command {
             #[cfg(feature = "gateway")]
             Command::Gateway(_) => "gateway",
             Command::Swarm(_) => "swarm",
+            #[cfg(feature = "gateway")]
+            Command::Stack(_) => "stack",
             Command::Lab(_) => "lab",
         }
     }
@@ -143,6 +150,8 @@ pub fn run<G: BotGame>() -> ExitCode {
         #[cfg(feature = "gateway")]
         Command::Gateway(args) => gateway::run(args),
         Command::Swarm(args) => swarm::run_command::<G>(args),
+        #[cfg(feature = "gateway")]
+        Command::Stack(args) => stack::run_command::<G>(args),
         Command::Lab(args) => lab::run::<G>(args),
     };
     match outcome {

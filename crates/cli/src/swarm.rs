@@ -211,12 +211,12 @@ fn overrides(a: &RunArgs) -> Result<Overrides> {
 }
 
 /// A progress line on stderr, redrawn each interval.
-struct ProgressLine {
+pub(crate) struct ProgressLine {
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl ProgressLine {
-    fn new(total: Duration, quiet: bool) -> Self {
+    pub(crate) fn new(total: Duration, quiet: bool) -> Self {
         let bar = (!quiet).then(|| {
             let bar = indicatif::ProgressBar::new(total.as_secs().max(1));
             bar.set_style(
@@ -228,14 +228,14 @@ impl ProgressLine {
         Self { bar }
     }
 
-    fn show(&self, p: &Progress) {
+    pub(crate) fn show(&self, p: &Progress) {
         if let Some(bar) = &self.bar {
             bar.set_position(p.elapsed.as_secs());
             bar.set_message(p.to_string());
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -1,0 +1,105 @@
+//! `hightick stack`: the whole service on this machine (a gateway, hosts
+//! registered with it, players walking the full journey) and its journey
+//! report. The work is `hightick_stack::run`; this wires flags and output.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use hightick_engine::bot::BotGame;
+use hightick_stack::{StackOptions, run};
+
+use crate::swarm::ProgressLine;
+
+/// Which match rules the gateway's mode carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Rules {
+    /// The game's short rules (a match of a minute or two).
+    Short,
+    /// The mode's own rules.
+    Full,
+}
+
+/// Flags of `hightick stack`.
+#[derive(Debug, Args)]
+pub(crate) struct StackArgs {
+    /// Virtual players walking the journey.
+    #[arg(long, default_value_t = 40)]
+    players: u64,
+    /// Server hosts registered with the gateway.
+    #[arg(long, default_value_t = 2)]
+    hosts: usize,
+    /// Worker threads per host.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Players' ramp-up.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    ramp_up: Duration,
+    /// How long players keep playing after the ramp-up.
+    #[arg(long, default_value = "3m", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// The mode (default: the game's first).
+    #[arg(long)]
+    mode: Option<String>,
+    /// Match rules: the game's short ones, or the mode's full ones.
+    #[arg(long, value_enum, default_value_t = Rules::Short)]
+    rules: Rules,
+    /// PostgreSQL URL for the gateway (default: SQLite in --dir).
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+    /// Working directory: database, hosts' state and outboxes, logs.
+    #[arg(long, value_name = "DIR", default_value = "hightick-stack")]
+    dir: PathBuf,
+    /// Seconds running matches may go on once the players stop.
+    #[arg(long, default_value_t = 10)]
+    drain_timeout: u64,
+    /// Write the journey report as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// No progress line.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Runs the stack for game `G`; fails when a check of the report failed.
+pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
+    if a.dir.join("gateway-data").exists() && a.database_url.is_none() {
+        bail!(
+            "--dir {}: holds an earlier run's database; remove it or name another --dir",
+            a.dir.display()
+        );
+    }
+    let options = StackOptions {
+        exe: std::env::current_exe().context("finding this binary")?,
+        dir: a.dir.clone(),
+        players: a.players,
+        hosts: a.hosts,
+        workers: a.workers,
+        ramp_up: a.ramp_up,
+        duration: a.duration,
+        mode: a.mode.clone(),
+        full_rules: a.rules == Rules::Full,
+        database_url: a.database_url.clone(),
+        drain_timeout_s: a.drain_timeout,
+    };
+    eprintln!(
+        "hightick stack: {} players, {} host(s), 1 gateway; logs and state in {}",
+        a.players,
+        a.hosts,
+        a.dir.display()
+    );
+    let line = ProgressLine::new(a.ramp_up + a.duration, a.quiet);
+    let report = run::<G>(&options, |p| line.show(p))?;
+    line.finish();
+    print!("{}", report.render_text());
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        println!("JSON: {}", path.display());
+    }
+    if !report.passed() {
+        bail!("a check of the journey report failed (see above)");
+    }
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! hightick-stack: the whole service on one machine, for one game. A
+//! gateway (SQLite by default, PostgreSQL with a URL) and N server hosts
+//! registered with it run as child processes; swarm players walk the full
+//! journey against them: log in through the login queue, matchmake, play
+//! over UDP with the game's bot, buy with what the match paid, queue again.
+//! At the end the players stop, the hosts drain (running matches end and
+//! post their results through their outboxes), and the store is audited.
+//! The [`JourneyReport`] says what players saw (login and match-found
+//! times, match quality) and checks what must hold: matches finished equal
+//! results recorded, no result left behind, the ledger balanced, no desync.
+//!
+//! What it is not: a fleet manager or a benchmark of one piece (the lab
+//! measures a host, the swarm a gateway); it wires the pieces as production
+//! would, on loopback.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use hightick_stack::{StackOptions, run};
+//! # fn demo<G: hightick_engine::bot::BotGame>() -> Result<(), hightick_stack::StackError> {
+//! let options = StackOptions {
+//!     exe: std::env::current_exe().unwrap(), // a binary with `gateway` and `serve`
+//!     dir: "stack-run".into(),
+//!     players: 40,
+//!     hosts: 2,
+//!     workers: 1,
+//!     ramp_up: Duration::from_secs(10),
+//!     duration: Duration::from_secs(180),
+//!     mode: None,
+//!     full_rules: false,
+//!     database_url: None,
+//!     drain_timeout_s: 10,
+//! };
+//! let report = run::<G>(&options, |_progress| {})?;
+//! print!("{}", report.render_text());
+//! assert!(report.passed());
+//! # Ok(()) }
+//! ```
+
+mod children;
+mod error;
+mod journey;
+mod report;
+mod run;
+
+pub use error::StackError;
+pub use report::{JourneyReport, Quantiles};
+pub use run::{StackOptions, run};

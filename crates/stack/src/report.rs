@@ -1,0 +1,188 @@
+//! [`JourneyReport`]: what a stack run shows. The players' side (login and
+//! match-found times, what the bots saw of their matches), the hosts' side
+//! (matches finished, results left in an outbox) and the gateway's books
+//! (results recorded, the ledger audit), with the checks that must hold:
+//! every finished match recorded once, nothing left undelivered, the books
+//! balanced, no desync.
+
+use std::fmt::Write as _;
+
+use hightick_store::Audit;
+use hightick_swarm::result::MatchSummary;
+use serde::Serialize;
+
+/// Milliseconds at two quantiles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Quantiles {
+    /// Median, milliseconds.
+    pub p50_ms: f64,
+    /// 99th percentile, milliseconds.
+    pub p99_ms: f64,
+}
+
+/// A stack run's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JourneyReport {
+    /// The game.
+    pub game: String,
+    /// The mode played.
+    pub mode: String,
+    /// `short` or `full`.
+    pub rules: String,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// Virtual players.
+    pub players: u64,
+    /// Server hosts.
+    pub hosts: usize,
+    /// The players' run, seconds.
+    pub elapsed_s: f64,
+    /// Login, request to session (through the login queue).
+    pub login: Quantiles,
+    /// Queueing for a match, ticket to match found.
+    pub match_found: Quantiles,
+    /// Requests the players made, and how many failed.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed_requests: u64,
+    /// What the bots saw of their matches.
+    pub bots: Option<MatchSummary>,
+    /// Matches the hosts finished (their results files), abandoned ones
+    /// (ended by the drain) among them.
+    pub matches_finished: u64,
+    /// Of those, ended by the drain before their end.
+    pub matches_abandoned: u64,
+    /// Results still waiting in a host's outbox after the drain.
+    pub outbox_left: u64,
+    /// Results the gateway refused (in a host's `rejected/`).
+    pub outbox_rejected: u64,
+    /// The gateway's books after the run.
+    pub audit: Audit,
+}
+
+impl JourneyReport {
+    /// The checks that must hold, each with whether it did.
+    pub fn checks(&self) -> Vec<(String, bool)> {
+        let desyncs = self.bots.as_ref().map_or(0, |b| b.desyncs);
+        vec![
+            (
+                format!(
+                    "matches finished {} = results recorded {}",
+                    self.matches_finished, self.audit.matches_recorded
+                ),
+                self.matches_finished == self.audit.matches_recorded as u64,
+            ),
+            (
+                format!(
+                    "results left in outboxes: {} (refused: {})",
+                    self.outbox_left, self.outbox_rejected
+                ),
+                self.outbox_left == 0 && self.outbox_rejected == 0,
+            ),
+            (
+                format!(
+                    "ledger: balances {} = ledger {} ({} accounts off their ledger)",
+                    self.audit.balance_total,
+                    self.audit.ledger_total,
+                    self.audit.accounts_off_ledger
+                ),
+                self.audit.balanced(),
+            ),
+            (format!("desyncs: {desyncs}"), desyncs == 0),
+        ]
+    }
+
+    /// Whether every check held.
+    pub fn passed(&self) -> bool {
+        self.checks().iter().all(|(_, ok)| *ok)
+    }
+
+    /// The report as text, with `FIGURE` lines.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "hightick stack: {} {} ({} rules), {} players, {} host(s), 1 gateway on {}, {:.0} s",
+            self.game,
+            self.mode,
+            self.rules,
+            self.players,
+            self.hosts,
+            self.backend,
+            self.elapsed_s
+        );
+        let _ = writeln!(
+            out,
+            "  login        p50 {:>9.1} ms   p99 {:>9.1} ms",
+            self.login.p50_ms, self.login.p99_ms
+        );
+        let _ = writeln!(
+            out,
+            "  match found  p50 {:>9.1} ms   p99 {:>9.1} ms",
+            self.match_found.p50_ms, self.match_found.p99_ms
+        );
+        let _ = writeln!(
+            out,
+            "  requests {} ({} failed)",
+            self.requests, self.failed_requests
+        );
+        if let Some(b) = &self.bots {
+            let _ = writeln!(
+                out,
+                "  bots: {} matches begun, {} played to the end; snapshots every {:.1} ms p50 / {:.1} ms p99; RTT p99 {:.2} ms; loss {:.3} %; {} desyncs, {} decode errors",
+                b.started,
+                b.finished,
+                b.interarrival_p50_us as f64 / 1000.0,
+                b.interarrival_p99_us as f64 / 1000.0,
+                b.rtt_p99_us as f64 / 1000.0,
+                b.packet_loss * 100.0,
+                b.desyncs,
+                b.decode_errors
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  matches: {} finished on the hosts ({} ended by the drain), {} recorded by the gateway",
+            self.matches_finished, self.matches_abandoned, self.audit.matches_recorded
+        );
+        let reasons: Vec<String> = self
+            .audit
+            .ledger_by_reason
+            .iter()
+            .map(|(r, v)| format!("{r} {v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  books: {} accounts, balances {} = ledger {} ({})",
+            self.audit.accounts,
+            self.audit.balance_total,
+            self.audit.ledger_total,
+            reasons.join(", ")
+        );
+        for (check, ok) in self.checks() {
+            let _ = writeln!(out, "  [{}] {check}", if ok { "ok" } else { "FAILED" });
+        }
+        let _ = writeln!(out, "FIGURE stack_login_p99_ms {:.1} ms", self.login.p99_ms);
+        let _ = writeln!(
+            out,
+            "FIGURE stack_match_found_p99_ms {:.1} ms",
+            self.match_found.p99_ms
+        );
+        let _ = writeln!(
+            out,
+            "FIGURE stack_matches_finished {} matches",
+            self.matches_finished
+        );
+        let _ = writeln!(
+            out,
+            "FIGURE stack_results_recorded {} matches",
+            self.audit.matches_recorded
+        );
+        let _ = writeln!(
+            out,
+            "FIGURE stack_ledger_mismatches {} accounts",
+            self.audit.accounts_off_ledger
+        );
+        out
+    }
+}

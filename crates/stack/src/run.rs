@@ -1,0 +1,367 @@
+//! [`run`]: one stack run, start to report. A gateway and the hosts are child
+//! processes of the binary named in the options (so a host's CPU, crash or
+//! drain is its own); the players run in this process. At the end the
+//! players stop, the hosts drain (running matches end and post their
+//! results), the gateway stops, and the store is audited.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use hightick_engine::bot::BotGame;
+use hightick_gateway::GatewayConfig;
+use hightick_gateway::config::ModeConfig;
+use hightick_store::{Store, StoreOptions};
+use hightick_swarm::aggregate::Progress;
+use hightick_swarm::result::RunResult;
+use hightick_swarm::{MatchPlayer, Scenario, mode_and_settings};
+
+use crate::children::{Process, banner_url};
+use crate::error::StackError;
+use crate::journey::Journey;
+use crate::report::{JourneyReport, Quantiles};
+
+/// Longest a child may take to print its banner.
+const START_PATIENCE: Duration = Duration::from_secs(30);
+/// Longest the hosts may take to register.
+const REGISTER_PATIENCE: Duration = Duration::from_secs(20);
+/// What a drain may take beyond the drain timeout (posting the outbox).
+const DRAIN_SLACK: Duration = Duration::from_secs(20);
+
+/// What a stack run is made of.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    /// The binary whose `gateway` and `serve` subcommands run the children
+    /// (the caller's own, usually).
+    pub exe: PathBuf,
+    /// Working directory: the database, the hosts' state, logs, the report.
+    pub dir: PathBuf,
+    /// Virtual players.
+    pub players: u64,
+    /// Server hosts.
+    pub hosts: usize,
+    /// Worker threads per host.
+    pub workers: usize,
+    /// Players' ramp-up.
+    pub ramp_up: Duration,
+    /// How long the players keep playing after the ramp-up.
+    pub duration: Duration,
+    /// The mode (default: the game's first).
+    pub mode: Option<String>,
+    /// The game's full rules instead of its short ones.
+    pub full_rules: bool,
+    /// A PostgreSQL URL (default: SQLite in the working directory).
+    pub database_url: Option<String>,
+    /// Seconds the hosts' running matches may go on once the players stop.
+    pub drain_timeout_s: u64,
+}
+
+/// Runs the whole service with `options` for game `G`, calling `observe`
+/// every second of the players' run; the report comes back whether or not
+/// its checks held (see [`JourneyReport::passed`]).
+pub fn run<G: BotGame>(
+    options: &StackOptions,
+    observe: impl FnMut(&Progress),
+) -> Result<JourneyReport, StackError> {
+    let (mode, _) = mode_and_settings::<G>(options.mode.as_deref(), &serde_json::Value::Null)?;
+    let per_match = u64::from(mode.players);
+    if options.players < per_match {
+        return Err(StackError::Options(format!(
+            "players: a {} match needs {per_match}; got {}",
+            mode.name, options.players
+        )));
+    }
+    if !(1..=16).contains(&options.hosts) {
+        return Err(StackError::Options("hosts: must be 1 to 16".to_owned()));
+    }
+    let dir = &options.dir;
+    std::fs::create_dir_all(dir).map_err(StackError::io(dir))?;
+    let secrets = write_secrets(dir)?;
+    let settings = if options.full_rules {
+        serde_json::Map::new()
+    } else {
+        match serde_json::to_value(G::short_settings(mode)) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        }
+    };
+
+    let gateway_config = GatewayConfig {
+        listen: "127.0.0.1:0".parse().expect("literal address"),
+        database_url: options.database_url.clone(),
+        data_dir: dir.join("gateway-data"),
+        rate_limit_per_s: 0.0,
+        token_key_file: Some(secrets.key.clone()),
+        session_key_file: Some(secrets.session.clone()),
+        server_secret_file: Some(secrets.server.clone()),
+        modes: vec![ModeConfig {
+            name: mode.name.to_owned(),
+            players: usize::from(mode.players),
+            settings: settings.clone(),
+        }],
+        ..GatewayConfig::default()
+    };
+    let config_path = dir.join("gateway.toml");
+    let text = toml::to_string(&gateway_config)
+        .map_err(|e| StackError::Options(format!("gateway config: {e}")))?;
+    std::fs::write(&config_path, text).map_err(StackError::io(&config_path))?;
+    let (mut gateway, banner) = Process::start(
+        "gateway",
+        &options.exe,
+        &[
+            "gateway".to_owned(),
+            "--config".to_owned(),
+            path(&config_path),
+        ],
+        &dir.join("gateway.log"),
+        "listening on",
+        START_PATIENCE,
+    )?;
+    let gateway_url = banner_url(&banner).ok_or_else(|| StackError::Child {
+        name: "gateway".to_owned(),
+        reason: format!("unexpected banner {banner:?}"),
+    })?;
+
+    let mut hosts = Vec::with_capacity(options.hosts);
+    for i in 0..options.hosts {
+        let state = dir.join(format!("host-{i}"));
+        std::fs::create_dir_all(&state).map_err(StackError::io(&state))?;
+        let args: Vec<String> = [
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--admin",
+            "127.0.0.1:0",
+            "--workers",
+            &options.workers.to_string(),
+            "--key-file",
+            &path(&secrets.key),
+            "--gateway",
+            &gateway_url,
+            "--server-secret-file",
+            &path(&secrets.server),
+            "--state-dir",
+            &path(&state),
+            "--results",
+            &path(&state.join("results.jsonl")),
+            "--drain-timeout",
+            &options.drain_timeout_s.to_string(),
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        let (host, _) = Process::start(
+            &format!("host {i}"),
+            &options.exe,
+            &args,
+            &state.join("serve.log"),
+            "hightick serve: admin",
+            START_PATIENCE,
+        )?;
+        hosts.push((host, state));
+    }
+    wait_for_hosts(&gateway_url, &secrets.server_secret, options.hosts)?;
+
+    let journey = Journey {
+        gateway: &gateway_url,
+        users: options.players,
+        ramp_up: options.ramp_up,
+        hold: options.duration,
+        mode: mode.name,
+        settings_toml: &inline_toml(&settings),
+        item: gateway_config
+            .catalog
+            .iter()
+            .min_by_key(|i| i.price)
+            .map_or("xp.boost", |i| i.item_id.as_str()),
+        connections: (options.players as usize).clamp(4, 512),
+    };
+    let scenario = Arc::new(Scenario::parse(&journey.scenario(), "stack journey")?);
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(StackError::io(Path::new("tokio runtime")))?;
+    let result = runtime.block_on(hightick_swarm::run::run(
+        scenario,
+        MatchPlayer::of::<G>(),
+        Arc::new(AtomicBool::new(false)),
+        observe,
+    ))?;
+    drop(runtime);
+    let elapsed_s = started.elapsed().as_secs_f64();
+
+    // The players have stopped: the hosts drain and post what they owe.
+    let patience = Duration::from_secs(options.drain_timeout_s) + DRAIN_SLACK;
+    let mut finished = Finished::default();
+    for (host, state) in &mut hosts {
+        if !host.stop(patience) {
+            eprintln!(
+                "hightick stack: {} did not drain in time; killed",
+                host.name
+            );
+        }
+        finished.add(state);
+    }
+    gateway.stop(Duration::from_secs(15));
+    let audit = audit_store(&gateway_config)?;
+
+    Ok(JourneyReport {
+        game: G::NAME.to_owned(),
+        mode: mode.name.to_owned(),
+        rules: if options.full_rules { "full" } else { "short" }.to_owned(),
+        backend: if options.database_url.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+        .to_owned(),
+        players: options.players,
+        hosts: options.hosts,
+        elapsed_s,
+        login: step_time(&result, "login"),
+        match_found: step_time(&result, "matchmake"),
+        requests: result.total.requests,
+        failed_requests: result.total.failed,
+        bots: result.matches.clone(),
+        matches_finished: finished.finished,
+        matches_abandoned: finished.abandoned,
+        outbox_left: finished.left,
+        outbox_rejected: finished.rejected,
+        audit,
+    })
+}
+
+/// The key, session and server secret files, and the server secret.
+struct SecretFiles {
+    key: PathBuf,
+    session: PathBuf,
+    server: PathBuf,
+    server_secret: String,
+}
+
+fn write_secrets(dir: &Path) -> Result<SecretFiles, StackError> {
+    let hex32 = || hex::encode(rand::random::<[u8; 32]>());
+    let files = SecretFiles {
+        key: dir.join("key.hex"),
+        session: dir.join("session.hex"),
+        server: dir.join("server.secret"),
+        server_secret: hex32(),
+    };
+    for (path, text) in [
+        (&files.key, hex32()),
+        (&files.session, hex32()),
+        (&files.server, files.server_secret.clone()),
+    ] {
+        std::fs::write(path, text).map_err(StackError::io(path))?;
+    }
+    Ok(files)
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Waits until the gateway lists `count` registered hosts.
+fn wait_for_hosts(gateway: &str, secret: &str, count: usize) -> Result<(), StackError> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    let deadline = Instant::now() + REGISTER_PATIENCE;
+    let mut seen = 0;
+    while Instant::now() < deadline {
+        let listed = agent
+            .get(&format!("{gateway}/v1/hosts"))
+            .header("authorization", &format!("Bearer {secret}"))
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_json::<serde_json::Value>().ok());
+        seen = listed
+            .as_ref()
+            .and_then(|v| v["hosts"].as_array())
+            .map_or(0, Vec::len);
+        if seen >= count {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(StackError::Child {
+        name: "hosts".to_owned(),
+        reason: format!(
+            "{seen} of {count} registered with the gateway within {REGISTER_PATIENCE:?}"
+        ),
+    })
+}
+
+/// A TOML inline table of `map` (`{ a = 1, b = "x" }`); nulls are left out.
+fn inline_toml(map: &serde_json::Map<String, serde_json::Value>) -> String {
+    let fields: Vec<String> = map
+        .iter()
+        .filter_map(|(k, v)| {
+            let value = toml::Value::try_from(v).ok()?;
+            Some(format!("{k} = {value}"))
+        })
+        .collect();
+    format!("{{ {} }}", fields.join(", "))
+}
+
+fn step_time(result: &RunResult, step: &str) -> Quantiles {
+    result
+        .steps
+        .iter()
+        .find(|s| s.name == step)
+        .map_or_else(Quantiles::default, |s| Quantiles {
+            p50_ms: s.step_time_p50_us as f64 / 1000.0,
+            p99_ms: s.step_time_p99_us as f64 / 1000.0,
+        })
+}
+
+/// What the hosts' state directories say after their drain.
+#[derive(Debug, Default)]
+struct Finished {
+    finished: u64,
+    abandoned: u64,
+    left: u64,
+    rejected: u64,
+}
+
+impl Finished {
+    fn add(&mut self, state: &Path) {
+        let results = std::fs::read_to_string(state.join("results.jsonl")).unwrap_or_default();
+        for line in results.lines().filter(|l| !l.trim().is_empty()) {
+            self.finished += 1;
+            if line.contains("\"outcome\":\"abandoned\"") {
+                self.abandoned += 1;
+            }
+        }
+        let count = |sub: &str| {
+            std::fs::read_dir(state.join("outbox").join(sub)).map_or(0, |d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count() as u64
+            })
+        };
+        self.left += count("pending");
+        self.rejected += count("rejected");
+    }
+}
+
+/// Reads the gateway's store for the audit (after the gateway stopped).
+fn audit_store(config: &GatewayConfig) -> Result<hightick_store::Audit, StackError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(StackError::io(Path::new("tokio runtime")))?;
+    runtime.block_on(async {
+        let store = match &config.database_url {
+            Some(url) => Store::open_with(&StoreOptions::new(url.clone())).await?,
+            None => Store::open_in_data_dir(&config.data_dir).await?,
+        };
+        let audit = store.audit().await?;
+        store.close().await;
+        Ok(audit)
+    })
+}
