@@ -533,3 +533,19 @@ pub fn close<F: FfiGame>(sessions: &Sessions<F>, client: HightickClient) -> High
         Ok(HightickStatus::Ok)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_status_and_the_last_error_never_an_unwind() {
+        let s = guarded(|| panic!("boom in the library"));
+        assert_eq!(s, HightickStatus::Panic);
+        last_error::with(|t| assert_eq!(t, "internal error: boom in the library"));
+        let s = guarded(|| Err(FfiError::NullPointer("out")));
+        assert_eq!(s, HightickStatus::NullPointer);
+        last_error::with(|t| assert_eq!(t, "argument `out` is null"));
+        assert_eq!(guarded(|| Ok(HightickStatus::Empty)), HightickStatus::Empty);
+    }
+}

@@ -248,3 +248,133 @@ pub(crate) fn value(output: &str, key: &str) -> f64 {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no `{key}` line in:\n{output}"))
 }
+
+/// A Rust caller of the C ABI: one handle, the buffers a C caller would
+/// own, and one frame's calls.
+pub(crate) mod player {
+    use std::time::{Duration, Instant};
+
+    use hightick_arena_client::*;
+    use hightick_client_ffi::{
+        HIGHTICK_LAST_ERROR_BYTES, HightickClient, HightickSnapshotInfo, HightickStatus,
+        HightickTickSync,
+    };
+
+    pub(crate) const ENTITIES: usize = 256;
+    pub(crate) const EVENTS: usize = 64;
+
+    /// A connected (or connecting) handle and its caller-owned buffers.
+    pub(crate) struct FfiPlayer {
+        pub(crate) handle: HightickClient,
+        pub(crate) entities: Box<[HightickArenaEntity]>,
+        pub(crate) events: Box<[HightickArenaEvent]>,
+        pub(crate) me: Option<u16>,
+        pub(crate) snapshots: u64,
+        last_tick: u32,
+    }
+
+    /// The calling thread's last error.
+    pub(crate) fn last_error() -> String {
+        let mut text = [0 as std::ffi::c_char; HIGHTICK_LAST_ERROR_BYTES + 1];
+        let mut len = 0;
+        // SAFETY: the buffer holds its length in bytes.
+        let s = unsafe { hightick_last_error(text.as_mut_ptr(), text.len(), &mut len) };
+        assert_eq!(s, HightickStatus::Ok);
+        // SAFETY: written NUL-terminated.
+        unsafe { std::ffi::CStr::from_ptr(text.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    impl FfiPlayer {
+        /// Connects with `token` (must succeed).
+        pub(crate) fn connect(token: &[u8]) -> Self {
+            let mut handle = 0;
+            // SAFETY: valid pointers and lengths.
+            let s = unsafe {
+                hightick_connect(
+                    token.as_ptr(),
+                    token.len(),
+                    std::ptr::null(),
+                    super::now_us(),
+                    &mut handle,
+                )
+            };
+            assert_eq!(s, HightickStatus::Ok, "{}", last_error());
+            Self {
+                handle,
+                entities: vec![HightickArenaEntity::default(); ENTITIES].into_boxed_slice(),
+                events: vec![HightickArenaEvent::default(); EVENTS].into_boxed_slice(),
+                me: None,
+                snapshots: 0,
+                last_tick: 0,
+            }
+        }
+
+        /// One frame: update, events, snapshot, input (running forward).
+        /// Returns the first error status of the frame's calls.
+        pub(crate) fn frame(&mut self, now_us: u64) -> Result<(), HightickStatus> {
+            let h = self.handle;
+            check(hightick_update(h, now_us))?;
+            let mut n = 0;
+            // SAFETY: the buffer holds EVENTS records.
+            let s = unsafe { hightick_poll_events(h, self.events.as_mut_ptr(), EVENTS, &mut n) };
+            check(s)?;
+            for e in &self.events[..n] {
+                if e.kind == HIGHTICK_ARENA_EVENT_WELCOME {
+                    self.me = Some(e.player);
+                }
+            }
+            let mut info = HightickSnapshotInfo::default();
+            // SAFETY: the buffer holds ENTITIES records.
+            let s = unsafe {
+                hightick_poll_snapshot(h, &mut info, self.entities.as_mut_ptr(), ENTITIES, &mut n)
+            };
+            if check(s)? == HightickStatus::Ok {
+                self.snapshots += 1;
+            }
+            let mut sync = HightickTickSync::default();
+            // SAFETY: valid out pointer.
+            if check(unsafe { hightick_tick_sync(h, &mut sync) })? == HightickStatus::Ok {
+                let tick = sync.server_tick as u32 + 6;
+                if tick > self.last_tick {
+                    self.last_tick = tick;
+                    let input = HightickArenaInput {
+                        move_y: 127,
+                        ..HightickArenaInput::default()
+                    };
+                    // SAFETY: valid record.
+                    let s = unsafe { hightick_send_input(h, tick, tick - 6, &input) };
+                    if s != HightickStatus::NotConnected {
+                        check(s)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        /// Plays frames about 4 ms apart until `done` (or `patience`
+        /// passes); returns whether `done` came.
+        pub(crate) fn play_until(
+            &mut self,
+            patience: Duration,
+            mut done: impl FnMut(&Self) -> bool,
+        ) -> bool {
+            let start = Instant::now();
+            while start.elapsed() < patience {
+                if let Err(s) = self.frame(super::now_us()) {
+                    panic!("frame: {s:?}: {}", last_error());
+                }
+                if done(self) {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(4));
+            }
+            false
+        }
+    }
+
+    fn check(s: HightickStatus) -> Result<HightickStatus, HightickStatus> {
+        if (s as i32) < 0 { Err(s) } else { Ok(s) }
+    }
+}
