@@ -86,3 +86,28 @@ impl FfiGame for ArenaFfi {
 hightick_client_ffi::export!(
     ArenaFfi => input: HightickArenaInput, event: HightickArenaEvent, entity: HightickArenaEntity
 );
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of;
+
+    use hightick_client_ffi::*;
+
+    use super::*;
+
+    /// The sizes `csharp/HightickNative.cs` checks its records against
+    /// (`Native.CheckLayout`): a change here is a change there, and an ABI
+    /// version bump.
+    #[test]
+    fn record_sizes_are_the_ones_the_csharp_binding_checks() {
+        assert_eq!(size_of::<HightickConfig>(), 12);
+        assert_eq!(size_of::<HightickStats>(), 120);
+        assert_eq!(size_of::<HightickTickSync>(), 24);
+        assert_eq!(size_of::<HightickConnection>(), 2);
+        assert_eq!(size_of::<HightickSnapshotInfo>(), 16);
+        assert_eq!(size_of::<HightickArenaInput>(), 16);
+        assert_eq!(size_of::<HightickArenaEntity>(), 40);
+        assert_eq!(size_of::<HightickArenaEvent>(), 32);
+        assert_eq!(HIGHTICK_ABI_VERSION, 1);
+    }
+}

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -377,4 +378,52 @@ pub(crate) mod player {
     fn check(s: HightickStatus) -> Result<HightickStatus, HightickStatus> {
         if (s as i32) < 0 { Err(s) } else { Ok(s) }
     }
+}
+
+/// Silence after which the server would time a client out: far longer
+/// than the live-match checks wait, so a seat freed in time was freed by
+/// the client's disconnect packets.
+pub(crate) const TOKEN_TIMEOUT_S: i32 = 120;
+
+/// Runs a client program (`command` given the token file's path; it plays
+/// for 3 seconds and prints `key value` lines) against a live match and
+/// checks that snapshots arrived, that its inputs reached the server (the
+/// admin API counts them, and its own player moved) and that it left
+/// cleanly (the server frees its seat at once, long before the token's
+/// timeout could).
+pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Command) {
+    let live = LiveMatch::start(&[7]);
+    let token = scratch(name).join("token");
+    std::fs::write(&token, live.token(7, TOKEN_TIMEOUT_S)).unwrap();
+    let play = command(&token);
+    let player = std::thread::spawn(move || run(play, Duration::from_secs(60)));
+    // While it plays, the server seats it.
+    let connected = live.wait_for("connected", Duration::from_secs(30), |c| c == 1);
+    let (ok, stdout, stderr) = player.join().unwrap();
+    assert!(ok, "the {name} client failed:\n{stdout}\n{stderr}");
+    eprintln!("the {name} client says:\n{stdout}");
+    assert_eq!(connected, 1, "the server never seated the {name} client");
+
+    // Snapshots arrived, and its own player moved on them.
+    assert!(value(&stdout, "snapshots") > 50.0, "{stdout}");
+    assert!(value(&stdout, "welcome") >= 0.0, "{stdout}");
+    assert!(value(&stdout, "moved") > 1.0, "{stdout}");
+    assert_eq!(
+        value(&stdout, "connected_before_disconnect"),
+        1.0,
+        "{stdout}"
+    );
+    assert_eq!(value(&stdout, "closed_locally"), 1.0, "{stdout}");
+    // Its inputs reached the server.
+    let accepted = live.count("inputs_accepted");
+    assert!(
+        accepted > 100,
+        "{accepted} inputs accepted: {}",
+        live.info()
+    );
+    // The server saw it leave: its seat is free, well inside the timeout.
+    let patience = Duration::from_secs(TOKEN_TIMEOUT_S as u64 / 4);
+    let connected = live.wait_for("connected", patience, |c| c == 0);
+    assert_eq!(connected, 0, "the seat is still taken: {}", live.info());
+    live.stop();
 }
