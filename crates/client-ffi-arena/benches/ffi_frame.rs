@@ -34,9 +34,12 @@ const WARM_UP: Duration = Duration::from_secs(2);
 const FRAMES: usize = 2000;
 const FRAME_GAP: Duration = Duration::from_millis(4);
 
-/// The Rust caller: the same frame as `FfiPlayer::frame`, in Rust.
+/// The Rust caller: the same frame as `FfiPlayer::frame`, in Rust. Its
+/// client lives on the heap, as the library's sessions do (on the stack of
+/// this loop it would stay in cache between frames, which a game's client
+/// object does not).
 struct RustPlayer {
-    client: FrameClient<Arena>,
+    client: Box<FrameClient<Arena>>,
     polled: u64,
     last_tick: u32,
     entities_read: u64,
@@ -89,7 +92,7 @@ fn main() {
         .core_mut()
         .track_positions(|r| r.transform.map(|t| t.position));
     let mut rust = RustPlayer {
-        client,
+        client: Box::new(client),
         polled: 0,
         last_tick: 0,
         entities_read: 0,

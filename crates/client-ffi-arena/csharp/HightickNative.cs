@@ -27,6 +27,7 @@ namespace Hightick
         NotConnected = -9,
         Io = -10,
         Panic = -11,
+        TooManyHandles = -12,
     }
 
     /// <summary>HightickConfig: settings of a connection.</summary>

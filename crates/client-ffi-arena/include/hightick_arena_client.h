@@ -168,6 +168,9 @@
 // The token expired before a server accepted it.
 #define HIGHTICK_REASON_TOKEN_EXPIRED 6
 
+// Handles one library can have open at once.
+#define HIGHTICK_MAX_OPEN_HANDLES 1024
+
 // The result of a call. Zero is success, positive values are successes
 // with nothing to hand over, negative values are errors; after an error
 // `hightick_last_error` tells what went wrong in words.
@@ -206,6 +209,9 @@ enum HightickStatus
   // The library hit a bug and caught it; the handle may be broken (the
   // last error says where). Close it.
   HIGHTICK_STATUS_PANIC = -11,
+  // Every handle this library can hold is open
+  // (`HIGHTICK_MAX_OPEN_HANDLES`); close one first.
+  HIGHTICK_STATUS_TOO_MANY_HANDLES = -12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -209,7 +209,7 @@ pub unsafe fn connect<F: FfiGame>(
             client,
             polled_snapshots: 0,
             peeked: None,
-        });
+        })?;
         // SAFETY: checked above.
         unsafe { out.write(handle) };
         Ok(HightickStatus::Ok)

@@ -52,6 +52,9 @@ pub enum FfiError {
     /// The handle was never issued.
     #[error("handle {0:#x} was never opened")]
     InvalidHandle(u64),
+    /// Every handle slot is open.
+    #[error("{0} handles are open, the most one library holds")]
+    TooManyHandles(usize),
     /// Another thread holds the handle.
     #[error("handle {0:#x} is in use by another thread")]
     Busy(u64),
@@ -81,6 +84,7 @@ impl FfiError {
             Self::TokenExpired { .. } => HightickStatus::TokenExpired,
             Self::Closed(_) => HightickStatus::Closed,
             Self::InvalidHandle(_) => HightickStatus::InvalidHandle,
+            Self::TooManyHandles(_) => HightickStatus::TooManyHandles,
             Self::Busy(_) => HightickStatus::Busy,
             Self::NotConnected => HightickStatus::NotConnected,
             Self::Io(_) => HightickStatus::Io,

@@ -112,7 +112,7 @@ pub use frame_client::FrameClient;
 pub use game::{FfiGame, ReplicaOf};
 pub use last_error::HIGHTICK_LAST_ERROR_BYTES;
 pub use records::*;
-pub use registry::{HightickClient, Registry};
+pub use registry::{HIGHTICK_MAX_OPEN_HANDLES, HightickClient, Registry};
 pub use status::{HightickStatus, status_text};
 
 /// The version of the C ABI: a library and a header with different versions

@@ -38,10 +38,13 @@ pub enum HightickStatus {
     /// The library hit a bug and caught it; the handle may be broken (the
     /// last error says where). Close it.
     Panic = -11,
+    /// Every handle this library can hold is open
+    /// (`HIGHTICK_MAX_OPEN_HANDLES`); close one first.
+    TooManyHandles = -12,
 }
 
 /// Every status.
-const ALL: [HightickStatus; 13] = [
+const ALL: [HightickStatus; 14] = [
     HightickStatus::Ok,
     HightickStatus::Empty,
     HightickStatus::NullPointer,
@@ -55,6 +58,7 @@ const ALL: [HightickStatus; 13] = [
     HightickStatus::NotConnected,
     HightickStatus::Io,
     HightickStatus::Panic,
+    HightickStatus::TooManyHandles,
 ];
 
 impl HightickStatus {
@@ -74,6 +78,7 @@ impl HightickStatus {
             Self::NotConnected => "not connected\0",
             Self::Io => "socket error\0",
             Self::Panic => "internal error (caught panic)\0",
+            Self::TooManyHandles => "too many open handles\0",
         }
     }
 
