@@ -13,7 +13,7 @@
 //! Prints `FIGURE ffi_frame_cost_ratio X` (median FFI frame over median
 //! Rust frame) and the medians behind it.
 
-#[allow(dead_code, unreachable_pub)]
+#[allow(unreachable_pub)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 

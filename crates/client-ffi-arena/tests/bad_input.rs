@@ -283,7 +283,8 @@ fn two_threads_on_one_handle_get_busy_never_a_race() {
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     eprintln!("ok/empty, busy, other: {a:?} {b:?}");
     assert_eq!(a[2] + b[2], 0, "only OK, EMPTY or BUSY");
-    assert!(a[0] > 0 && b[0] > 0);
+    // A call is refused as busy only while another one is inside: some got in.
+    assert!(a[0] + b[0] > 0);
     // The handle is whole afterwards.
     assert!(p.play_until(Duration::from_secs(10), |p| p.snapshots > 10));
     assert_eq!(hightick_close(h), HightickStatus::Ok);

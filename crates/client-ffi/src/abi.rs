@@ -357,6 +357,30 @@ pub unsafe fn poll_events<F: FfiGame>(
     })
 }
 
+/// Writes what `read` finds in the session of `client` to the caller's
+/// `out`: OK, or EMPTY (nothing written) when it finds nothing.
+///
+/// # Safety
+/// `out` is null or valid for one write.
+unsafe fn read_out<F: FfiGame, T>(
+    sessions: &Sessions<F>,
+    client: HightickClient,
+    out: *mut T,
+    read: impl FnOnce(&Session<F>) -> Result<Option<T>, FfiError>,
+) -> HightickStatus {
+    guarded(|| {
+        check_pointer(out, "out")?;
+        sessions.with(client, |s| match read(s)? {
+            Some(value) => {
+                // SAFETY: checked above; valid per the caller's contract.
+                unsafe { out.write(value) };
+                Ok(HightickStatus::Ok)
+            }
+            None => Ok(HightickStatus::Empty),
+        })
+    })
+}
+
 /// `hightick_entity`.
 ///
 /// # Safety
@@ -368,25 +392,26 @@ pub unsafe fn entity<F: FfiGame>(
     render_tick: f64,
     out: *mut F::Entity,
 ) -> HightickStatus {
-    guarded(|| {
-        check_pointer(out, "out")?;
-        let id = u16::try_from(id).map_err(|_| FfiError::InvalidArgument {
-            field: "id",
-            reason: "entity ids are below 65536",
-        })?;
-        sessions.with(client, |s| {
+    let Ok(id) = u16::try_from(id) else {
+        return guarded(|| {
+            Err(FfiError::InvalidArgument {
+                field: "id",
+                reason: "entity ids are below 65536",
+            })
+        });
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        read_out(sessions, client, out, |s| {
             let core = s.client.core();
-            let Some(e) = core.world().get(EntityId(id)) else {
-                return Ok(HightickStatus::Empty);
-            };
-            let position = (render_tick.is_finite() && render_tick >= 0.0)
-                .then(|| core.interpolated(EntityId(id), render_tick as f32))
-                .flatten();
-            // SAFETY: checked above.
-            unsafe { out.write(F::entity(e, position)) };
-            Ok(HightickStatus::Ok)
+            Ok(core.world().get(EntityId(id)).map(|e| {
+                let position = (render_tick.is_finite() && render_tick >= 0.0)
+                    .then(|| core.interpolated(EntityId(id), render_tick as f32))
+                    .flatten();
+                F::entity(e, position)
+            }))
         })
-    })
+    }
 }
 
 /// `hightick_stats`.
@@ -398,15 +423,8 @@ pub unsafe fn stats<F: FfiGame>(
     client: HightickClient,
     out: *mut HightickStats,
 ) -> HightickStatus {
-    guarded(|| {
-        check_pointer(out, "out")?;
-        sessions.with(client, |s| {
-            let stats = stats_of(&s.client);
-            // SAFETY: checked above.
-            unsafe { out.write(stats) };
-            Ok(HightickStatus::Ok)
-        })
-    })
+    // SAFETY: forwarded contract.
+    unsafe { read_out(sessions, client, out, |s| Ok(Some(stats_of(&s.client)))) }
 }
 
 fn stats_of<G: Game>(client: &FrameClient<G>) -> HightickStats {
@@ -450,25 +468,19 @@ pub unsafe fn tick_sync<F: FfiGame>(
     client: HightickClient,
     out: *mut HightickTickSync,
 ) -> HightickStatus {
-    guarded(|| {
-        check_pointer(out, "out")?;
-        sessions.with(client, |s| {
-            let c = &s.client;
-            let now = c.now();
-            let Some(estimate) = c.core().server_tick_estimate(now) else {
-                return Ok(HightickStatus::Empty);
-            };
-            let rate = f64::from(c.tick_rate_hz());
-            let sync = HightickTickSync {
-                server_tick: f64::from(estimate),
-                clock_offset_us: f64::from(estimate) / rate * 1e6 - c.clock().reading(now),
-                snapshot_tick: c.core().world().server_tick(),
-                tick_rate_hz: c.tick_rate_hz(),
-            };
-            // SAFETY: checked above.
-            unsafe { out.write(sync) };
-            Ok(HightickStatus::Ok)
-        })
+    // SAFETY: forwarded contract.
+    unsafe { read_out(sessions, client, out, |s| Ok(tick_sync_of(&s.client))) }
+}
+
+fn tick_sync_of<G: Game>(c: &FrameClient<G>) -> Option<HightickTickSync> {
+    let now = c.now();
+    let estimate = f64::from(c.core().server_tick_estimate(now)?);
+    let rate = f64::from(c.tick_rate_hz());
+    Some(HightickTickSync {
+        server_tick: estimate,
+        clock_offset_us: estimate / rate * 1e6 - c.clock().reading(now),
+        snapshot_tick: c.core().world().server_tick(),
+        tick_rate_hz: c.tick_rate_hz(),
     })
 }
 
@@ -481,15 +493,12 @@ pub unsafe fn connection<F: FfiGame>(
     client: HightickClient,
     out: *mut HightickConnection,
 ) -> HightickStatus {
-    guarded(|| {
-        check_pointer(out, "out")?;
-        sessions.with(client, |s| {
-            let state = connection_of(s.client.core().state());
-            // SAFETY: checked above.
-            unsafe { out.write(state) };
-            Ok(HightickStatus::Ok)
+    // SAFETY: forwarded contract.
+    unsafe {
+        read_out(sessions, client, out, |s| {
+            Ok(Some(connection_of(s.client.core().state())))
         })
-    })
+    }
 }
 
 fn connection_of(state: ClientState) -> HightickConnection {
