@@ -86,14 +86,22 @@ impl From<StoreError> for ApiError {
                 format!("balance {balance} is less than the cost {cost}"),
             )
             .field("quantity"),
-            other => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                format!("storage: {other}"),
-            ),
+            other => {
+                // A database restart or a full pool passes: ask for a retry.
+                let mut e = Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    format!("storage: {other}"),
+                );
+                e.retry_after_s = Some(STORAGE_RETRY_AFTER_S);
+                e
+            }
         }
     }
 }
+
+/// Seconds a client is asked to wait after a storage failure.
+const STORAGE_RETRY_AFTER_S: u64 = 1;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -261,6 +269,24 @@ mod tests {
     fn field_of(body: &str) -> (StatusCode, Option<String>) {
         let e = parse_json::<Buy>(body.as_bytes()).unwrap_err();
         (e.status, e.field)
+    }
+
+    #[test]
+    fn a_storage_failure_is_a_503_with_retry_after() {
+        for failure in [
+            StoreError::WriterClosed,
+            StoreError::BatchAborted {
+                reason: "connection reset".to_owned(),
+            },
+        ] {
+            let e = ApiError::from(failure);
+            assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+            let response = e.into_response();
+            assert_eq!(
+                response.headers().get(header::RETRY_AFTER).unwrap(),
+                &STORAGE_RETRY_AFTER_S.to_string()
+            );
+        }
     }
 
     #[test]
