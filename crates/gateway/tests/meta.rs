@@ -52,6 +52,12 @@ async fn a_retried_purchase_charges_once_and_concurrent_ones_never_overdraw() {
             inv.body["items"],
             json!([{ "item_id": "skin.red", "quantity": 2 }])
         );
+        // An item the shop does not sell is not found, and names the field.
+        let unknown =
+            json!({ "item_id": "skin.gold", "quantity": 1, "idempotency_key": "order-2" });
+        let a = http.post("/v1/me/purchases", &unknown, Some(&token)).await;
+        assert_eq!(a.status, 404, "{}", a.text);
+        assert_eq!(a.body["field"], "item_id", "{}", a.text);
         // The same key for a different purchase is a conflict, not a charge.
         let clash = json!({ "item_id": "skin.blue", "quantity": 1, "idempotency_key": "order-1" });
         assert_eq!(

@@ -111,10 +111,9 @@ pub(crate) async fn purchase(
             format!("quantity: must be 1..={MAX_QUANTITY}"),
         ));
     }
-    let unit_price = state
-        .config
-        .price(&body.item_id)
-        .ok_or_else(|| ApiError::invalid("item_id", "item_id: the shop does not sell it"))?;
+    let unit_price = state.config.price(&body.item_id).ok_or_else(|| {
+        ApiError::not_found("item_id: the shop does not sell it").field("item_id")
+    })?;
     let receipt = state
         .store
         .purchase(&PurchaseRequest {
