@@ -105,6 +105,13 @@ pub(crate) async fn purchase(
 ) -> Result<Response, ApiError> {
     check_text("idempotency_key", &body.idempotency_key, MAX_ID_LEN)?;
     check_text("item_id", &body.item_id, MAX_ID_LEN)?;
+    if !crate::config::valid_id(&body.item_id) {
+        // No item could have this id: malformed, not merely unsold.
+        return Err(ApiError::invalid(
+            "item_id",
+            "item_id: 1..=64 characters of [A-Za-z0-9_.-]",
+        ));
+    }
     if !(1..=MAX_QUANTITY).contains(&body.quantity) {
         return Err(ApiError::invalid(
             "quantity",
