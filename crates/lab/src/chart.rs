@@ -1,7 +1,7 @@
 //! The run report's charts, drawn with the report kit: frame time over the run, the
 //! per-subsystem breakdown against budgets, server CPU and players over the run.
 
-use hightick_report::{Bar, BarChart, Bars, Color, Corner, Key, Line, LineChart, ReportError, Svg};
+use hightick_report::{Bar, BarChart, Bars, Color, Key, Legend, Line, LineChart, ReportError, Svg};
 
 use crate::summary::{RunSummary, TargetStats};
 
@@ -70,6 +70,6 @@ pub(crate) fn cpu_and_players(run: &RunSummary) -> Result<Svg, ReportError> {
         tl.iter().map(|p| (p.t_s, p.cpu_cores)),
     ))
     .right_axis("players", vec![players])
-    .legend(Corner::LowerRight)
+    .legend(Legend::LowerRight)
     .render()
 }

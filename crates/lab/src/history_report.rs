@@ -2,7 +2,7 @@
 //! table and a self-contained HTML report with one chart per statistic.
 
 use hightick_report::{
-    Align, Cell, Color, Corner, Line, LineChart, Page, ReportError, Svg, Table, TextTable, XAxis,
+    Align, Cell, Color, Legend, Line, LineChart, Page, ReportError, Svg, Table, TextTable, XAxis,
 };
 
 use crate::compare::Stat;
@@ -176,8 +176,7 @@ fn across_commits(points: &[CommitPoint], stat: Stat) -> Result<Svg, ReportError
         format!("{stat} per match tick (us)"),
     )
     .x_axis(XAxis::Categories(commits))
-    .y_room(1.5)
-    .legend(Corner::UpperLeft);
+    .legend(Legend::Beside);
     for (i, name) in charted_targets(points).iter().enumerate() {
         let series = points
             .iter()

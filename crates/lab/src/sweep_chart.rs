@@ -2,7 +2,7 @@
 //! time against matches with the budget, and per-subsystem mean time stacked per step.
 
 use hightick_report::{
-    BarChart, Bars, Color, Corner, Key, Line, LineChart, ReportError, Svg, XAxis,
+    BarChart, Bars, Color, Key, Legend, Line, LineChart, ReportError, Svg, XAxis,
 };
 
 use crate::sweep::{SweepReport, matches_text};
@@ -37,7 +37,7 @@ pub(crate) fn tick_vs_matches(report: &SweepReport) -> Result<Svg, ReportError> 
     .key(Key::block("step passed", Color::GREEN))
     .key(Key::block("step failed", Color::RED))
     .reference("p99 budget", budget, Color::GREY)
-    .legend(Corner::UpperLeft)
+    .legend(Legend::UpperLeft)
     .render()
 }
 
@@ -67,8 +67,7 @@ pub(crate) fn subsystem_stacks(report: &SweepReport) -> Result<Svg, ReportError>
         "mean time per match tick (us)",
         labels,
     )
-    .y_room(2.0)
-    .legend(Corner::UpperLeft);
+    .legend(Legend::Beside);
     for (i, name) in names.iter().enumerate().filter(|(i, _)| shown(*i)) {
         let bars = (0..steps.len()).map(|k| mean(k, i));
         chart = chart.series(Bars::new(*name, Color::nth(i), bars));

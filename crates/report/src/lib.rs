@@ -50,7 +50,7 @@ mod page;
 mod table;
 mod text_table;
 
-pub use chart::{Bar, BarChart, Bars, Color, Corner, Key, Line, LineChart, Svg, XAxis};
+pub use chart::{Bar, BarChart, Bars, Color, Key, Legend, Line, LineChart, Svg, XAxis};
 pub use error::ReportError;
 pub use escape::escape;
 pub use page::{Page, STYLE, Tile};

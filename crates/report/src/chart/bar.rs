@@ -5,10 +5,10 @@ use plotters::prelude::*;
 use plotters::style::Color as _;
 
 use super::canvas::{
-    MARGIN, X_LABELS, Y_LABELS, box_key, category_labels, dashed, draw, failed, keys, legend, rgb,
-    value_range,
+    DESC_FONT, LABEL_FONT, MARGIN, X_LABELS, Y_LABELS, box_key, category_labels, dashed, draw,
+    failed, keys, legend, plot_area, rgb, value_range,
 };
-use super::{Color, Corner, Key, Svg};
+use super::{Color, Key, Legend, Svg};
 use crate::error::ReportError;
 
 /// One bar: its value, and optionally its own colour and a limit marked across it.
@@ -92,7 +92,7 @@ pub struct BarChart {
     y_room: f64,
     series: Vec<Bars>,
     keys: Vec<Key>,
-    legend: Corner,
+    legend: Legend,
 }
 
 impl BarChart {
@@ -110,7 +110,7 @@ impl BarChart {
             y_room: 1.15,
             series: Vec::new(),
             keys: Vec::new(),
-            legend: Corner::UpperRight,
+            legend: Legend::UpperRight,
         }
     }
 
@@ -144,9 +144,10 @@ impl BarChart {
         self
     }
 
-    /// With the legend in this corner (default: upper right).
-    pub fn legend(mut self, corner: Corner) -> Self {
-        self.legend = corner;
+    /// With the legend there (default: the plot's upper right corner). Beside the
+    /// plot, stacked series are listed top first, as they stand.
+    pub fn legend(mut self, at: Legend) -> Self {
+        self.legend = at;
         self
     }
 
@@ -186,12 +187,29 @@ impl BarChart {
         (left, left + width)
     }
 
+    /// The legend's entries: the series (top first when stacked), then the keys.
+    fn entries(&self) -> Vec<Key> {
+        let mut series: Vec<Key> = self
+            .series
+            .iter()
+            .map(|s| Key::block(s.label.clone(), s.color))
+            .collect();
+        if self.stacked {
+            series.reverse();
+        }
+        series
+            .into_iter()
+            .chain(self.keys.iter().cloned())
+            .collect()
+    }
+
     /// Draws the chart.
     pub fn render(&self) -> Result<Svg, ReportError> {
         let name = self.name.as_str();
         draw(name, |root| {
             let y = value_range(self.y_values(), self.y_room);
-            let mut chart = ChartBuilder::on(root)
+            let (area, side) = plot_area(root, self.legend);
+            let mut chart = ChartBuilder::on(&area)
                 .margin(MARGIN)
                 .x_label_area_size(X_LABELS)
                 .y_label_area_size(Y_LABELS)
@@ -202,6 +220,8 @@ impl BarChart {
                 .disable_x_mesh()
                 .x_labels(0)
                 .y_desc(self.y_desc.as_str())
+                .label_style(LABEL_FONT)
+                .axis_desc_style(DESC_FONT)
                 .draw()
                 .map_err(failed(name))?;
             for (s, series) in self.series.iter().enumerate() {
@@ -233,7 +253,13 @@ impl BarChart {
                     }
                 }
             }
-            legend(&mut chart, name, self.legend)?;
+            legend(
+                &mut chart,
+                name,
+                self.legend,
+                side.as_ref(),
+                &self.entries(),
+            )?;
             category_labels(root, &chart, name, &self.categories)
         })
     }
@@ -285,6 +311,23 @@ mod tests {
         assert!(
             painted(&svg, "polyline", "#5A5A5A") > 2,
             "budget marks are dashed"
+        );
+    }
+
+    #[test]
+    fn a_legend_beside_lists_stacks_top_first() {
+        let chart = BarChart::stacked("stacks", "us", vec!["1".into()])
+            .series(Bars::new("bottom", Color::nth(0), [1.0]))
+            .series(Bars::new("top", Color::nth(1), [2.0]))
+            .key(Key::line("budget", Color::GREY))
+            .legend(Legend::Beside);
+        let labels: Vec<String> = chart.entries().into_iter().map(|k| k.label).collect();
+        assert_eq!(labels, ["top", "bottom", "budget"]);
+        let texts = texts(&chart.render().unwrap());
+        let at = |t: &str| texts.iter().position(|x| x == t).unwrap();
+        assert!(
+            at("top") < at("bottom") && at("bottom") < at("budget"),
+            "{texts:?}"
         );
     }
 

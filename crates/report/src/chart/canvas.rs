@@ -10,15 +10,18 @@ use plotters::prelude::*;
 use plotters::style::Color as _;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{Color, Corner, Key, Svg};
+use super::{Color, Key, Legend, Svg};
 use crate::error::ReportError;
 
 /// Every chart's size in pixels (it scales down with the page).
 pub(crate) const SIZE: (u32, u32) = (900, 320);
 /// Space under the plot for the x labels, and left (and right) of it for the y labels.
-pub(crate) const X_LABELS: u32 = 36;
-pub(crate) const Y_LABELS: u32 = 64;
+pub(crate) const X_LABELS: u32 = 44;
+pub(crate) const Y_LABELS: u32 = 76;
 pub(crate) const MARGIN: u32 = 12;
+/// Tick labels, legend entries and category names; axis descriptions a little larger.
+pub(crate) const LABEL_FONT: (&str, u32) = ("sans-serif", 14);
+pub(crate) const DESC_FONT: (&str, u32) = ("sans-serif", 15);
 
 pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 pub(crate) type Plot<'a, 'b> =
@@ -118,25 +121,69 @@ pub(crate) fn dashed(
     Ok(())
 }
 
-/// The legend box of every labelled series.
+/// Width given up beside the plot for a legend there.
+pub(crate) const BESIDE: u32 = 180;
+
+/// The area to plot in, and the strip right of it when the legend goes there.
+pub(crate) fn plot_area<'a>(root: &Area<'a>, legend: Legend) -> (Area<'a>, Option<Area<'a>>) {
+    if legend == Legend::Beside {
+        let (plot, side) = root.split_horizontally(SIZE.0 - BESIDE);
+        (plot, Some(side))
+    } else {
+        (root.clone(), None)
+    }
+}
+
+/// The legend: in a corner, plotters' box of every labelled series; beside the plot
+/// (in `side`), `entries` from the top.
 pub(crate) fn legend<'a, 'b: 'a>(
     chart: &mut Plot<'a, 'b>,
     name: &str,
-    corner: Corner,
+    at: Legend,
+    side: Option<&Area<'_>>,
+    entries: &[Key],
 ) -> Result<(), ReportError> {
-    let position = match corner {
-        Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
-        Corner::UpperRight => SeriesLabelPosition::UpperRight,
-        Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
-        Corner::LowerRight => SeriesLabelPosition::LowerRight,
+    let position = match at {
+        Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+        Legend::UpperRight => SeriesLabelPosition::UpperRight,
+        Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+        Legend::LowerRight => SeriesLabelPosition::LowerRight,
+        Legend::Beside => {
+            return match side {
+                Some(area) => legend_beside(area, name, entries),
+                None => Ok(()),
+            };
+        }
     };
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
+        .label_font(LABEL_FONT)
         .position(position)
         .draw()
         .map_err(failed(name))
+}
+
+/// One entry a line, from the top of `area`, in the keys' style.
+fn legend_beside(area: &Area<'_>, name: &str, entries: &[Key]) -> Result<(), ReportError> {
+    let style = LABEL_FONT
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let x = 8;
+    for (i, key) in entries.iter().enumerate() {
+        let y = MARGIN as i32 + 10 + 22 * i as i32;
+        if key.line {
+            area.draw(&line_key(key.color)((x, y)))
+        } else {
+            area.draw(&box_key(key.color)((x, y)))
+        }
+        .map_err(failed(name))?;
+        area.draw(&Text::new(key.label.clone(), (x + 24, y), style.clone()))
+            .map_err(failed(name))?;
+    }
+    Ok(())
 }
 
 /// Draws `labels[k]` centred under category `k` (at x = k + 0.5), below the plot.
@@ -146,7 +193,7 @@ pub(crate) fn category_labels(
     name: &str,
     labels: &[String],
 ) -> Result<(), ReportError> {
-    let style = ("sans-serif", 12)
+    let style = LABEL_FONT
         .into_font()
         .color(&BLACK)
         .pos(Pos::new(HPos::Center, VPos::Top));

@@ -8,10 +8,10 @@ use plotters::prelude::*;
 use plotters::style::Color as _;
 
 use super::canvas::{
-    MARGIN, Plot, X_LABELS, Y_LABELS, dashed, draw, failed, finite, keys, legend, line_key, rgb,
-    value_range,
+    DESC_FONT, LABEL_FONT, MARGIN, Plot, X_LABELS, Y_LABELS, dashed, draw, failed, finite, keys,
+    legend, line_key, plot_area, rgb, value_range,
 };
-use super::{Color, Corner, Key, Svg};
+use super::{Color, Key, Legend, Svg};
 use crate::error::ReportError;
 
 /// What the x axis counts.
@@ -74,7 +74,7 @@ pub struct LineChart {
     dot_radius: u32,
     keys: Vec<Key>,
     references: Vec<(String, f64, Color)>,
-    legend: Corner,
+    legend: Legend,
 }
 
 impl LineChart {
@@ -97,7 +97,7 @@ impl LineChart {
             dot_radius: 5,
             keys: Vec::new(),
             references: Vec::new(),
-            legend: Corner::UpperRight,
+            legend: Legend::UpperRight,
         }
     }
 
@@ -158,9 +158,9 @@ impl LineChart {
         self
     }
 
-    /// With the legend in this corner (default: upper right).
-    pub fn legend(mut self, corner: Corner) -> Self {
-        self.legend = corner;
+    /// With the legend there (default: the plot's upper right corner).
+    pub fn legend(mut self, at: Legend) -> Self {
+        self.legend = at;
         self
     }
 
@@ -187,6 +187,21 @@ impl LineChart {
         }
     }
 
+    /// The legend's entries, in drawing order.
+    fn entries(&self) -> Vec<Key> {
+        let right = self.right.iter().flat_map(|(_, lines)| lines);
+        let lines = self.lines.iter().chain(right);
+        lines
+            .map(|l| Key::line(l.label.clone(), l.color))
+            .chain(self.keys.iter().cloned())
+            .chain(
+                self.references
+                    .iter()
+                    .map(|(label, _, color)| Key::line(label.clone(), *color)),
+            )
+            .collect()
+    }
+
     /// Draws the chart.
     pub fn render(&self) -> Result<Svg, ReportError> {
         let name = self.name.as_str();
@@ -201,7 +216,8 @@ impl LineChart {
                     .chain(self.references.iter().map(|(_, y, _)| *y)),
                 self.y_room,
             );
-            let mut builder = ChartBuilder::on(root);
+            let (area, side) = plot_area(root, self.legend);
+            let mut builder = ChartBuilder::on(&area);
             builder
                 .margin(MARGIN)
                 .x_label_area_size(X_LABELS)
@@ -211,7 +227,13 @@ impl LineChart {
                     .build_cartesian_2d(x.clone(), left)
                     .map_err(failed(name))?;
                 self.paint_left(&mut chart, &x)?;
-                return legend(&mut chart, name, self.legend);
+                return legend(
+                    &mut chart,
+                    name,
+                    self.legend,
+                    side.as_ref(),
+                    &self.entries(),
+                );
             };
             let right = value_range(
                 lines.iter().flat_map(|l| finite(&l.points)).map(|p| p.1),
@@ -225,6 +247,8 @@ impl LineChart {
             chart
                 .configure_secondary_axes()
                 .y_desc(desc.as_str())
+                .label_style(LABEL_FONT)
+                .axis_desc_style(DESC_FONT)
                 .y_label_formatter(&|v| format!("{v:.0}"))
                 .draw()
                 .map_err(failed(name))?;
@@ -239,7 +263,13 @@ impl LineChart {
                     .label(l.label.as_str())
                     .legend(line_key(l.color));
             }
-            legend(&mut chart, name, self.legend)
+            legend(
+                &mut chart,
+                name,
+                self.legend,
+                side.as_ref(),
+                &self.entries(),
+            )
         })
     }
 
@@ -261,7 +291,9 @@ impl LineChart {
         };
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(self.x_desc.as_str())
-            .y_desc(self.y_desc.as_str());
+            .y_desc(self.y_desc.as_str())
+            .label_style(LABEL_FONT)
+            .axis_desc_style(DESC_FONT);
         match &self.x_axis {
             XAxis::Continuous => {}
             XAxis::Counts => {
@@ -355,7 +387,7 @@ mod tests {
                     [(1.0, 10.0), (4.0, 40.0)],
                 )],
             )
-            .legend(Corner::UpperLeft)
+            .legend(Legend::UpperLeft)
             .render()
             .unwrap();
         let texts = texts(&svg);

@@ -50,18 +50,21 @@ impl Color {
     }
 }
 
-/// Where a chart's legend sits inside the plot.
+/// Where a chart's legend sits: in a corner of the plot, or beside it on the right
+/// (for many series, or bars a corner would cover).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Corner {
-    /// Top left.
+pub enum Legend {
+    /// Top left, in the plot.
     UpperLeft,
-    /// Top right.
+    /// Top right, in the plot.
     #[default]
     UpperRight,
-    /// Bottom left.
+    /// Bottom left, in the plot.
     LowerLeft,
-    /// Bottom right.
+    /// Bottom right, in the plot.
     LowerRight,
+    /// Right of the plot, which gives up that width.
+    Beside,
 }
 
 /// A legend entry that draws nothing in the plot: a colour explained (`over budget`)
