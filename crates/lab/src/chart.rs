@@ -1,7 +1,7 @@
 //! The run report's charts, drawn with the report kit: frame time over the run, the
 //! per-subsystem breakdown against budgets, server CPU and players over the run.
 
-use hightick_report::{Bar, BarChart, Bars, Color, Key, Legend, Line, LineChart, ReportError, Svg};
+use hightick_report::{Bar, BarChart, Bars, Color, Key, Line, LineChart, ReportError, Svg};
 
 use crate::summary::{RunSummary, TargetStats};
 
@@ -34,8 +34,6 @@ pub(crate) fn subsystem_breakdown(run: &RunSummary) -> Result<Svg, ReportError> 
     };
     let names = subs.iter().map(|s| s.name.clone()).collect();
     BarChart::grouped("per-subsystem breakdown", "time per tick (us)", names)
-        // Room above the tallest bar for the legend.
-        .y_room(1.6)
         .series(Bars::new(
             "mean",
             Color::BLUE,
@@ -70,6 +68,5 @@ pub(crate) fn cpu_and_players(run: &RunSummary) -> Result<Svg, ReportError> {
         tl.iter().map(|p| (p.t_s, p.cpu_cores)),
     ))
     .right_axis("players", vec![players])
-    .legend(Legend::LowerRight)
     .render()
 }

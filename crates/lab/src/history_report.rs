@@ -2,7 +2,7 @@
 //! table and a self-contained HTML report with one chart per statistic.
 
 use hightick_report::{
-    Align, Cell, Color, Legend, Line, LineChart, Page, ReportError, Svg, Table, TextTable, XAxis,
+    Align, Cell, Color, Line, LineChart, Page, ReportError, Svg, Table, TextTable, XAxis,
 };
 
 use crate::compare::Stat;
@@ -175,8 +175,7 @@ fn across_commits(points: &[CommitPoint], stat: Stat) -> Result<Svg, ReportError
         "commit (oldest first)",
         format!("{stat} per match tick (us)"),
     )
-    .x_axis(XAxis::Categories(commits))
-    .legend(Legend::Beside);
+    .x_axis(XAxis::Categories(commits));
     for (i, name) in charted_targets(points).iter().enumerate() {
         let series = points
             .iter()

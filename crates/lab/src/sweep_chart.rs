@@ -1,9 +1,7 @@
 //! The sweep report's charts, drawn with the report kit: p99 (and mean) match-tick
 //! time against matches with the budget, and per-subsystem mean time stacked per step.
 
-use hightick_report::{
-    BarChart, Bars, Color, Key, Legend, Line, LineChart, ReportError, Svg, XAxis,
-};
+use hightick_report::{BarChart, Bars, Color, Key, Line, LineChart, ReportError, Svg, XAxis};
 
 use crate::sweep::{SweepReport, matches_text};
 
@@ -37,7 +35,6 @@ pub(crate) fn tick_vs_matches(report: &SweepReport) -> Result<Svg, ReportError> 
     .key(Key::block("step passed", Color::GREEN))
     .key(Key::block("step failed", Color::RED))
     .reference("p99 budget", budget, Color::GREY)
-    .legend(Legend::UpperLeft)
     .render()
 }
 
@@ -66,8 +63,7 @@ pub(crate) fn subsystem_stacks(report: &SweepReport) -> Result<Svg, ReportError>
         "per-subsystem stacks",
         "mean time per match tick (us)",
         labels,
-    )
-    .legend(Legend::Beside);
+    );
     for (i, name) in names.iter().enumerate().filter(|(i, _)| shown(*i)) {
         let bars = (0..steps.len()).map(|k| mean(k, i));
         chart = chart.series(Bars::new(*name, Color::nth(i), bars));

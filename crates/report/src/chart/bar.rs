@@ -110,7 +110,7 @@ impl BarChart {
             y_room: 1.15,
             series: Vec::new(),
             keys: Vec::new(),
-            legend: Legend::UpperRight,
+            legend: Legend::Beside,
         }
     }
 
@@ -144,7 +144,7 @@ impl BarChart {
         self
     }
 
-    /// With the legend there (default: the plot's upper right corner). Beside the
+    /// With the legend there (default: beside the plot). Beside the
     /// plot, stacked series are listed top first, as they stand.
     pub fn legend(mut self, at: Legend) -> Self {
         self.legend = at;

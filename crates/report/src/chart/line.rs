@@ -97,7 +97,7 @@ impl LineChart {
             dot_radius: 5,
             keys: Vec::new(),
             references: Vec::new(),
-            legend: Legend::UpperRight,
+            legend: Legend::Beside,
         }
     }
 
@@ -158,7 +158,7 @@ impl LineChart {
         self
     }
 
-    /// With the legend there (default: the plot's upper right corner).
+    /// With the legend there (default: beside the plot).
     pub fn legend(mut self, at: Legend) -> Self {
         self.legend = at;
         self

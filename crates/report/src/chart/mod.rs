@@ -50,21 +50,21 @@ impl Color {
     }
 }
 
-/// Where a chart's legend sits: in a corner of the plot, or beside it on the right
-/// (for many series, or bars a corner would cover).
+/// Where a chart's legend sits: beside the plot on the right (the default: it never
+/// covers a line or a bar), or in a corner of the plot (leaving it all its width).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Legend {
+    /// Right of the plot, which gives up that width.
+    #[default]
+    Beside,
     /// Top left, in the plot.
     UpperLeft,
     /// Top right, in the plot.
-    #[default]
     UpperRight,
     /// Bottom left, in the plot.
     LowerLeft,
     /// Bottom right, in the plot.
     LowerRight,
-    /// Right of the plot, which gives up that width.
-    Beside,
 }
 
 /// A legend entry that draws nothing in the plot: a colour explained (`over budget`)

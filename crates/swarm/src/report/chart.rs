@@ -1,7 +1,7 @@
 //! The report's charts over the run's timeline, drawn with the report kit: players,
 //! throughput, response time, errors, and pacing when the run was paced.
 
-use hightick_report::{Color, Legend, Line, LineChart, ReportError, Svg};
+use hightick_report::{Color, Line, LineChart, ReportError, Svg};
 
 use crate::result::LoadPoint;
 
@@ -16,7 +16,7 @@ fn chart(
     y_desc: &str,
     lines: Vec<Line>,
 ) -> Result<(&'static str, Svg), ReportError> {
-    let mut chart = LineChart::new(title, "time (s)", y_desc).legend(Legend::UpperLeft);
+    let mut chart = LineChart::new(title, "time (s)", y_desc);
     for line in lines {
         chart = chart.line(line);
     }
