@@ -119,8 +119,8 @@ impl LineChart {
         self
     }
 
-    /// With a second y axis on the right, described by `desc`, labelled in whole
-    /// numbers, for these lines.
+    /// With a second y axis on the right, described by `desc`, for these lines; labelled
+    /// in whole numbers when it runs to 10 or more.
     pub fn right_axis(mut self, desc: impl Into<String>, lines: Vec<Line>) -> Self {
         self.right = Some((desc.into(), lines));
         self
@@ -239,6 +239,8 @@ impl LineChart {
                 lines.iter().flat_map(|l| finite(&l.points)).map(|p| p.1),
                 self.y_room,
             );
+            // Counts (players) read best whole; a small range needs its decimal.
+            let whole = right.end >= 10.0;
             let mut chart = builder
                 .right_y_label_area_size(Y_LABELS)
                 .build_cartesian_2d(x.clone(), left)
@@ -249,7 +251,13 @@ impl LineChart {
                 .y_desc(desc.as_str())
                 .label_style(LABEL_FONT)
                 .axis_desc_style(DESC_FONT)
-                .y_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| {
+                    if whole {
+                        format!("{v:.0}")
+                    } else {
+                        format!("{v:.1}")
+                    }
+                })
                 .draw()
                 .map_err(failed(name))?;
             self.paint_left(&mut chart, &x)?;
@@ -401,6 +409,23 @@ mod tests {
             );
         }
         assert_eq!(painted(&svg, "circle", "#D62728"), 1);
+    }
+
+    #[test]
+    fn a_small_right_axis_keeps_its_decimal() {
+        let svg = LineChart::new("pacing", "time (s)", "rate (/s)")
+            .line(Line::new("rate", Color::BLUE, [(0.0, 400.0), (1.0, 420.0)]))
+            .right_axis(
+                "ms",
+                vec![Line::new("p95", Color::ORANGE, [(0.0, 4.0), (1.0, 6.0)])],
+            )
+            .render()
+            .unwrap();
+        let texts = texts(&svg);
+        assert!(
+            texts.contains(&"5.0".into()) && texts.contains(&"ms".into()),
+            "{texts:?}"
+        );
     }
 
     #[test]

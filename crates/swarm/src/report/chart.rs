@@ -59,18 +59,18 @@ pub(super) fn timeline_charts(tl: &[LoadPoint]) -> Result<Vec<(&'static str, Svg
         )?,
     ];
     if tl.iter().any(|p| p.paced_rate.is_some()) {
-        charts.push(chart(
-            "Pacing",
-            "rate / s and measured ms",
-            vec![
-                over(tl, "paced rate (/s)", Color::BLUE, |p| {
-                    p.paced_rate.unwrap_or(f64::NAN)
-                }),
-                over(tl, "measured percentile (ms)", Color::ORANGE, |p| {
-                    p.paced_measure_us.map_or(f64::NAN, |m| m / 1e3)
-                }),
-            ],
-        )?);
+        // The rate (hundreds a second) and the percentile it holds (milliseconds) each
+        // on an axis of its own.
+        let measured = over(tl, "measured percentile (ms)", Color::ORANGE, |p| {
+            p.paced_measure_us.map_or(f64::NAN, |m| m / 1e3)
+        });
+        let pacing = LineChart::new("Pacing", "time (s)", "paced rate (/s)")
+            .line(over(tl, "paced rate (/s)", Color::BLUE, |p| {
+                p.paced_rate.unwrap_or(f64::NAN)
+            }))
+            .right_axis("measured percentile (ms)", vec![measured])
+            .render()?;
+        charts.push(("Pacing", pacing));
     }
     Ok(charts)
 }
