@@ -9,8 +9,8 @@
 //! - SVG charts drawn with plotters' SVG backend at one size and in one palette:
 //!   [`LineChart`] (lines over time, counts or categories, dots, dashed reference lines
 //!   such as budgets, a second y axis) and [`BarChart`] (grouped or stacked bars per
-//!   category, bars recoloured and limits marked one by one), each with its legend in a
-//!   corner or beside the plot ([`Legend`]).
+//!   category, bars recoloured and limits marked one by one), each with its legend beside
+//!   the plot, where it covers nothing.
 //! - [`TextTable`]: aligned columns for terminal output.
 //!
 //! What it is not: it knows nothing of runs, sweeps or load tests (the lab and the
@@ -51,7 +51,7 @@ mod page;
 mod table;
 mod text_table;
 
-pub use chart::{Bar, BarChart, Bars, Color, Key, Legend, Line, LineChart, Svg, XAxis};
+pub use chart::{Bar, BarChart, Bars, Color, Key, Line, LineChart, Svg, XAxis};
 pub use error::ReportError;
 pub use escape::escape;
 pub use page::{Page, STYLE, Tile};

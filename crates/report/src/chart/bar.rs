@@ -5,10 +5,10 @@ use plotters::prelude::*;
 use plotters::style::Color as _;
 
 use super::canvas::{
-    DESC_FONT, LABEL_FONT, MARGIN, X_LABELS, Y_LABELS, box_key, category_labels, dashed, draw,
-    failed, keys, legend, plot_area, rgb, value_range,
+    DESC_FONT, LABEL_FONT, MARGIN, X_LABELS, Y_LABELS, category_labels, dashed, draw, failed,
+    legend, plot_area, rgb, value_range,
 };
-use super::{Color, Key, Legend, Svg};
+use super::{Color, Key, Svg};
 use crate::error::ReportError;
 
 /// One bar: its value, and optionally its own colour and a limit marked across it.
@@ -89,10 +89,8 @@ pub struct BarChart {
     y_desc: String,
     categories: Vec<String>,
     stacked: bool,
-    y_room: f64,
     series: Vec<Bars>,
     keys: Vec<Key>,
-    legend: Legend,
 }
 
 impl BarChart {
@@ -107,10 +105,8 @@ impl BarChart {
             y_desc: y_desc.into(),
             categories,
             stacked: false,
-            y_room: 1.15,
             series: Vec::new(),
             keys: Vec::new(),
-            legend: Legend::Beside,
         }
     }
 
@@ -126,28 +122,15 @@ impl BarChart {
         }
     }
 
-    /// With the y axis running to `room` times the tallest bar (room for the legend).
-    pub fn y_room(mut self, room: f64) -> Self {
-        self.y_room = room;
-        self
-    }
-
     /// With this series.
     pub fn series(mut self, bars: Bars) -> Self {
         self.series.push(bars);
         self
     }
 
-    /// With a legend entry that draws nothing.
+    /// With a legend entry that draws nothing in the plot.
     pub fn key(mut self, key: Key) -> Self {
         self.keys.push(key);
-        self
-    }
-
-    /// With the legend there (default: beside the plot). Beside the
-    /// plot, stacked series are listed top first, as they stand.
-    pub fn legend(mut self, at: Legend) -> Self {
-        self.legend = at;
         self
     }
 
@@ -207,8 +190,8 @@ impl BarChart {
     pub fn render(&self) -> Result<Svg, ReportError> {
         let name = self.name.as_str();
         draw(name, |root| {
-            let y = value_range(self.y_values(), self.y_room);
-            let (area, side) = plot_area(root, self.legend);
+            let y = value_range(self.y_values());
+            let (area, side) = plot_area(root);
             let mut chart = ChartBuilder::on(&area)
                 .margin(MARGIN)
                 .x_label_area_size(X_LABELS)
@@ -235,31 +218,20 @@ impl BarChart {
                     let color = rgb(bar.color.unwrap_or(series.color));
                     Rectangle::new([(x0, below), (x1, below + bar.height())], color.filled())
                 });
-                chart
-                    .draw_series(rects)
-                    .map_err(failed(name))?
-                    .label(series.label.as_str())
-                    .legend(box_key(series.color));
+                chart.draw_series(rects).map_err(failed(name))?;
             }
-            keys(&mut chart, name, &self.keys)?;
             if !self.stacked {
                 for (s, series) in self.series.iter().enumerate() {
                     for (k, bar) in series.bars.iter().enumerate() {
                         if let Some(limit) = bar.mark {
                             let (x0, x1) = self.span(k, s);
                             let span = ((x0 - 0.04, limit), (x1 + 0.04, limit));
-                            dashed(&mut chart, name, span, (5, 3), Color::GREY, None)?;
+                            dashed(&mut chart, name, span, (5, 3), Color::GREY)?;
                         }
                     }
                 }
             }
-            legend(
-                &mut chart,
-                name,
-                self.legend,
-                side.as_ref(),
-                &self.entries(),
-            )?;
+            legend(&side, name, &self.entries())?;
             category_labels(root, &chart, name, &self.categories)
         })
     }
@@ -289,7 +261,6 @@ mod tests {
             .series(Bars::new("p99", Color::ORANGE, [20.0, 60.0, 1.0]))
             .key(Key::block("over budget", Color::RED))
             .key(Key::line("budget", Color::GREY))
-            .y_room(1.6)
             .render()
             .unwrap();
         let texts = texts(&svg);
@@ -315,12 +286,11 @@ mod tests {
     }
 
     #[test]
-    fn a_legend_beside_lists_stacks_top_first() {
+    fn the_legend_lists_stacks_top_first() {
         let chart = BarChart::stacked("stacks", "us", vec!["1".into()])
             .series(Bars::new("bottom", Color::nth(0), [1.0]))
             .series(Bars::new("top", Color::nth(1), [2.0]))
-            .key(Key::line("budget", Color::GREY))
-            .legend(Legend::Beside);
+            .key(Key::line("budget", Color::GREY));
         let labels: Vec<String> = chart.entries().into_iter().map(|k| k.label).collect();
         assert_eq!(labels, ["top", "bottom", "budget"]);
         let texts = texts(&chart.render().unwrap());

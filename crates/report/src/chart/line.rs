@@ -8,10 +8,10 @@ use plotters::prelude::*;
 use plotters::style::Color as _;
 
 use super::canvas::{
-    DESC_FONT, LABEL_FONT, MARGIN, Plot, X_LABELS, Y_LABELS, dashed, draw, failed, finite, keys,
-    legend, line_key, plot_area, rgb, value_range,
+    DESC_FONT, LABEL_FONT, MARGIN, Plot, X_LABELS, Y_LABELS, dashed, draw, failed, finite, legend,
+    plot_area, rgb, value_range,
 };
-use super::{Color, Key, Legend, Svg};
+use super::{Color, Key, Svg};
 use crate::error::ReportError;
 
 /// What the x axis counts.
@@ -67,19 +67,17 @@ pub struct LineChart {
     x_desc: String,
     y_desc: String,
     x_axis: XAxis,
-    y_room: f64,
     lines: Vec<Line>,
     right: Option<(String, Vec<Line>)>,
     dots: Vec<((f64, f64), Color)>,
     dot_radius: u32,
     keys: Vec<Key>,
     references: Vec<(String, f64, Color)>,
-    legend: Legend,
 }
 
 impl LineChart {
     /// An empty chart: `name` says which chart in errors; the axes are described by
-    /// `x_desc` and `y_desc`. The y axis runs from zero to 1.15 times the largest value.
+    /// `x_desc` and `y_desc`. The y axis runs from zero to 15% above the largest value.
     pub fn new(
         name: impl Into<String>,
         x_desc: impl Into<String>,
@@ -90,26 +88,18 @@ impl LineChart {
             x_desc: x_desc.into(),
             y_desc: y_desc.into(),
             x_axis: XAxis::Continuous,
-            y_room: 1.15,
             lines: Vec::new(),
             right: None,
             dots: Vec::new(),
             dot_radius: 5,
             keys: Vec::new(),
             references: Vec::new(),
-            legend: Legend::Beside,
         }
     }
 
     /// With this kind of x axis (default: continuous).
     pub fn x_axis(mut self, axis: XAxis) -> Self {
         self.x_axis = axis;
-        self
-    }
-
-    /// With the y axis running to `room` times the largest value (room for the legend).
-    pub fn y_room(mut self, room: f64) -> Self {
-        self.y_room = room;
         self
     }
 
@@ -138,7 +128,7 @@ impl LineChart {
         self
     }
 
-    /// With a legend entry that draws nothing.
+    /// With a legend entry that draws nothing in the plot.
     pub fn key(mut self, key: Key) -> Self {
         self.keys.push(key);
         self
@@ -155,12 +145,6 @@ impl LineChart {
         if let Some(y) = y.into().filter(|y| y.is_finite()) {
             self.references.push((label.into(), y, color));
         }
-        self
-    }
-
-    /// With the legend there (default: beside the plot).
-    pub fn legend(mut self, at: Legend) -> Self {
-        self.legend = at;
         self
     }
 
@@ -214,9 +198,8 @@ impl LineChart {
                     .chain(self.dots.iter().map(|(p, _)| *p))
                     .map(|(_, y)| y)
                     .chain(self.references.iter().map(|(_, y, _)| *y)),
-                self.y_room,
             );
-            let (area, side) = plot_area(root, self.legend);
+            let (area, side) = plot_area(root);
             let mut builder = ChartBuilder::on(&area);
             builder
                 .margin(MARGIN)
@@ -227,18 +210,9 @@ impl LineChart {
                     .build_cartesian_2d(x.clone(), left)
                     .map_err(failed(name))?;
                 self.paint_left(&mut chart, &x)?;
-                return legend(
-                    &mut chart,
-                    name,
-                    self.legend,
-                    side.as_ref(),
-                    &self.entries(),
-                );
+                return legend(&side, name, &self.entries());
             };
-            let right = value_range(
-                lines.iter().flat_map(|l| finite(&l.points)).map(|p| p.1),
-                self.y_room,
-            );
+            let right = value_range(lines.iter().flat_map(|l| finite(&l.points)).map(|p| p.1));
             // Counts (players) read best whole; a small range needs its decimal.
             let whole = right.end >= 10.0;
             let mut chart = builder
@@ -267,17 +241,9 @@ impl LineChart {
                         finite(&l.points),
                         rgb(l.color).stroke_width(2),
                     ))
-                    .map_err(failed(name))?
-                    .label(l.label.as_str())
-                    .legend(line_key(l.color));
+                    .map_err(failed(name))?;
             }
-            legend(
-                &mut chart,
-                name,
-                self.legend,
-                side.as_ref(),
-                &self.entries(),
-            )
+            legend(&side, name, &self.entries())
         })
     }
 
@@ -317,9 +283,7 @@ impl LineChart {
             let color = rgb(l.color);
             chart
                 .draw_series(LineSeries::new(finite(&l.points), color.stroke_width(2)))
-                .map_err(failed(name))?
-                .label(l.label.as_str())
-                .legend(line_key(l.color));
+                .map_err(failed(name))?;
             if let Some(radius) = l.dots {
                 chart
                     .draw_series(finite(&l.points).map(|p| Circle::new(p, radius, color.filled())))
@@ -333,10 +297,9 @@ impl LineChart {
         chart
             .draw_series(dots.map(|(p, c)| Circle::new(*p, self.dot_radius, rgb(*c).filled())))
             .map_err(failed(name))?;
-        keys(chart, name, &self.keys)?;
-        for (label, y, color) in &self.references {
+        for (_, y, color) in &self.references {
             let span = ((x.start, *y), (x.end, *y));
-            dashed(chart, name, span, (8, 5), *color, Some(label))?;
+            dashed(chart, name, span, (8, 5), *color)?;
         }
         Ok(())
     }
@@ -395,7 +358,6 @@ mod tests {
                     [(1.0, 10.0), (4.0, 40.0)],
                 )],
             )
-            .legend(Legend::UpperLeft)
             .render()
             .unwrap();
         let texts = texts(&svg);

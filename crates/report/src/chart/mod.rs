@@ -50,23 +50,6 @@ impl Color {
     }
 }
 
-/// Where a chart's legend sits: beside the plot on the right (the default: it never
-/// covers a line or a bar), or in a corner of the plot (leaving it all its width).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Legend {
-    /// Right of the plot, which gives up that width.
-    #[default]
-    Beside,
-    /// Top left, in the plot.
-    UpperLeft,
-    /// Top right, in the plot.
-    UpperRight,
-    /// Bottom left, in the plot.
-    LowerLeft,
-    /// Bottom right, in the plot.
-    LowerRight,
-}
-
 /// A legend entry that draws nothing in the plot: a colour explained (`over budget`)
 /// or a kind of mark that is drawn unlabelled elsewhere (`budget`).
 #[derive(Debug, Clone, PartialEq)]
