@@ -14,7 +14,7 @@ use std::fmt;
 
 use crate::history::RecordedRun;
 use crate::summary::RunSummary;
-use crate::text_table::{Align, TextTable};
+use hightick_report::{Align, TextTable};
 
 /// Noise band used when no repeated runs were recorded: 10%.
 pub const DEFAULT_NOISE: f64 = 0.10;

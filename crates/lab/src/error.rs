@@ -26,14 +26,9 @@ pub enum LabError {
         /// What is wrong.
         message: String,
     },
-    /// A chart could not be drawn.
-    #[error("cannot draw chart `{chart}`: {message}")]
-    Chart {
-        /// Which chart.
-        chart: &'static str,
-        /// What the drawing library said.
-        message: String,
-    },
+    /// A report could not be drawn (a chart).
+    #[error(transparent)]
+    Report(#[from] hightick_report::ReportError),
     /// The doctor's root directory does not exist or is not a directory.
     #[error("{}: host root is not a readable directory", root.display())]
     HostRoot {

@@ -1,13 +1,13 @@
 //! `hightick lab history`: per-subsystem mean and p99 across recorded commits, as a
 //! table and a self-contained HTML report with one chart per statistic.
 
-use std::fmt::Write as _;
+use hightick_report::{
+    Align, Cell, Color, Line, LineChart, Page, ReportError, Svg, Table, TextTable, XAxis,
+};
 
 use crate::compare::Stat;
 use crate::error::LabError;
 use crate::history::{RecordedRun, short_commit};
-use crate::html::{STYLE, escape, num, numeric_text, table, text};
-use crate::text_table::{Align, TextTable};
 
 /// One commit's runs, averaged.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,48 +130,60 @@ pub fn render_history_table(points: &[CommitPoint]) -> String {
 /// The history as one HTML document: per-target mean and p99 charts across commits
 /// and the table.
 pub fn render_history_html(title: &str, points: &[CommitPoint]) -> Result<String, LabError> {
-    let mut out = String::with_capacity(64 * 1024);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n\
-         <p>{} commits, {} runs. Values are averages over each commit's runs.</p>\n",
-        escape(title),
-        escape(title),
+    let mut page = Page::new(title);
+    page.paragraph(&format!(
+        "{} commits, {} runs. Values are averages over each commit's runs.",
         points.len(),
         points.iter().map(|p| p.runs).sum::<usize>(),
-    );
-    out.push_str("<h2>Mean time per match tick across commits</h2>\n");
-    out.push_str(&crate::history_chart::across_commits(points, Stat::Mean)?);
-    out.push_str("<h2>p99 time per match tick across commits</h2>\n");
-    out.push_str(&crate::history_chart::across_commits(points, Stat::P99)?);
-    out.push_str("<h2>Per commit (mean / p99 us)</h2>\n");
+    ));
+    page.section("Mean time per match tick across commits")
+        .chart(&across_commits(points, Stat::Mean)?);
+    page.section("p99 time per match tick across commits")
+        .chart(&across_commits(points, Stat::P99)?);
     let names = charted_targets(points);
-    let mut headers = vec!["commit", "runs", "run ids"];
-    headers.extend(names.iter().map(String::as_str));
-    let rows = points
-        .iter()
-        .map(|p| {
-            let ids: Vec<String> = p.ids.iter().map(|i| format!("#{i}")).collect();
-            let mut row = vec![
-                text(p.commit.clone()),
-                num(p.runs as f64, 0),
-                text(ids.join(" ")),
-            ];
-            for name in &names {
-                row.push(numeric_text(
-                    match (p.value(name, Stat::Mean), p.value(name, Stat::P99)) {
-                        (Some(m), Some(q)) => format!("{m:.1} / {q:.1}"),
-                        _ => "-".to_string(),
-                    },
-                ));
-            }
-            row
-        })
-        .collect();
-    table(&mut out, &headers, rows);
-    out.push_str("</body></html>\n");
-    Ok(out)
+    let headers = ["commit", "runs", "run ids"]
+        .into_iter()
+        .chain(names.iter().map(String::as_str));
+    let rows = points.iter().map(|p| {
+        let ids: Vec<String> = p.ids.iter().map(|i| format!("#{i}")).collect();
+        let mut row = vec![
+            Cell::text(p.commit.clone()),
+            Cell::num(p.runs as f64, 0),
+            Cell::text(ids.join(" ")),
+        ];
+        for name in &names {
+            row.push(Cell::numeric(
+                match (p.value(name, Stat::Mean), p.value(name, Stat::P99)) {
+                    (Some(m), Some(q)) => format!("{m:.1} / {q:.1}"),
+                    _ => "-".to_string(),
+                },
+            ));
+        }
+        row
+    });
+    page.section("Per commit (mean / p99 us)")
+        .table(&Table::new(headers).rows(rows));
+    Ok(page.finish())
+}
+
+/// Lines of `stat` per target across `points` (x: commits in recording order), a dot
+/// on each commit.
+fn across_commits(points: &[CommitPoint], stat: Stat) -> Result<Svg, ReportError> {
+    let commits = points.iter().map(|p| p.commit.clone()).collect();
+    let mut chart = LineChart::new(
+        "history across commits",
+        "commit (oldest first)",
+        format!("{stat} per match tick (us)"),
+    )
+    .x_axis(XAxis::Categories(commits));
+    for (i, name) in charted_targets(points).iter().enumerate() {
+        let series = points
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p.value(name, stat).map(|v| (k as f64, v)));
+        chart = chart.line(Line::new(name.as_str(), Color::nth(i), series).with_dots(3));
+    }
+    chart.render()
 }
 
 #[cfg(test)]

@@ -58,7 +58,6 @@ pub mod compare;
 pub mod doctor;
 pub mod error;
 pub mod history;
-mod history_chart;
 pub mod history_report;
 mod host_facts;
 pub mod html;
@@ -70,7 +69,6 @@ pub mod sweep;
 mod sweep_chart;
 pub mod sweep_html;
 mod sweep_report;
-mod text_table;
 mod violations;
 
 pub use budget_book::BudgetBook;

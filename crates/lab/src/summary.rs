@@ -6,7 +6,7 @@ pub use hightick_server::{TargetStats, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
-use crate::text_table::{Align, TextTable};
+use hightick_report::{Align, TextTable};
 
 /// Share of a core left to the operating system when games per core are computed.
 pub const GPC_HEADROOM: f64 = 0.9;

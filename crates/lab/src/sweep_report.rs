@@ -5,7 +5,7 @@ use hightick_telemetry::bench::figure_line;
 use crate::error::LabError;
 use crate::summary::{RunSummary, figure_token};
 use crate::sweep::{SweepReport, SweepStep, judge_step, matches_text};
-use crate::text_table::{Align, TextTable};
+use hightick_report::{Align, TextTable};
 
 fn yes_no(ok: bool) -> &'static str {
     if ok { "ok" } else { "NO" }

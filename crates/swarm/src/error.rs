@@ -76,9 +76,9 @@ pub enum SwarmError {
     /// breaks the protocol.
     #[error("agent protocol: {0}")]
     Protocol(String),
-    /// A report could not be drawn or written.
+    /// A report could not be drawn.
     #[error("report: {0}")]
-    Report(String),
+    Report(#[from] hightick_report::ReportError),
     /// A result file could not be read.
     #[error("result {path}: {message}")]
     Result {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
-use crate::text_table::{Align, TextTable};
+use hightick_report::{Align, TextTable};
 use host_files::HostFiles;
 
 pub use neighbours::{Neighbour, TaskSwitches, rank_neighbours, read_switches};

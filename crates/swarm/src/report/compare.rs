@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use hightick_report::{Align, TextTable};
+
 use crate::result::{RunResult, StepSummary};
 
 /// One metric of one step in both runs.
@@ -71,21 +73,26 @@ pub fn render_comparison(a: &RunResult, b: &RunResult) -> String {
         "A: {} ({} users, {:.1} s)   B: {} ({} users, {:.1} s)",
         a.scenario, a.users, a.elapsed_s, b.scenario, b.users, b.elapsed_s
     );
-    let _ = writeln!(
-        out,
-        "{:<28} {:<8} {:>12} {:>12} {:>10}",
-        "step", "metric", "A", "B", "change"
-    );
+    let mut table = TextTable::new(&[
+        ("step", Align::Left),
+        ("metric", Align::Left),
+        ("A", Align::Right),
+        ("B", Align::Right),
+        ("change", Align::Right),
+    ]);
     for d in differences(a, b) {
         let change = d
             .change_percent()
             .map_or_else(|| "-".to_owned(), |c| format!("{c:+.1} %"));
-        let _ = writeln!(
-            out,
-            "{:<28} {:<8} {:>12.3} {:>12.3} {:>10}",
-            d.step, d.metric, d.a, d.b, change
-        );
+        table.row([
+            d.step,
+            d.metric.to_owned(),
+            format!("{:.3}", d.a),
+            format!("{:.3}", d.b),
+            change,
+        ]);
     }
+    out.push_str(&table.render());
     for s in a
         .steps
         .iter()

@@ -1,117 +1,140 @@
-//! The self-contained HTML report: one file, inline CSS and SVG charts.
+//! The self-contained HTML report on the report kit's page: what ran, the headline,
+//! thresholds, per-step and match tables, and the charts over time.
 
-use std::fmt::Write as _;
+use hightick_report::{Cell, Mark, Page, Table, Tile};
 
 use super::chart::timeline_charts;
 use crate::error::SwarmError;
 use crate::result::RunResult;
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn ms(us: u64) -> String {
-    format!("{:.2}", us as f64 / 1e3)
+fn ms(us: u64) -> Cell {
+    Cell::numeric(format!("{:.2}", us as f64 / 1e3))
 }
 
 /// Renders the report.
 pub fn render_html(r: &RunResult) -> Result<String, SwarmError> {
-    let charts = timeline_charts(&r.timeline)?;
-    let mut h = String::new();
-    let title = format!("swarm: {}", escape(&r.scenario));
-    let _ = write!(
-        h,
-        r#"<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-.pass {{ color: #2a7d2a; font-weight: bold; }}
-.fail {{ color: #c62828; font-weight: bold; }}
-.chart {{ margin: 1em 0; }}
-</style></head><body>
-<h1>{title}</h1>
-<p>{model} model, {users} users over {agents} agent(s); ran {elapsed:.1} s (ramp-up {ramp:.1} s); peak {peak} players alive;
-{requests} requests, {rps:.1} req/s, {failed} failed.</p>
-"#,
-        model = escape(&r.model),
-        users = r.users,
-        agents = r.agents,
-        elapsed = r.elapsed_s,
-        ramp = r.ramp_up_s,
-        peak = r.peak_users,
-        requests = r.total.requests,
-        rps = r.total.rps,
-        failed = r.total.failed,
-    );
+    let mut page = Page::new(&format!("swarm: {}", r.scenario));
+    page.paragraph(&format!(
+        "{} model, {} users over {} agent(s); ran {:.1} s (ramp-up {:.1} s); peak {} players alive; \
+         {} requests, {:.1} req/s, {} failed.",
+        r.model,
+        r.users,
+        r.agents,
+        r.elapsed_s,
+        r.ramp_up_s,
+        r.peak_users,
+        r.total.requests,
+        r.total.rps,
+        r.total.failed,
+    ))
+    .tiles(&headline(r));
     if !r.thresholds.is_empty() {
-        let verdict = if r.passed { "pass" } else { "fail" };
-        let _ = write!(
-            h,
-            "<h2>Thresholds: <span class=\"{verdict}\">{}</span></h2><table><tr><th>threshold</th><th>measured</th><th>outcome</th></tr>",
-            verdict.to_uppercase()
-        );
-        for t in &r.thresholds {
-            let (class, word) = if t.passed {
-                ("pass", "PASS")
-            } else {
-                ("fail", "FAIL")
-            };
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td class=\"{class}\">{word}</td></tr>",
-                escape(&t.threshold),
-                escape(&t.shown)
-            );
-        }
-        h.push_str("</table>");
+        let passed = r.thresholds.iter().filter(|t| t.passed).count();
+        page.section("Thresholds")
+            .verdict(
+                &format!("{passed} of {} thresholds passed", r.thresholds.len()),
+                r.passed,
+            )
+            .table(&thresholds(r));
     }
-    h.push_str("<h2>Steps</h2><table><tr><th>step</th><th>requests</th><th>req/s</th><th>err %</th><th>retries</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>step time p99 ms</th><th>errors</th></tr>");
-    for s in r.steps.iter().chain(std::iter::once(&r.total)) {
+    page.section("Steps").table(&steps(r));
+    if let Some(m) = &r.matches {
+        let row = vec![
+            Cell::num(m.started as f64, 0),
+            Cell::num(m.finished as f64, 0),
+            Cell::num(m.snapshots as f64, 0),
+            ms(m.interarrival_p50_us),
+            ms(m.interarrival_p99_us),
+            ms(m.rtt_p50_us),
+            ms(m.rtt_p99_us),
+            Cell::num(m.packet_loss * 100.0, 3),
+            Cell::num(m.desyncs as f64, 0).over(m.desyncs > 0),
+            Cell::num(m.decode_errors as f64, 0).over(m.decode_errors > 0),
+            Cell::num(m.disconnects as f64, 0),
+        ];
+        let table = Table::new([
+            "started",
+            "finished",
+            "snapshots",
+            "inter-arrival p50 ms",
+            "p99 ms",
+            "rtt p50 ms",
+            "rtt p99 ms",
+            "loss %",
+            "desyncs",
+            "decode errors",
+            "disconnects",
+        ])
+        .rows([row]);
+        page.section("Matches").table(&table);
+    }
+    page.section("Over time");
+    for (title, svg) in timeline_charts(&r.timeline)? {
+        page.subsection(title).chart(&svg);
+    }
+    Ok(page.finish())
+}
+
+fn headline(r: &RunResult) -> Vec<Tile> {
+    let t = &r.total;
+    let mut tiles = vec![
+        Tile::new(format!("{:.1}", t.rps), "requests/s"),
+        Tile::new(
+            format!("{:.2} ms", t.p99_us as f64 / 1e3),
+            "p99 response time",
+        ),
+        Tile::new(format!("{:.2} %", t.error_rate * 100.0), "failed"),
+        Tile::new(r.peak_users.to_string(), "peak players alive"),
+    ];
+    if !r.thresholds.is_empty() {
+        let word = if r.passed { "PASS" } else { "FAIL" };
+        tiles.push(Tile::new(word, "thresholds").mark(Mark::verdict(r.passed)));
+    }
+    tiles
+}
+
+fn thresholds(r: &RunResult) -> Table {
+    let rows = r.thresholds.iter().map(|t| {
+        vec![
+            Cell::text(t.threshold.clone()),
+            Cell::numeric(t.shown.clone()),
+            Cell::text(if t.passed { "PASS" } else { "FAIL" }).mark(Mark::verdict(t.passed)),
+        ]
+    });
+    Table::new(["threshold", "measured", "outcome"]).rows(rows)
+}
+
+fn steps(r: &RunResult) -> Table {
+    let rows = r.steps.iter().chain([&r.total]).map(|s| {
         let errors: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = write!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.name),
-            s.requests,
-            s.rps,
-            s.error_rate * 100.0,
-            s.retries,
+        vec![
+            Cell::text(s.name.clone()),
+            Cell::num(s.requests as f64, 0),
+            Cell::num(s.rps, 1),
+            Cell::num(s.error_rate * 100.0, 3),
+            Cell::num(s.retries as f64, 0),
             ms(s.p50_us),
             ms(s.p90_us),
             ms(s.p99_us),
             ms(s.p999_us),
             ms(s.max_us),
             ms(s.step_time_p99_us),
-            escape(&errors.join(", "))
-        );
-    }
-    h.push_str("</table>");
-    if let Some(m) = &r.matches {
-        let _ = write!(
-            h,
-            "<h2>Matches</h2><table><tr><th>started</th><th>finished</th><th>snapshots</th><th>inter-arrival p50 ms</th><th>p99 ms</th><th>rtt p50 ms</th><th>rtt p99 ms</th><th>loss %</th><th>desyncs</th><th>decode errors</th><th>disconnects</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr></table>",
-            m.started,
-            m.finished,
-            m.snapshots,
-            ms(m.interarrival_p50_us),
-            ms(m.interarrival_p99_us),
-            ms(m.rtt_p50_us),
-            ms(m.rtt_p99_us),
-            m.packet_loss * 100.0,
-            m.desyncs,
-            m.decode_errors,
-            m.disconnects
-        );
-    }
-    h.push_str("<h2>Over time</h2>");
-    for c in charts {
-        let _ = write!(h, "<div class=\"chart\">{c}</div>");
-    }
-    h.push_str("</body></html>\n");
-    Ok(h)
+            Cell::text(errors.join(", ")),
+        ]
+    });
+    Table::new([
+        "step",
+        "requests",
+        "req/s",
+        "err %",
+        "retries",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "step time p99 ms",
+        "errors",
+    ])
+    .rows(rows)
 }

@@ -2,36 +2,12 @@
 
 use std::fmt::Write as _;
 
-use crate::result::{RunResult, StepSummary};
+use hightick_report::{Align, TextTable};
+
+use crate::result::RunResult;
 
 fn ms(us: u64) -> String {
     format!("{:.2}", us as f64 / 1e3)
-}
-
-fn row(out: &mut String, s: &StepSummary) {
-    let _ = writeln!(
-        out,
-        "{:<28} {:>9} {:>9.1} {:>7.3} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        truncate(&s.name, 28),
-        s.requests,
-        s.rps,
-        s.error_rate * 100.0,
-        ms(s.p50_us),
-        ms(s.p90_us),
-        ms(s.p99_us),
-        ms(s.p999_us),
-        ms(s.max_us)
-    );
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('…');
-        t
-    }
 }
 
 /// The summary table: per step, errors, matches, thresholds.
@@ -48,15 +24,31 @@ pub fn render_table(r: &RunResult) -> String {
         r.elapsed_s,
         r.peak_users
     );
-    let _ = writeln!(
-        out,
-        "{:<28} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "step", "requests", "req/s", "err %", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"
-    );
-    for s in &r.steps {
-        row(&mut out, s);
+    let mut steps = TextTable::new(&[
+        ("step", Align::Left),
+        ("requests", Align::Right),
+        ("req/s", Align::Right),
+        ("err %", Align::Right),
+        ("p50 ms", Align::Right),
+        ("p90 ms", Align::Right),
+        ("p99 ms", Align::Right),
+        ("p99.9 ms", Align::Right),
+        ("max ms", Align::Right),
+    ]);
+    for s in r.steps.iter().chain([&r.total]) {
+        steps.row([
+            s.name.clone(),
+            s.requests.to_string(),
+            format!("{:.1}", s.rps),
+            format!("{:.3}", s.error_rate * 100.0),
+            ms(s.p50_us),
+            ms(s.p90_us),
+            ms(s.p99_us),
+            ms(s.p999_us),
+            ms(s.max_us),
+        ]);
     }
-    row(&mut out, &r.total);
+    out.push_str(&steps.render());
     if !r.errors.is_empty() {
         let _ = write!(out, "errors:");
         for e in &r.errors {

@@ -1,17 +1,20 @@
-//! A plain-text table with aligned columns, shared by the run summary and the doctor.
+//! Plain-text tables for terminal output: every column as wide as its widest cell.
 
 use std::fmt::Write as _;
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Align {
+pub enum Align {
+    /// Padded on the right (names, words).
     Left,
+    /// Padded on the left (numbers).
     Right,
 }
 
-/// Rows of cells under a header; rendered with every column as wide as its widest cell.
-#[derive(Debug)]
-pub(crate) struct TextTable {
+/// Rows of cells under a header; rendered with every column as wide as its widest cell,
+/// two spaces between columns and a rule of `-` under the header.
+#[derive(Debug, Clone)]
+pub struct TextTable {
     header: Vec<String>,
     align: Vec<Align>,
     rows: Vec<Vec<String>>,
@@ -19,7 +22,7 @@ pub(crate) struct TextTable {
 
 impl TextTable {
     /// A table with these column titles and alignments.
-    pub(crate) fn new(columns: &[(&str, Align)]) -> Self {
+    pub fn new(columns: &[(&str, Align)]) -> Self {
         TextTable {
             header: columns.iter().map(|(t, _)| (*t).to_string()).collect(),
             align: columns.iter().map(|(_, a)| *a).collect(),
@@ -28,14 +31,15 @@ impl TextTable {
     }
 
     /// Appends a row; missing cells are blank, extra cells are ignored.
-    pub(crate) fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         let mut row: Vec<String> = cells.into_iter().map(Into::into).collect();
         row.resize(self.header.len(), String::new());
         self.rows.push(row);
     }
 
-    /// The table as lines of text, a rule under the header, each line ending in `\n`.
-    pub(crate) fn render(&self) -> String {
+    /// The table as lines of text, a rule under the header, each line ending in `\n`
+    /// with no trailing spaces.
+    pub fn render(&self) -> String {
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
             for (w, cell) in widths.iter_mut().zip(row) {
@@ -87,9 +91,22 @@ mod tests {
     }
 
     #[test]
-    fn short_rows_are_padded() {
+    fn wide_characters_count_as_one_column_each() {
+        let mut t = TextTable::new(&[("step", Align::Left), ("ms", Align::Right)]);
+        t.row(["größe", "1.00"]);
+        t.row(["a", "12.50"]);
+        let text = t.render();
+        let ends: Vec<usize> = text.lines().map(|l| l.chars().count()).collect();
+        assert_eq!(ends, vec![12, 12, 12, 12], "{text}");
+    }
+
+    #[test]
+    fn short_rows_are_padded_and_long_rows_cut() {
         let mut t = TextTable::new(&[("a", Align::Left), ("b", Align::Left)]);
         t.row(["only"]);
-        assert!(t.render().ends_with("only\n"));
+        t.row(["x", "y", "ignored"]);
+        let text = t.render();
+        assert!(text.contains("only\n"), "{text}");
+        assert!(!text.contains("ignored"), "{text}");
     }
 }
