@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hightick_netem::{Direction, Emulator, Limits, LinkProfile, MAX_DATAGRAM, Proxy, ProxyConfig};
+use hightick_netem::{
+    Direction, Emulator, FlowKey, Limits, LinkProfile, MAX_DATAGRAM, Proxy, ProxyConfig,
+};
 use hightick_telemetry::bench::{Stats, figure, measure};
 
 const CLIENTS: usize = 40;
@@ -94,8 +96,11 @@ fn core_ns() -> Stats {
     );
     let flows: Vec<_> = (0..CLIENTS as u16)
         .map(|p| {
-            e.flow(t0, SocketAddr::from(([127, 0, 0, 1], 1000 + p)))
-                .expect("room for the flows")
+            e.flow(
+                t0,
+                FlowKey::new(0, SocketAddr::from(([127, 0, 0, 1], 1000 + p))),
+            )
+            .expect("room for the flows")
         })
         .collect();
     let mut buf = vec![0u8; MAX_DATAGRAM];

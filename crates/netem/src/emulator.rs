@@ -7,12 +7,11 @@
 //! `2n + 1` (down) of the seed, so given the seed, the order flows open in
 //! and each flow's datagram times and sizes, every decision repeats.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::Direction;
 use crate::delay_line::{DelayLine, Release};
-use crate::flows::{FlowId, FlowTable};
+use crate::flows::{FlowId, FlowKey, FlowTable};
 use crate::lane::{Decision, Lane};
 use crate::profile::LinkProfile;
 use crate::stats::{DirectionCounters, DirectionReport};
@@ -79,13 +78,13 @@ impl Emulator {
         &self.profile
     }
 
-    /// The flow of datagrams from `client`, opened at `now` if new; `None`
+    /// The flow of datagrams from `key`, opened at `now` if new; `None`
     /// (and counted) when every flow is taken.
-    pub fn flow(&mut self, now: Instant, client: SocketAddr) -> Option<FlowId> {
-        if let Some(id) = self.table.find(client) {
+    pub fn flow(&mut self, now: Instant, key: FlowKey) -> Option<FlowId> {
+        if let Some(id) = self.table.find(key) {
             return Some(id);
         }
-        let Some(id) = self.table.open(now, client) else {
+        let Some(id) = self.table.open(now, key) else {
             self.refused += 1;
             return None;
         };
@@ -101,9 +100,9 @@ impl Emulator {
         Some(id)
     }
 
-    /// The client address of `flow`, while it is open.
-    pub fn client(&self, flow: FlowId) -> Option<SocketAddr> {
-        self.table.client(flow)
+    /// The route and client of `flow`, while it is open.
+    pub fn key(&self, flow: FlowId) -> Option<FlowKey> {
+        self.table.key(flow)
     }
 
     /// Takes in a datagram of `flow` going `direction` at `now`: decides its
@@ -116,7 +115,7 @@ impl Emulator {
         direction: Direction,
         bytes: &[u8],
     ) -> Option<Decision> {
-        self.table.client(flow)?;
+        self.table.key(flow)?;
         self.table.touch(flow, now);
         let state = self.flows.get_mut(flow.slot())?.as_mut()?;
         let lane = match direction {
@@ -145,7 +144,7 @@ impl Emulator {
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Release> {
         loop {
             let release = self.line.pop_due(now, buf)?;
-            if self.table.client(release.flow).is_some() {
+            if self.table.key(release.flow).is_some() {
                 return Some(release);
             }
         }
@@ -194,7 +193,7 @@ impl Emulator {
 }
 
 /// What an [`Emulator`] did.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EmulatorReport {
     /// The link's name.
     pub link: String,
@@ -217,9 +216,10 @@ pub struct EmulatorReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
-    fn addr(port: u16) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], port))
+    fn addr(port: u16) -> FlowKey {
+        FlowKey::new(0, SocketAddr::from(([127, 0, 0, 1], port)))
     }
 
     #[test]
@@ -241,7 +241,7 @@ mod tests {
         );
         let r = e.poll_transmit(due, &mut buf).unwrap();
         assert_eq!((r.flow, r.direction), (b, Direction::Down));
-        assert_eq!(e.client(b), Some(addr(2)));
+        assert_eq!(e.key(b), Some(addr(2)));
         let report = e.report();
         assert_eq!((report.up.delivered, report.down.delivered), (1, 1));
         assert_eq!(report.flows_opened, 2);

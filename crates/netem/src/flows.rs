@@ -1,11 +1,28 @@
-//! [`FlowTable`]: one flow per client source address, a bounded number of
-//! them, each forgotten after a while without a datagram either way. A flow
+//! [`FlowTable`]: one flow per client source address and route (the
+//! proxy's listening socket it came to), a bounded number of them, each forgotten after a while without a datagram either way. A flow
 //! id carries its slot's generation, so a datagram still in flight for a
 //! flow that expired is not handed to the flow that took its slot.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+/// What tells flows apart: the route (which of the proxy's listening
+/// sockets, so which server) and the client's source address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    /// Index of the route.
+    pub route: usize,
+    /// The client's source address.
+    pub client: SocketAddr,
+}
+
+impl FlowKey {
+    /// `client` on route `route`.
+    pub fn new(route: usize, client: SocketAddr) -> Self {
+        Self { route, client }
+    }
+}
 
 /// A flow: its slot and the slot's generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,7 +46,7 @@ impl FlowId {
 
 #[derive(Debug)]
 struct Entry {
-    client: SocketAddr,
+    key: FlowKey,
     generation: u32,
     last_seen: Instant,
 }
@@ -39,7 +56,7 @@ struct Entry {
 pub struct FlowTable {
     slots: Vec<Option<Entry>>,
     generations: Vec<u32>,
-    by_client: HashMap<SocketAddr, u32>,
+    by_key: HashMap<FlowKey, u32>,
     max: usize,
     idle: Duration,
 }
@@ -51,7 +68,7 @@ impl FlowTable {
         Self {
             slots: Vec::new(),
             generations: Vec::new(),
-            by_client: HashMap::new(),
+            by_key: HashMap::new(),
             max: max.max(1),
             idle,
         }
@@ -59,23 +76,23 @@ impl FlowTable {
 
     /// Flows open now.
     pub fn len(&self) -> usize {
-        self.by_client.len()
+        self.by_key.len()
     }
 
     /// Whether no flow is open.
     pub fn is_empty(&self) -> bool {
-        self.by_client.is_empty()
+        self.by_key.is_empty()
     }
 
-    /// The flow of `client`, if open.
-    pub fn find(&self, client: SocketAddr) -> Option<FlowId> {
-        let slot = *self.by_client.get(&client)?;
+    /// The flow of `key`, if open.
+    pub fn find(&self, key: FlowKey) -> Option<FlowId> {
+        let slot = *self.by_key.get(&key)?;
         Some(FlowId::new(slot, self.generations[slot as usize]))
     }
 
-    /// Opens a flow for `client` at `now`; `None` if the table is full.
-    pub fn open(&mut self, now: Instant, client: SocketAddr) -> Option<FlowId> {
-        if let Some(id) = self.find(client) {
+    /// Opens a flow for `key` at `now`; `None` if the table is full.
+    pub fn open(&mut self, now: Instant, key: FlowKey) -> Option<FlowId> {
+        if let Some(id) = self.find(key) {
             return Some(id);
         }
         let slot = match self.slots.iter().position(Option::is_none) {
@@ -90,18 +107,18 @@ impl FlowTable {
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         let generation = self.generations[slot];
         self.slots[slot] = Some(Entry {
-            client,
+            key,
             generation,
             last_seen: now,
         });
-        self.by_client.insert(client, slot as u32);
+        self.by_key.insert(key, slot as u32);
         Some(FlowId::new(slot as u32, generation))
     }
 
-    /// The client address of `flow`, if it is still open.
-    pub fn client(&self, flow: FlowId) -> Option<SocketAddr> {
+    /// The key of `flow`, if it is still open.
+    pub fn key(&self, flow: FlowId) -> Option<FlowKey> {
         let e = self.slots.get(flow.slot())?.as_ref()?;
-        (e.generation == flow.generation).then_some(e.client)
+        (e.generation == flow.generation).then_some(e.key)
     }
 
     /// Notes a datagram of `flow` at `now`.
@@ -119,7 +136,7 @@ impl FlowTable {
             if let Some(e) = entry
                 && now.saturating_duration_since(e.last_seen) >= self.idle
             {
-                self.by_client.remove(&e.client);
+                self.by_key.remove(&e.key);
                 closed.push(FlowId::new(slot as u32, e.generation));
                 *entry = None;
             }
@@ -131,8 +148,8 @@ impl FlowTable {
 mod tests {
     use super::*;
 
-    fn addr(port: u16) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], port))
+    fn addr(port: u16) -> FlowKey {
+        FlowKey::new(0, SocketAddr::from(([127, 0, 0, 1], port)))
     }
 
     #[test]
@@ -148,12 +165,12 @@ mod tests {
         let mut closed = Vec::new();
         t.expire(t0 + Duration::from_secs(5), &mut closed);
         assert_eq!(closed, [a]);
-        assert_eq!(t.client(a), None);
-        assert_eq!(t.client(b), Some(addr(2)));
+        assert_eq!(t.key(a), None);
+        assert_eq!(t.key(b), Some(addr(2)));
         let c = t.open(t0, addr(3)).unwrap();
         assert_eq!(c.slot(), a.slot());
         assert_ne!(c, a);
-        assert_eq!(t.client(a), None);
+        assert_eq!(t.key(a), None);
         assert_eq!(t.len(), 2);
     }
 }

@@ -50,10 +50,10 @@ pub use cpu::thread_cpu_time;
 pub use delay_line::{DelayLine, MAX_DATAGRAM, Release};
 pub use emulator::{Emulator, EmulatorReport, Limits};
 pub use error::NetemError;
-pub use flows::{FlowId, FlowTable};
+pub use flows::{FlowId, FlowKey, FlowTable};
 pub use lane::{Decision, DropReason, Lane};
 pub use profile::{BUILTIN, DirectionProfile, GilbertElliott, LinkProfile, Outage, RateLimit};
-pub use proxy::{DEFAULT_SLICE, Proxy, ProxyConfig, ProxyReport};
+pub use proxy::{DEFAULT_SLICE, Proxy, ProxyConfig, ProxyReport, Route};
 pub use stats::{DirectionCounters, DirectionReport};
 
 /// Which way a datagram goes.

@@ -1,8 +1,10 @@
 //! [`Proxy`]: the [`Emulator`] on real UDP sockets, on a thread of its own.
 //!
-//! Clients send to the proxy's listening socket; each client source address
-//! gets its own upstream socket connected to the server, so the server sees
-//! one distinct client per flow. The thread sleeps in `ppoll` on every
+//! Clients send to one of the proxy's listening sockets, one per route
+//! (a route is a listening address and the server behind it); each client
+//! source address gets its own upstream socket connected to the route's
+//! server, so the server sees one distinct client per flow. One thread
+//! serves every route. The thread sleeps in `ppoll` on every
 //! socket until one is readable or the next datagram is due, takes in what
 //! arrived, sends what is due, forgets idle flows once a second, and
 //! publishes its report ten times a second. It wakes at most once per
@@ -20,14 +22,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Direction;
 use crate::cpu::thread_cpu_time;
 use crate::delay_line::MAX_DATAGRAM;
 use crate::emulator::{Emulator, EmulatorReport, Limits};
 use crate::error::NetemError;
-use crate::flows::FlowId;
+use crate::flows::{FlowId, FlowKey};
 use crate::profile::LinkProfile;
 
 /// Longest the thread sleeps without looking at its stop flag.
@@ -39,13 +41,21 @@ const REPORT_EVERY: Duration = Duration::from_millis(100);
 /// Receive buffer: any UDP datagram.
 const RECV_BYTES: usize = 65_536;
 
+/// Where clients send (port 0: any free port), and the server their
+/// datagrams go on to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// The proxy's listening address.
+    pub listen: SocketAddr,
+    /// The server behind it.
+    pub upstream: SocketAddr,
+}
+
 /// What a proxy does and where.
 #[derive(Debug, Clone)]
 pub struct ProxyConfig {
-    /// Where clients send (port 0: any free port).
-    pub listen: SocketAddr,
-    /// The server datagrams go on to.
-    pub upstream: SocketAddr,
+    /// Its routes (at least one).
+    pub routes: Vec<Route>,
     /// The link it emulates.
     pub profile: LinkProfile,
     /// The seed of its decisions.
@@ -70,8 +80,7 @@ impl ProxyConfig {
     /// `seed`, with default limits and slice.
     pub fn new(listen: SocketAddr, upstream: SocketAddr, profile: LinkProfile, seed: u64) -> Self {
         Self {
-            listen,
-            upstream,
+            routes: vec![Route { listen, upstream }],
             profile,
             seed,
             limits: Limits::default(),
@@ -81,7 +90,7 @@ impl ProxyConfig {
 }
 
 /// What a proxy did, with its own cost.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProxyReport {
     /// The emulator's counts and decided delays.
     pub emulator: EmulatorReport,
@@ -119,13 +128,13 @@ struct Shared {
 /// A running proxy. Dropping it stops its thread. See the [module docs](self).
 #[derive(Debug)]
 pub struct Proxy {
-    local: SocketAddr,
+    listening: Vec<SocketAddr>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Result<(), NetemError>>>,
 }
 
 impl Proxy {
-    /// Binds the listening socket and starts the proxy's thread.
+    /// Binds the listening sockets and starts the proxy's thread.
     pub fn start(config: ProxyConfig) -> Result<Self, NetemError> {
         config.profile.validate()?;
         if config.limits.max_flows == 0 || config.limits.max_flows > 65_536 {
@@ -134,14 +143,27 @@ impl Proxy {
                 reason: "must be in 1..=65536".to_owned(),
             });
         }
-        let listen = UdpSocket::bind(config.listen)
-            .map_err(NetemError::io(format!("binding {}", config.listen)))?;
-        listen
-            .set_nonblocking(true)
-            .map_err(NetemError::io("making the listening socket non-blocking"))?;
-        let local = listen
-            .local_addr()
-            .map_err(NetemError::io("reading the listening address"))?;
+        if config.routes.is_empty() || config.routes.len() > 1024 {
+            return Err(NetemError::Config {
+                field: "routes",
+                reason: "must be 1 to 1024".to_owned(),
+            });
+        }
+        let mut listening = Vec::with_capacity(config.routes.len());
+        let mut routes = Vec::with_capacity(config.routes.len());
+        for route in &config.routes {
+            let socket = UdpSocket::bind(route.listen)
+                .map_err(NetemError::io(format!("binding {}", route.listen)))?;
+            socket
+                .set_nonblocking(true)
+                .map_err(NetemError::io("making a listening socket non-blocking"))?;
+            listening.push(
+                socket
+                    .local_addr()
+                    .map_err(NetemError::io("reading a listening address"))?,
+            );
+            routes.push((socket, route.upstream));
+        }
         let shared = Arc::new(Shared::default());
         let emulator = Emulator::new(config.profile, config.seed, config.limits);
         if config.slice > Duration::from_millis(10) {
@@ -150,22 +172,27 @@ impl Proxy {
                 reason: "at most 10 ms".to_owned(),
             });
         }
-        let mut relay = Relay::new(listen, config.upstream, emulator, shared.clone());
+        let mut relay = Relay::new(routes, emulator, shared.clone());
         relay.slice = config.slice;
         let thread = std::thread::Builder::new()
             .name("hightick-netem".to_owned())
             .spawn(move || relay.run())
             .map_err(NetemError::io("starting the proxy thread"))?;
         Ok(Self {
-            local,
+            listening,
             shared,
             thread: Some(thread),
         })
     }
 
-    /// The address clients send to.
+    /// The address clients of the first route send to.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local
+        self.listening[0]
+    }
+
+    /// The address clients of each route send to, in route order.
+    pub fn listening(&self) -> &[SocketAddr] {
+        &self.listening
     }
 
     /// The report as last published (at most a tenth of a second old).
@@ -204,15 +231,15 @@ impl Drop for Proxy {
 
 /// The proxy thread's state.
 struct Relay {
-    listen: UdpSocket,
-    upstream: SocketAddr,
+    /// Each route's listening socket and server.
+    routes: Vec<(UdpSocket, SocketAddr)>,
     emulator: Emulator,
     shared: Arc<Shared>,
     /// Upstream socket of each flow slot.
     sockets: Vec<Option<(FlowId, UdpSocket)>>,
-    /// The poll set: the listening socket, then each upstream socket.
+    /// The poll set: the listening sockets, then each upstream socket.
     fds: Vec<libc::pollfd>,
-    /// The flow slot of each poll entry after the first.
+    /// The flow slot of each poll entry after the listening sockets.
     fd_slots: Vec<usize>,
     fds_stale: bool,
     recv: Box<[u8]>,
@@ -227,15 +254,9 @@ struct Relay {
 }
 
 impl Relay {
-    fn new(
-        listen: UdpSocket,
-        upstream: SocketAddr,
-        emulator: Emulator,
-        shared: Arc<Shared>,
-    ) -> Self {
+    fn new(routes: Vec<(UdpSocket, SocketAddr)>, emulator: Emulator, shared: Arc<Shared>) -> Self {
         Self {
-            listen,
-            upstream,
+            routes,
             emulator,
             shared,
             sockets: Vec::new(),
@@ -331,7 +352,9 @@ impl Relay {
         };
         self.fds.clear();
         self.fd_slots.clear();
-        self.fds.push(entry(self.listen.as_raw_fd()));
+        for (socket, _) in &self.routes {
+            self.fds.push(entry(socket.as_raw_fd()));
+        }
         for (slot, s) in self.sockets.iter().enumerate() {
             if let Some((_, socket)) = s {
                 self.fds.push(entry(socket.as_raw_fd()));
@@ -343,12 +366,15 @@ impl Relay {
 
     /// Takes in every datagram waiting on the sockets poll found readable.
     fn receive(&mut self) {
-        if self.fds[0].revents != 0 {
-            self.receive_from_clients();
+        let routes = self.routes.len();
+        for route in 0..routes {
+            if self.fds[route].revents != 0 {
+                self.receive_from_clients(route);
+            }
         }
-        for i in 1..self.fds.len() {
+        for i in routes..self.fds.len() {
             if self.fds[i].revents != 0 {
-                self.receive_from_server(self.fd_slots[i - 1]);
+                self.receive_from_server(self.fd_slots[i - routes]);
             }
         }
         for fd in &mut self.fds {
@@ -356,9 +382,9 @@ impl Relay {
         }
     }
 
-    fn receive_from_clients(&mut self) {
+    fn receive_from_clients(&mut self, route: usize) {
         loop {
-            let (n, from) = match self.listen.recv_from(&mut self.recv) {
+            let (n, from) = match self.routes[route].0.recv_from(&mut self.recv) {
                 Ok(got) => got,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(_) => continue, // ICMP errors and the like
@@ -368,10 +394,10 @@ impl Relay {
                 self.oversized += 1;
                 continue;
             }
-            let Some(flow) = self.emulator.flow(now, from) else {
+            let Some(flow) = self.emulator.flow(now, FlowKey::new(route, from)) else {
                 continue;
             };
-            if !self.has_socket(flow) && !self.open_upstream(flow) {
+            if !self.has_socket(flow) && !self.open_upstream(flow, self.routes[route].1) {
                 continue;
             }
             self.emulator
@@ -403,14 +429,14 @@ impl Relay {
         matches!(self.sockets.get(flow.slot()), Some(Some((f, _))) if *f == flow)
     }
 
-    /// Opens `flow`'s upstream socket, connected to the server.
-    fn open_upstream(&mut self, flow: FlowId) -> bool {
-        let any: SocketAddr = match self.upstream {
+    /// Opens `flow`'s upstream socket, connected to `server`.
+    fn open_upstream(&mut self, flow: FlowId, server: SocketAddr) -> bool {
+        let any: SocketAddr = match server {
             SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
             SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], 0)),
         };
         let opened = UdpSocket::bind(any).and_then(|s| {
-            s.connect(self.upstream)?;
+            s.connect(server)?;
             s.set_nonblocking(true)?;
             Ok(s)
         });
@@ -435,8 +461,8 @@ impl Relay {
                     Some(Some((flow, socket))) if *flow == r.flow => socket.send(bytes),
                     _ => continue,
                 },
-                Direction::Down => match self.emulator.client(r.flow) {
-                    Some(client) => self.listen.send_to(bytes, client),
+                Direction::Down => match self.emulator.key(r.flow) {
+                    Some(key) => self.routes[key.route].0.send_to(bytes, key.client),
                     None => continue,
                 },
             };

@@ -3,7 +3,7 @@
 //! and the delays it decided, in microseconds).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::lane::{Decision, DropReason};
 
@@ -93,7 +93,7 @@ impl DirectionCounters {
 }
 
 /// What the emulator did to one direction.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirectionReport {
     /// Datagrams that came in.
     pub datagrams: u64,

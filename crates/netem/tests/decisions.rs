@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use hightick_netem::{
-    Decision, Direction, DirectionProfile, DropReason, Emulator, GilbertElliott, Lane, Limits,
-    LinkProfile, Outage, RateLimit,
+    Decision, Direction, DirectionProfile, DropReason, Emulator, FlowKey, GilbertElliott, Lane,
+    Limits, LinkProfile, Outage, RateLimit,
 };
 use proptest::prelude::*;
 
@@ -56,7 +56,7 @@ fn the_same_seed_gives_the_same_decisions_through_the_whole_emulator() {
         for i in 0..20_000u32 {
             let now = t0 + Duration::from_micros(u64::from(i) * 1_953);
             let client = clients[i as usize % clients.len()];
-            let flow = e.flow(now, client).unwrap();
+            let flow = e.flow(now, FlowKey::new(0, client)).unwrap();
             let direction = if i % 3 == 0 {
                 Direction::Up
             } else {

@@ -96,6 +96,7 @@ mod match_bot;
 pub mod pacing;
 mod play;
 mod player;
+pub mod quality;
 pub mod report;
 pub mod request_log;
 pub mod result;
@@ -108,7 +109,8 @@ pub mod wheel;
 
 pub use counters::{BotCounters, EVENT_KINDS, LiveCounters};
 pub use error::SwarmError;
-pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, run_fleet};
+pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, Relay, run_fleet};
 pub use match_bot::{MatchBot, MatchBotConfig, mode_and_settings};
 pub use play::{MatchPlayer, MatchTicket, play_match};
+pub use quality::{Quality, QualityProbe};
 pub use scenario::Scenario;

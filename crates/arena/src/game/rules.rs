@@ -49,6 +49,10 @@ impl Arena {
         });
         self.history.set_recording(false);
         if won_match {
+            ctx.broadcast_event(ArenaEvent::MatchEnd {
+                score: [self.clock.score[0].min(cap), self.clock.score[1].min(cap)],
+                winner: Some(winner),
+            });
             self.clock.enter(Phase::MatchOver, ctx.tick(), u32::MAX);
         } else {
             self.clock
