@@ -17,7 +17,7 @@ pub struct QualityRow {
     /// Bots that connected.
     pub connected: u32,
     /// Median age of the newest snapshot at a bot's frame, in server ticks
-    /// behind the server (see `hightick_swarm::quality`: measured beyond
+    /// behind the server (see `hightick_client::quality`: measured beyond
     /// the fastest path, plus that path's one-way delay).
     pub snapshot_age_p50_ticks: f64,
     /// 99th percentile of the same.

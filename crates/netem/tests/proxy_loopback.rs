@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use hightick_netem::{DirectionProfile, Limits, LinkProfile, Proxy, ProxyConfig};
+use hightick_netem::{DirectionProfile, Limits, LinkProfile, Proxy, ProxyConfig, Route};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -140,4 +140,38 @@ fn a_dead_link_forwards_nothing_and_idle_flows_are_forgotten() {
     let report = p.stop().unwrap();
     assert_eq!(report.emulator.up.delivered, 0);
     assert_eq!(report.emulator.flows_open, 0);
+}
+
+#[test]
+fn each_route_reaches_its_own_server_and_answers_come_back_on_it() {
+    let (a, echo_a) = echo_server();
+    let (b, echo_b) = echo_server();
+    let lan = LinkProfile::builtin("lan").unwrap();
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let p = Proxy::start(ProxyConfig {
+        routes: vec![
+            Route {
+                listen: any,
+                upstream: a,
+            },
+            Route {
+                listen: any,
+                upstream: b,
+            },
+        ],
+        ..ProxyConfig::new(any, a, lan, 1)
+    })
+    .unwrap();
+    let [to_a, to_b] = [p.listening()[0], p.listening()[1]];
+    assert_ne!(to_a, to_b);
+    // One client on both routes: two flows, one per server.
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    assert_eq!(&ask(&client, to_a, b"via a")[2..], b"via a");
+    assert_eq!(&ask(&client, to_b, b"via b")[2..], b"via b");
+    let quit = UdpSocket::bind("127.0.0.1:0").unwrap();
+    quit.send_to(b"quit", a).unwrap();
+    quit.send_to(b"quit", b).unwrap();
+    assert_eq!(echo_a.join().unwrap().len(), 1);
+    assert_eq!(echo_b.join().unwrap().len(), 1);
+    assert_eq!(p.stop().unwrap().emulator.flows_opened, 2);
 }

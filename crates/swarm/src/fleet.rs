@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use crate::counters::{BotCounters, LiveCounters};
 use crate::error::SwarmError;
 use crate::match_bot::{MatchBot, MatchBotConfig};
-use crate::quality::Quality;
+use hightick_client::Quality;
 
 /// One bot to run: the server it plays on and its connect token's bytes.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use hightick_net::{ClientState, ConnectToken};
 
 use crate::counters::BotCounters;
 use crate::error::SwarmError;
-use crate::quality::{Quality, QualityProbe};
+use hightick_client::{Quality, QualityProbe};
 
 /// How match bots play and connect. Game-agnostic: the mode and settings
 /// are resolved against the game when a bot binds.

@@ -1,5 +1,6 @@
-//! [`QualityProbe`]: what a player would see through its link, measured by
-//! a match bot from its own client at each of its frames (bot ticks).
+//! [`QualityProbe`]: what a player would see through its link, measured
+//! from the client at each of its frames (a match bot's ticks, in the
+//! swarm).
 //!
 //! - **Snapshot age**: how far behind the server's current tick the newest
 //!   snapshot the client holds is, in microseconds. The server ticks on a
@@ -18,7 +19,8 @@
 //!   interpolation buffer. Once snapshots for the ticks around `R` have
 //!   arrived, the server's position at `R` is known (the exact samples at
 //!   `floor(R)` and `ceil(R)`, lerped) and the distance to what was drawn is
-//!   recorded in millimetres. Where either sample never arrived (lost, or
+//!   recorded in millimetres (the client must track positions:
+//!   [`GameClient::track_positions`]). Where either sample never arrived (lost, or
 //!   the entity was not in those snapshots) the frame's entity is counted
 //!   as not checked: what the server held at a tick the client never heard
 //!   about cannot be known from the client.
@@ -27,8 +29,9 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use hightick_client::GameClient;
 use hightick_engine::{EntityId, Game};
+
+use crate::core::GameClient;
 
 /// Entities checked per frame at most (rotating over the world).
 const PER_FRAME: usize = 16;
