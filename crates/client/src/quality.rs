@@ -5,10 +5,12 @@
 //! - **Snapshot age**: how far behind the server's current tick the newest
 //!   snapshot the client holds is, in microseconds. The server ticks on a
 //!   fixed schedule, tick `k` at `T0 + k * period`; the probe takes `T0`
-//!   from the fastest snapshot it has seen (the least `arrival - k *
-//!   period`), after a calibration of two seconds of snapshots before it
-//!   records anything. So the age it records is the age *beyond the
-//!   fastest path*: the caller adds that path's delay (for a bot behind the
+//!   from the fastest snapshot of the last quarter to half second (the
+//!   least `arrival - k * period`; a window, because a host that falls
+//!   more than four periods behind skips ahead and shifts its schedule for
+//!   good: the ages of the half second after a skip read high by it),
+//!   after a calibration of two seconds of snapshots before it records
+//!   anything. So the age it records is the age *beyond the fastest path*: the caller adds that path's delay (for a bot behind the
 //!   impairment proxy, the shortest one-way delay the proxy decided; on
 //!   loopback, about 0). Arrivals are when the bot reads its socket, once a
 //!   frame, so ages are at frames, as a player sees them, and the fastest
@@ -89,8 +91,11 @@ pub struct QualityProbe {
     calibration: u64,
     snapshots: u64,
     newest: Option<u32>,
-    /// Least `arrival - origin - tick * period` seen, nanoseconds.
-    fastest_ns: Option<f64>,
+    /// Least `arrival - origin - tick * period` of this window and of the
+    /// one before, nanoseconds (`INFINITY`: none yet).
+    fastest_ns: [f64; 2],
+    /// Snapshots per window (a quarter of a second's worth).
+    window: u64,
     next_entity: usize,
     pending: VecDeque<Drawn>,
     quality: Quality,
@@ -108,7 +113,8 @@ impl QualityProbe {
             calibration: 2 * u64::from(rate),
             snapshots: 0,
             newest: None,
-            fastest_ns: None,
+            fastest_ns: [f64::INFINITY; 2],
+            window: u64::from(rate / 4).max(8),
             next_entity: 0,
             pending: VecDeque::with_capacity(PENDING),
             quality: Quality::default(),
@@ -131,16 +137,18 @@ impl QualityProbe {
             self.newest = Some(tick);
             self.snapshots += 1;
             let offset = since(arrival) - f64::from(tick) * self.period_ns;
-            self.fastest_ns = Some(self.fastest_ns.map_or(offset, |f| f.min(offset)));
+            self.fastest_ns[1] = self.fastest_ns[1].min(offset);
+            if self.snapshots % self.window == 0 {
+                self.fastest_ns = [self.fastest_ns[1], f64::INFINITY];
+            }
         }
         if self.snapshots < self.calibration {
             return;
         }
-        if let Some(fastest) = self.fastest_ns {
-            let age_ns = since(now) - f64::from(tick) * self.period_ns - fastest;
-            let age_us = (age_ns / 1000.0).max(1.0) as u64;
-            self.quality.snapshot_age_us.saturating_record(age_us);
-        }
+        let fastest = self.fastest_ns[0].min(self.fastest_ns[1]);
+        let age_ns = since(now) - f64::from(tick) * self.period_ns - fastest;
+        let age_us = (age_ns / 1000.0).max(1.0) as u64;
+        self.quality.snapshot_age_us.saturating_record(age_us);
         self.check(client);
         if let Some(estimate) = client.server_tick_estimate(now) {
             self.draw(client, estimate - self.render_delay_ticks);
