@@ -11,7 +11,9 @@
 //! - `lab`: density sweeps, build comparison, and run history (`--record`,
 //!   `lab history`; cargo feature `history`, which a game binary leaves out
 //!   for the same reason);
-//! - `swarm`: virtual players from scenario files (crate `hightick-swarm`).
+//! - `swarm`: virtual players from scenario files (crate `hightick-swarm`);
+//! - `netem`: the impairment proxy, a bad link in user space (crate
+//!   `hightick-netem`).
 //!
 //! Errors print as one line with their cause chain and exit with status 1.
 //!
@@ -35,6 +37,7 @@ mod demo;
 #[cfg(feature = "gateway")]
 mod gateway;
 mod lab;
+mod netem;
 mod serve;
 #[cfg(feature = "gateway")]
 mod stack;
@@ -83,6 +86,8 @@ enum Command {
         doc = "Density sweeps, games per core and build comparison."
     )]
     Lab(lab::LabArgs),
+    /// Forward UDP through an emulated link: latency, jitter, bursty loss, outages.
+    Netem(netem::NetemArgs),
     /// Inspect this host for what helps or hurts tick servers (reads only).
     Doctor {
         /// Print JSON instead of a table.
@@ -103,6 +108,7 @@ impl Command {
             #[cfg(feature = "gateway")]
             Command::Stack(_) => "stack",
             Command::Lab(_) => "lab",
+            Command::Netem(_) => "netem",
         }
     }
 }
@@ -153,6 +159,7 @@ pub fn run<G: BotGame>() -> ExitCode {
         #[cfg(feature = "gateway")]
         Command::Stack(args) => stack::run_command::<G>(args),
         Command::Lab(args) => lab::run::<G>(args),
+        Command::Netem(args) => netem::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

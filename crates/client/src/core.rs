@@ -159,6 +159,17 @@ impl<G: Game> GameClient<G> {
         Some(tick as f32 + elapsed * self.tick_rate_hz as f32)
     }
 
+    /// The newest snapshot applied: its server tick and when it arrived.
+    pub fn newest_snapshot(&self) -> Option<(Tick, Instant)> {
+        self.newest
+    }
+
+    /// The interpolation buffer: the positions of the last few snapshots of
+    /// each entity, when a tracker is set ([`Self::track_positions`]).
+    pub fn interpolation(&self) -> &Interpolation {
+        &self.interpolation
+    }
+
     /// `entity`'s position at `render_tick` (a fractional server tick) from
     /// the interpolation buffer; `None` if the entity is not held or no
     /// position tracker is set ([`Self::track_positions`]).

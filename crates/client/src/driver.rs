@@ -36,6 +36,15 @@ pub struct UdpClient<G: Game> {
     recv: Box<[u8]>,
     send: Box<[u8]>,
     send_errors: u64,
+    /// A relay every datagram goes through, and the server it stands for.
+    relay: Option<Relay>,
+}
+
+/// A relay between the client and the server (see [`UdpClient::relay_via`]).
+#[derive(Debug, Clone, Copy)]
+struct Relay {
+    via: SocketAddr,
+    server: SocketAddr,
 }
 
 impl<G: Game> UdpClient<G> {
@@ -55,7 +64,20 @@ impl<G: Game> UdpClient<G> {
             recv: vec![0; RECV_BYTES].into_boxed_slice(),
             send: vec![0; MAX_PACKET_BYTES.max(RECV_BYTES)].into_boxed_slice(),
             send_errors: 0,
+            relay: None,
         })
+    }
+
+    /// Sends every datagram to `via` instead of the server, and takes what
+    /// comes from `via` as coming from the server the client is talking to:
+    /// a relay in the path, as the impairment proxy (`hightick-netem`) is.
+    /// The token, the handshake and the encryption are unchanged; the
+    /// server sees the relay's address as the client's.
+    pub fn relay_via(&mut self, via: SocketAddr) {
+        let server = self
+            .relay
+            .map_or(SocketAddr::from(([0, 0, 0, 0], 0)), |r| r.server);
+        self.relay = Some(Relay { via, server });
     }
 
     /// The sans-IO core.
@@ -82,11 +104,14 @@ impl<G: Game> UdpClient<G> {
     pub fn flush(&mut self) {
         let now = Instant::now();
         while let Some(t) = self.core.poll_transmit(now, &mut self.send) {
-            if self
-                .socket
-                .send_to(&self.send[..t.len], t.destination)
-                .is_err()
-            {
+            let to = match &mut self.relay {
+                Some(relay) => {
+                    relay.server = t.destination;
+                    relay.via
+                }
+                None => t.destination,
+            };
+            if self.socket.send_to(&self.send[..t.len], to).is_err() {
                 self.send_errors += 1; // UDP: a datagram that cannot go is lost
             }
         }
@@ -122,6 +147,10 @@ impl<G: Game> UdpClient<G> {
         loop {
             match self.socket.recv_from(&mut self.recv) {
                 Ok((n, from)) => {
+                    let from = match self.relay {
+                        Some(r) if r.via == from => r.server,
+                        _ => from,
+                    };
                     self.core
                         .handle_datagram(Instant::now(), from, &mut self.recv[..n]);
                 }

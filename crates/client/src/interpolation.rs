@@ -4,8 +4,10 @@
 use hightick_engine::EntityId;
 use hightick_engine::tick::Tick;
 
-/// Samples kept per entity.
-pub const SAMPLES: usize = 8;
+/// Samples kept per entity: a quarter of a second at 128 Hz, so that a
+/// burst of late snapshots arriving together (jitter on a bad link) still
+/// leaves the ticks a client draws, two or more behind the newest, held.
+pub const SAMPLES: usize = 32;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Track {
@@ -100,6 +102,15 @@ impl Interpolation {
         self.tracks.get(usize::from(entity.0))?.at(render_tick)
     }
 
+    /// `entity`'s recorded position at exactly server tick `tick`, if that
+    /// tick's sample is still held.
+    pub fn sample(&self, entity: EntityId, tick: Tick) -> Option<[f32; 3]> {
+        let t = self.tracks.get(usize::from(entity.0))?;
+        (0..t.len)
+            .map(|age| t.back(age))
+            .find_map(|(at, p)| (at == tick).then_some(p))
+    }
+
     /// The newest server tick held for `entity`.
     pub fn newest_tick(&self, entity: EntityId) -> Option<Tick> {
         let t = self.tracks.get(usize::from(entity.0))?;
@@ -125,23 +136,26 @@ mod tests {
         assert_eq!(b.at(e, 20.0), Some([4.0, 4.0, -2.0]));
         assert_eq!(b.at(e, 3.0), Some([0.0, 0.0, 0.0]));
         assert_eq!(b.newest_tick(e), Some(14));
+        assert_eq!(b.sample(e, 12), Some([2.0, 4.0, -2.0]));
+        assert_eq!(b.sample(e, 13), None);
     }
 
     #[test]
     fn old_and_repeated_ticks_are_ignored_and_the_ring_keeps_the_newest() {
         let mut b = Interpolation::new(1);
         let e = EntityId(0);
-        for t in 0..20u32 {
+        let n = SAMPLES as u32 + 12;
+        for t in 0..n {
             b.record(e, t, [t as f32, 0.0, 0.0]);
         }
         b.record(e, 5, [-1.0, 0.0, 0.0]);
-        b.record(e, 19, [-1.0, 0.0, 0.0]);
-        assert_eq!(b.at(e, 19.0), Some([19.0, 0.0, 0.0]));
+        b.record(e, n - 1, [-1.0, 0.0, 0.0]);
+        assert_eq!(b.at(e, (n - 1) as f32), Some([(n - 1) as f32, 0.0, 0.0]));
         // Only the last SAMPLES ticks are held.
-        let oldest = 20 - SAMPLES as u32;
+        let oldest = n - SAMPLES as u32;
         assert_eq!(b.at(e, 0.0), Some([oldest as f32, 0.0, 0.0]));
         b.forget(e);
-        assert_eq!(b.at(e, 19.0), None);
+        assert_eq!(b.at(e, (n - 1) as f32), None);
         // Out-of-range entities are ignored.
         b.record(EntityId(9), 1, [0.0; 3]);
         assert_eq!(b.at(EntityId(9), 1.0), None);

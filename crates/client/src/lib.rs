@@ -8,7 +8,9 @@
 //! ([`GameClient::world`]) with an interpolation buffer per entity
 //! ([`GameClient::interpolated`]), decodes the reliable events
 //! ([`GameClient::poll_event`]), asks for a full resync when a snapshot does
-//! not apply, and counts everything ([`GameClient::stats`]). After set-up a
+//! not apply, and counts everything ([`GameClient::stats`]); a
+//! [`QualityProbe`] measures what a player would see (snapshot age,
+//! interpolation error). After set-up a
 //! steady-state tick allocates nothing. [`UdpClient`] drives a core over a
 //! UDP socket it drains once per wake-up (tokio's timer, no reactor
 //! registration: arriving datagrams wake nobody).
@@ -65,10 +67,12 @@ mod core;
 mod driver;
 mod error;
 pub mod interpolation;
+pub mod quality;
 mod stats;
 
 pub use crate::core::{GameClient, GameClientConfig, PositionOf};
 pub use driver::UdpClient;
 pub use error::ClientError;
 pub use interpolation::Interpolation;
+pub use quality::{Quality, QualityProbe};
 pub use stats::ClientStats;

@@ -53,4 +53,12 @@ pub trait BotGame: HostedGame {
         index: u16,
         seed: u64,
     ) -> Result<Self::Bot, String>;
+
+    /// Where a replica stands (metres), for the match bots' measure of
+    /// interpolation error; `None` (the default) when the game does not
+    /// say, and that measure is left out.
+    fn replica_position(replica: &Self::Replica) -> Option<[f32; 3]> {
+        let _ = replica;
+        None
+    }
 }

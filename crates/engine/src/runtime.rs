@@ -345,6 +345,12 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         }
     }
 
+    /// Reliable events dropped because a player's queue was full, all
+    /// players since the match began.
+    pub fn events_dropped(&self) -> u64 {
+        self.events.iter().map(EventQueue::dropped).sum()
+    }
+
     /// The counters of a player's input stream.
     pub fn input_stats(&self, player: PlayerId) -> Option<InputStats> {
         let i = self.slot(player).ok()?;

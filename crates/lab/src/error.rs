@@ -69,6 +69,9 @@ pub enum LabError {
     /// The match bots could not start.
     #[error("bots: {0}")]
     Swarm(#[from] hightick_swarm::SwarmError),
+    /// The impairment proxy's link or sockets failed.
+    #[error("link: {0}")]
+    Link(#[from] hightick_netem::NetemError),
     /// The budgets file is unreadable or invalid (the message names file, line and field).
     #[error(transparent)]
     Budgets(#[from] hightick_telemetry::TelemetryError),

@@ -61,6 +61,7 @@ pub mod history;
 pub mod history_report;
 mod host_facts;
 pub mod html;
+mod link_row;
 pub mod load;
 #[cfg(feature = "history")]
 pub mod results_db;
@@ -82,8 +83,8 @@ pub use load::{LoadSpec, Phase, Progress, run_load};
 #[cfg(feature = "history")]
 pub use results_db::{HistoryLocation, ResultsDb};
 pub use summary::{
-    BotRow, DropRow, HostFacts, NetworkRow, RunSummary, TargetStats, TickRow, TimelinePoint,
-    games_per_core,
+    BotRow, DropRow, HostFacts, LinkRow, NetworkRow, QualityRow, RunSummary, TargetStats, TickRow,
+    TimelinePoint, games_per_core,
 };
 pub use sweep::{PlazaStep, StepPlan, SweepEvent, SweepPlan, SweepReport, SweepStep, run_sweep};
 pub use sweep_html::render_sweep_html;

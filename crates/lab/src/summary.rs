@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
 use hightick_report::{Align, TextTable};
+use crate::link_row::quality_lines;
+pub use crate::link_row::{LinkRow, QualityRow};
 
 /// Share of a core left to the operating system when games per core are computed.
 pub const GPC_HEADROOM: f64 = 0.9;
@@ -61,6 +63,14 @@ pub struct RunSummary {
     /// p99 match-tick time of each match, microseconds (what `within_budget` judges).
     #[serde(default)]
     pub match_tick_p99_us: Vec<f64>,
+    /// What the bots that played straight to the server saw (`None` in
+    /// runs stored before it was measured, or when every bot was behind
+    /// the impairment proxy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<QualityRow>,
+    /// The bots behind the impairment proxy, when some were (`--link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkRow>,
 }
 
 /// Facts about the host a run happened on, so runs can be compared.
@@ -199,7 +209,7 @@ impl RunSummary {
     pub fn figures(&self) -> Vec<String> {
         use hightick_telemetry::bench::figure_line;
         let gpc_name = format!("gpc_{}_{}hz", figure_token(&self.mode), self.tick_rate_hz);
-        vec![
+        let mut lines = vec![
             figure_line(&gpc_name, self.gpc, "games/core"),
             figure_line("demo_server_cpu_cores", self.server_cpu_cores, "cores"),
             figure_line("demo_tick_p99_us", self.tick.p99_us, "us"),
@@ -209,7 +219,11 @@ impl RunSummary {
                 self.network.client_bytes_out_per_s,
                 "B/s",
             ),
-        ]
+        ];
+        if let Some(link) = &self.link {
+            lines.extend(link_figures(link));
+        }
+        lines
     }
 
     /// The summary as pretty-printed JSON. Fails, naming the field, when a number is
@@ -345,6 +359,22 @@ impl RunSummary {
         out.push('\n');
         out.push_str(&self.bot_table().render());
         out.push('\n');
+        match (&self.link, &self.quality) {
+            (Some(link), direct) => {
+                out.push_str(&link.table(direct.as_ref()).render());
+                out.push_str(&link.proxy_line());
+                out.push('\n');
+            }
+            (None, Some(direct)) => {
+                let mut t = TextTable::new(&[("quality", Align::Left), ("value", Align::Right)]);
+                for (name, value) in quality_lines(direct) {
+                    t.row([name.to_string(), value]);
+                }
+                out.push_str(&t.render());
+                out.push('\n');
+            }
+            (None, None) => {}
+        }
         out.push_str(&format!(
             "server CPU: {:.3} cores   games per core: {:.1}   within budget: {}\n",
             self.server_cpu_cores,
@@ -449,6 +479,48 @@ impl RunSummary {
         ]);
         t
     }
+}
+
+/// The `FIGURE` lines of the bots behind a link, named after it
+/// (`link_mobile_snapshot_age_p99_ticks`...), and of the proxy's cost.
+fn link_figures(link: &LinkRow) -> Vec<String> {
+    use hightick_telemetry::bench::figure_line;
+    let name = |what: &str| format!("link_{}_{what}", figure_token(&link.link));
+    let q = &link.behind;
+    vec![
+        figure_line(
+            &name("snapshot_age_p50_ticks"),
+            q.snapshot_age_p50_ticks,
+            "ticks",
+        ),
+        figure_line(
+            &name("snapshot_age_p99_ticks"),
+            q.snapshot_age_p99_ticks,
+            "ticks",
+        ),
+        figure_line(
+            &name("position_error_p99_mm"),
+            q.position_error_p99_mm,
+            "mm",
+        ),
+        figure_line(&name("desyncs"), q.desyncs as f64, "desyncs"),
+        figure_line(
+            &name("client_events_dropped"),
+            q.client_events_dropped as f64,
+            "events",
+        ),
+        figure_line(
+            &name("client_bytes_in_per_s"),
+            q.client_bytes_in_per_s,
+            "B/s",
+        ),
+        figure_line("netem_proxy_cpu_cores", link.proxy_cpu_cores, "cores"),
+        figure_line(
+            "netem_demo_ns_per_datagram",
+            link.proxy.ns_per_datagram,
+            "ns",
+        ),
+    ]
 }
 
 /// One line describing a host: cores, CPU, OS and the commit built.
@@ -582,6 +654,45 @@ mod tests {
         plaza.mode = "Plaza 100".into();
         plaza.tick_rate_hz = 64;
         assert!(plaza.figures()[0].starts_with("FIGURE gpc_plaza_100_64hz "));
+    }
+
+    #[test]
+    fn a_link_shows_both_groups_and_its_figures_and_round_trips() {
+        let mut r = run();
+        let behind = QualityRow {
+            bots: 5,
+            connected: 5,
+            snapshot_age_p50_ticks: 11.25,
+            snapshot_age_p99_ticks: 130.5,
+            position_error_p99_mm: 55.0,
+            ..QualityRow::default()
+        };
+        r.quality = Some(QualityRow {
+            snapshot_age_p50_ticks: 1.5,
+            ..behind.clone()
+        });
+        r.link = Some(LinkRow {
+            link: "bad".into(),
+            share: 0.5,
+            seed: 3,
+            behind,
+            proxy_cpu_cores: 0.02,
+            ..LinkRow::default()
+        });
+        let text = r.render_table();
+        assert!(text.contains("behind bad"), "{text}");
+        assert!(text.contains("11.2 / 130.5"), "{text}");
+        assert!(text.contains("1.5 / 130.5"), "{text}");
+        assert!(
+            text.contains("netem proxy (bad link, seed 3, share 0.50)"),
+            "{text}"
+        );
+        let f = r.figures();
+        assert!(f.contains(&"FIGURE link_bad_snapshot_age_p99_ticks 130.5 ticks".to_owned()));
+        assert!(f.contains(&"FIGURE netem_proxy_cpu_cores 0.020 cores".to_owned()));
+        assert_eq!(RunSummary::from_json(&r.to_json().unwrap()).unwrap(), r);
+        // Without a link, no link figures.
+        assert!(!run().figures().iter().any(|f| f.contains("link_")));
     }
 
     #[test]

@@ -99,8 +99,11 @@ fn synthetic() -> RunSummary {
             snapshot_interval_p99_ms: 9.1,
         },
         timeline,
-        // The checked-in fixture predates per-match figures: it must still read.
+        // The checked-in fixture predates per-match figures, quality and
+        // links: it must still read.
         match_tick_p99_us: Vec::new(),
+        quality: None,
+        link: None,
     }
 }
 

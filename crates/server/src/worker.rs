@@ -424,6 +424,10 @@ impl<G: HostedGame> Worker<G> {
                 .iter()
                 .map(|(kind, count)| (kind.name(), count))
                 .chain(std::iter::once(("oversized", self.traffic.oversized)))
+                .chain(std::iter::once((
+                    "event_queue_full",
+                    self.matches.iter().map(|m| m.game.events_dropped()).sum(),
+                )))
                 .collect(),
             players_connected: self.net.connected_clients(),
         }

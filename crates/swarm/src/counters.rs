@@ -35,6 +35,16 @@ pub struct BotCounters {
     pub packets_in: u64,
     /// Datagrams sent.
     pub packets_out: u64,
+    /// Snapshots the client dropped whole (waiting for a full resync, or
+    /// too old). Counted at the end of a bot's run, not live.
+    pub snapshots_dropped: u64,
+    /// Full-resync snapshots applied. At the end only, not live.
+    pub full_resyncs: u64,
+    /// Reliable events the client dropped because its queue was full. At
+    /// the end only, not live.
+    pub events_dropped: u64,
+    /// Bots that learnt their match is over. At the end only, not live.
+    pub matches_over: u64,
 }
 
 impl BotCounters {
@@ -77,6 +87,10 @@ impl BotCounters {
         self.bytes_out += other.bytes_out;
         self.packets_in += other.packets_in;
         self.packets_out += other.packets_out;
+        self.snapshots_dropped += other.snapshots_dropped;
+        self.full_resyncs += other.full_resyncs;
+        self.events_dropped += other.events_dropped;
+        self.matches_over += other.matches_over;
     }
 }
 
@@ -146,6 +160,7 @@ impl LiveCounters {
             bytes_out: get(&self.bytes_out),
             packets_in: get(&self.packets_in),
             packets_out: get(&self.packets_out),
+            ..BotCounters::default()
         }
     }
 }

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::counters::{BotCounters, LiveCounters};
 use crate::error::SwarmError;
 use crate::match_bot::{MatchBot, MatchBotConfig};
+use hightick_client::Quality;
 
 /// One bot to run: the server it plays on and its connect token's bytes.
 #[derive(Debug, Clone)]
@@ -35,6 +36,18 @@ pub struct FleetConfig {
     pub tick_rate_hz: u32,
     /// The bots' settings.
     pub bot: MatchBotConfig,
+    /// Relays in the path (the impairment proxy): a bot whose server is
+    /// `server` sends through `via` (overriding `bot.via`).
+    pub relays: Vec<Relay>,
+}
+
+/// A relay a fleet's bots send through to reach a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Relay {
+    /// The game server's address.
+    pub server: SocketAddr,
+    /// Where its bots send instead.
+    pub via: SocketAddr,
 }
 
 impl Default for FleetConfig {
@@ -43,6 +56,7 @@ impl Default for FleetConfig {
             duration: Duration::from_secs(10),
             tick_rate_hz: 128,
             bot: MatchBotConfig::default(),
+            relays: Vec::new(),
         }
     }
 }
@@ -62,6 +76,8 @@ pub struct FleetReport {
     pub elapsed: Duration,
     /// The names of the game's kinds of event (`counters.events` by index).
     pub event_kinds: &'static [&'static str],
+    /// What the players would have seen, over every bot.
+    pub quality: Quality,
 }
 
 impl FleetReport {
@@ -110,11 +126,24 @@ impl fmt::Display for FleetReport {
             "in {} B / {} packets, out {} B / {} packets",
             c.bytes_in, c.packets_in, c.bytes_out, c.packets_out
         )?;
-        write!(
+        writeln!(
             f,
             "snapshot inter-arrival p50 {} us, p99 {} us",
             self.interarrival_p50_us(),
             self.interarrival_p99_us()
+        )?;
+        let q = &self.quality;
+        write!(
+            f,
+            "snapshot age beyond the fastest path p50 {} us, p99 {} us; \
+             position error p99 {} mm ({} checked, {} not); \
+             client events dropped {}",
+            q.snapshot_age_us.value_at_quantile(0.5),
+            q.snapshot_age_us.value_at_quantile(0.99),
+            q.position_error_mm.value_at_quantile(0.99),
+            q.position_error_mm.len(),
+            q.positions_unchecked,
+            c.events_dropped
         )
     }
 }
@@ -122,6 +151,7 @@ impl fmt::Display for FleetReport {
 struct BotOutcome {
     counters: BotCounters,
     interarrival: Option<Histogram<u64>>,
+    quality: Quality,
 }
 
 /// A running fleet: one tokio task per bot, live counters, a report at the end.
@@ -171,9 +201,13 @@ impl Fleet {
         let period = Duration::from_nanos(1_000_000_000 / u64::from(config.tick_rate_hz.max(1)));
         let tasks = tokens
             .into_iter()
+            .zip(targets)
             .enumerate()
-            .map(|(i, token)| {
-                let (live, stop, bot) = (live.clone(), stop.clone(), config.bot.clone());
+            .map(|(i, (token, target))| {
+                let (live, stop, mut bot) = (live.clone(), stop.clone(), config.bot.clone());
+                if let Some(r) = config.relays.iter().find(|r| r.server == target.server) {
+                    bot.via = Some(r.via);
+                }
                 runtime.spawn(async move {
                     run_bot::<G>(token, i as u16, bot, end, period, &live, &stop).await
                 })
@@ -218,11 +252,13 @@ impl Fleet {
                 .expect("constant histogram bounds are valid"),
             elapsed: Duration::ZERO,
             event_kinds: self.event_kinds,
+            quality: Quality::default(),
         };
         for task in self.tasks {
             match task.await {
                 Ok(Ok(outcome)) => {
                     report.counters.add(&outcome.counters);
+                    report.quality.add(&outcome.quality);
                     if let Some(h) = outcome.interarrival {
                         // Same bounds on both sides: cannot fail.
                         let _ = report.interarrival.add(&h);
@@ -280,9 +316,11 @@ async fn run_bot<G: BotGame>(
     let counters = bot.counters();
     live.advance(&reported, &counters);
     let interarrival = Some(bot.interarrival().clone());
+    let quality = bot.quality().clone();
     bot.disconnect();
     Ok(BotOutcome {
         counters,
         interarrival,
+        quality,
     })
 }

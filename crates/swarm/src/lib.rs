@@ -108,7 +108,7 @@ pub mod wheel;
 
 pub use counters::{BotCounters, EVENT_KINDS, LiveCounters};
 pub use error::SwarmError;
-pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, run_fleet};
+pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, Relay, run_fleet};
 pub use match_bot::{MatchBot, MatchBotConfig, mode_and_settings};
 pub use play::{MatchPlayer, MatchTicket, play_match};
 pub use scenario::Scenario;

@@ -14,6 +14,7 @@ use hightick_net::{ClientState, ConnectToken};
 
 use crate::counters::BotCounters;
 use crate::error::SwarmError;
+use hightick_client::{Quality, QualityProbe};
 
 /// How match bots play and connect. Game-agnostic: the mode and settings
 /// are resolved against the game when a bot binds.
@@ -27,12 +28,24 @@ pub struct MatchBotConfig {
     /// Seed of the bots' decisions (each bot mixes in its index).
     pub seed: u64,
     /// Ticks ahead of the estimated server tick that inputs are stamped
-    /// with, so they arrive before the server simulates them.
+    /// with, so they arrive before the server simulates them: at least
+    /// this, more on a slow link (the round trip and four times its
+    /// variation, plus two ticks), at most `max_input_lead_ticks`.
     pub input_lead_ticks: u32,
+    /// The most ticks ahead inputs are stamped (the server holds inputs
+    /// up to its `input_window_ticks` ahead and drops the rest).
+    pub max_input_lead_ticks: u32,
     /// The client core's settings (world size, tick rate).
     pub client: GameClientConfig,
     /// Where each bot's socket binds (port 0: any).
     pub bind: SocketAddr,
+    /// A relay every datagram goes through (the impairment proxy), if any
+    /// (see `UdpClient::relay_via`).
+    pub via: Option<SocketAddr>,
+    /// How far behind its estimate of the server's tick the bot's
+    /// [`QualityProbe`] draws entities, in ticks (2: the interpolation
+    /// delay Source engines ship, `cl_interp_ratio 2`).
+    pub render_delay_ticks: f32,
 }
 
 impl Default for MatchBotConfig {
@@ -42,8 +55,11 @@ impl Default for MatchBotConfig {
             settings: serde_json::Value::Null,
             seed: 1,
             input_lead_ticks: 6,
+            max_input_lead_ticks: 63,
             client: GameClientConfig::default(),
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            via: None,
+            render_delay_ticks: 2.0,
         }
     }
 }
@@ -89,7 +105,10 @@ pub struct MatchBot<G: BotGame> {
     client: UdpClient<G>,
     bot: G::Bot,
     counters: BotCounters,
+    probe: QualityProbe,
     lead: u32,
+    max_lead: u32,
+    tick_rate_hz: u32,
     last_tick: u32,
 }
 
@@ -110,12 +129,23 @@ impl<G: BotGame> MatchBot<G> {
             config.seed,
         )
         .map_err(SwarmError::Mode)?;
-        let client = UdpClient::bind(token, config.client.clone(), config.bind).await?;
+        let mut client = UdpClient::bind(token, config.client.clone(), config.bind).await?;
+        if let Some(via) = config.via {
+            client.relay_via(via);
+        }
+        client.core_mut().track_positions(G::replica_position);
         Ok(Self {
             client,
             bot,
             counters: BotCounters::default(),
+            probe: QualityProbe::new(
+                config.client.tick_rate_hz,
+                config.render_delay_ticks,
+                Instant::now(),
+            ),
             lead: config.input_lead_ticks,
+            max_lead: config.max_input_lead_ticks.max(config.input_lead_ticks),
+            tick_rate_hz: config.client.tick_rate_hz.max(1),
             last_tick: 0,
         })
     }
@@ -128,6 +158,11 @@ impl<G: BotGame> MatchBot<G> {
     /// Snapshot inter-arrival times, microseconds.
     pub fn interarrival(&self) -> &Histogram<u64> {
         self.client.core().snapshot_interarrival()
+    }
+
+    /// What a player would have seen (see [`QualityProbe`]).
+    pub fn quality(&self) -> &Quality {
+        self.probe.quality()
     }
 
     /// The game's bot.
@@ -155,7 +190,9 @@ impl<G: BotGame> MatchBot<G> {
     pub async fn tick(&mut self, deadline: Instant) -> Result<(), SwarmError> {
         self.client.run_until(deadline).await?;
         self.read();
-        self.act(Instant::now());
+        let now = Instant::now();
+        self.probe.frame(now, self.client.core());
+        self.act(now);
         self.client.flush();
         self.count();
         Ok(())
@@ -191,7 +228,14 @@ impl<G: BotGame> MatchBot<G> {
         let Some(estimate) = core.server_tick_estimate(now) else {
             return;
         };
-        let tick = (estimate as u32 + self.lead).max(self.last_tick + 1);
+        // The estimate is a one-way delay behind the server and the input
+        // takes another to arrive: on a slow link the lead covers the round
+        // trip, and its variation.
+        let endpoint = core.net().endpoint();
+        let path = endpoint.rtt() + 4 * endpoint.rtt_variation();
+        let path_ticks = (path.as_secs_f32() * self.tick_rate_hz as f32).ceil() as u32;
+        let lead = self.lead.max(path_ticks + 2).min(self.max_lead);
+        let tick = (estimate as u32 + lead).max(self.last_tick + 1);
         self.last_tick = tick;
         let command = self.bot.command(core.world(), tick);
         // Not connected any more: nothing to send it to.
@@ -215,5 +259,9 @@ impl<G: BotGame> MatchBot<G> {
         c.bytes_out = s.bytes_out;
         c.packets_in = s.packets_in;
         c.packets_out = s.packets_out;
+        c.snapshots_dropped = s.snapshots_dropped;
+        c.full_resyncs = s.full_resyncs;
+        c.events_dropped = s.events_dropped;
+        c.matches_over = u64::from(self.bot.match_over());
     }
 }

@@ -97,4 +97,8 @@ impl BotGame for Arena {
             usize::from(scenario.match_config.max_entities),
         ))
     }
+
+    fn replica_position(replica: &ArenaReplica) -> Option<[f32; 3]> {
+        replica.transform.map(|t| t.position)
+    }
 }

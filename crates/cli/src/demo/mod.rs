@@ -5,6 +5,7 @@
 //! CPU-normalized games per core, writes `report.html` (and JSON with `--json`), and
 //! with `--record` (cargo feature `history`) stores the run in the results database.
 
+pub(crate) mod link;
 pub(crate) mod progress;
 #[cfg(feature = "history")]
 pub(crate) mod record;
@@ -50,6 +51,8 @@ pub(crate) struct DemoArgs {
     /// Where the HTML report goes.
     #[arg(long, value_name = "PATH", default_value = "report.html")]
     report: PathBuf,
+    #[command(flatten)]
+    link: link::LinkArgs,
     #[cfg(feature = "history")]
     #[command(flatten)]
     record: RecordArgs,
@@ -80,6 +83,7 @@ pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
         warmup: args.warmup,
         duration: args.duration,
         workers: args.workers,
+        link: args.link.spec(),
         ..LoadSpec::new(exe, &mode, args.matches)
     };
     let run = spec.validate::<G>()?;
@@ -93,6 +97,14 @@ pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
         args.warmup,
         args.duration
     );
+    if let Some(link) = &spec.link {
+        eprintln!(
+            "{:.0}% of the bots behind the {} link (impairment proxy in this process, seed {})",
+            100.0 * link.share,
+            link.link,
+            link.seed
+        );
+    }
     let bar = RunBar::new("");
     let summary = run_load::<G>(&spec, &budgets, &mut |p| bar.update(p));
     bar.finish();
@@ -121,6 +133,7 @@ pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
             "duration_s": spec.duration.as_secs_f64(),
             "warmup_s": spec.warmup.as_secs_f64(),
             "workers": spec.workers,
+            "link": spec.link,
             "budgets": budgets.file(),
         });
         let id = db.record_demo(&summary, &config)?;

@@ -14,14 +14,14 @@
 //! servers' CPU is measured as before.
 
 mod admin;
+mod fleets;
+mod link;
 mod placement;
 mod server_process;
 mod tokens;
 mod window;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use hightick_client::GameClientConfig;
@@ -29,16 +29,18 @@ use hightick_engine::mode::{HostedGame, Mode};
 use hightick_engine::{BotGame, MatchConfig};
 use hightick_net::Key;
 use hightick_server::{CreateMatch, TICK_RATES_HZ};
-use hightick_swarm::{BotTarget, Fleet, FleetConfig, FleetReport, MatchBotConfig};
+use hightick_swarm::{BotTarget, FleetConfig, FleetReport, MatchBotConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
 use crate::error::LabError;
-use crate::summary::{BotRow, HostFacts, RunSummary};
+use crate::summary::{BotRow, HostFacts, LinkRow, QualityRow, RunSummary};
 use admin::AdminClient;
+use fleets::BotFleets;
 use server_process::{Launch, ServerProcess};
 use window::{InstanceWindow, RunShape};
 
+pub use link::LinkSpec;
 pub use placement::instance_cpu_sets;
 
 /// Nice value of the bots' threads (see the module docs).
@@ -76,6 +78,13 @@ pub struct LoadSpec {
     /// Bind instance `i` to its CPU set (NUMA node `i mod nodes`, see
     /// [`instance_cpu_sets`]).
     pub bind: bool,
+    /// Put some or all bots behind the impairment proxy (`None`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkSpec>,
+    /// The matches' settings, the game's (JSON; `null`: the mode's own),
+    /// sent with every create-match and given to the bots.
+    #[serde(default)]
+    pub settings: serde_json::Value,
 }
 
 impl LoadSpec {
@@ -93,6 +102,8 @@ impl LoadSpec {
             workers: 0,
             instances: 1,
             bind: false,
+            link: None,
+            settings: serde_json::Value::Null,
         }
     }
 
@@ -144,6 +155,10 @@ impl LoadSpec {
                 format!("must be 1 to {MAX_INSTANCES}"),
             ));
         }
+        if let Some(link) = &self.link {
+            link.profile()?;
+        }
+        hightick_swarm::mode_and_settings::<G>(Some(run.mode.name), &self.settings)?;
         Ok(run)
     }
 }
@@ -241,19 +256,21 @@ impl Drop for Scratch {
 
 /// The bots' settings for a mode: its entity count and rate (the game makes
 /// each bot for the mode at that rate).
-fn fleet_config(run: &ModeRun, length: Duration) -> FleetConfig {
+fn fleet_config(run: &ModeRun, length: Duration, settings: &serde_json::Value) -> FleetConfig {
     let rate = run.config.tick_rate_hz;
     let defaults = MatchBotConfig::default();
     // Inputs about 47 ms ahead of the server (6 ticks at 128 Hz), inside its window.
-    let lead = (6 * rate)
-        .div_ceil(128)
-        .clamp(2, u32::from(run.config.input_window_ticks.max(3)) - 1);
+    let max_lead = u32::from(run.config.input_window_ticks.max(3)) - 1;
+    let lead = (6 * rate).div_ceil(128).clamp(2, max_lead);
     FleetConfig {
         duration: length,
         tick_rate_hz: rate,
+        relays: Vec::new(),
         bot: MatchBotConfig {
             mode: Some(run.mode.name.to_owned()),
+            settings: settings.clone(),
             input_lead_ticks: lead,
+            max_input_lead_ticks: max_lead,
             client: GameClientConfig {
                 entities: usize::from(run.config.max_entities),
                 tick_rate_hz: rate,
@@ -307,8 +324,8 @@ pub fn run_load<G: BotGame>(
     let runtime = bots_runtime()?;
     let _guard = runtime.enter();
     let total = spec.warmup + spec.duration;
-    let config = fleet_config(&run, total + Duration::from_secs(30));
-    let fleet = Fleet::launch::<G>(&targets, &config, Arc::new(AtomicBool::new(false)))?;
+    let config = fleet_config(&run, total + Duration::from_secs(30), &spec.settings);
+    let fleet = BotFleets::launch::<G>(&targets, &config, spec.link.as_ref())?;
 
     let mut run_start_uptime = Vec::with_capacity(admins.len());
     for admin in &admins {
@@ -317,9 +334,10 @@ pub fn run_load<G: BotGame>(
     let window_start = measure(spec, &servers, &admins, &fleet, total, players, progress)?;
     let end = instance_stats(&admins)?;
     let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
+    let proxy_cpu_end = fleet.proxy_cpu_s();
     let end_at = Instant::now();
     fleet.stop();
-    let report = runtime.block_on(fleet.finish());
+    let report = runtime.block_on(fleet.finish())?;
     for server in servers {
         server.stop(STOP_PATIENCE)?;
     }
@@ -331,14 +349,31 @@ pub fn run_load<G: BotGame>(
         ));
     };
     let wall_s = end_at.duration_since(opening.at).as_secs_f64();
+    let proxy_cpu_cores = (proxy_cpu_end - opening.proxy_cpu_s).max(0.0) / wall_s.max(1e-9);
     let windows = close_windows(opening, end, cpu_end, run_start_uptime);
     let mut summary = window::build(
         &run_shape(spec, &run, players),
         &windows,
         wall_s,
-        bot_row(&report, players),
+        bot_row(&report.all, players),
         this_host(),
     );
+    let rate = run.config.tick_rate_hz;
+    summary.quality = report
+        .direct
+        .as_ref()
+        .map(|r| QualityRow::from_fleet(r, rate, 0.0));
+    summary.link = match (&spec.link, report.behind) {
+        (Some(link), Some((behind, proxy))) => Some(LinkRow {
+            link: proxy.emulator.link.clone(),
+            share: link.share,
+            seed: link.seed,
+            behind: QualityRow::from_fleet(&behind, rate, proxy.emulator.down.delay_min_us),
+            proxy_cpu_cores,
+            proxy,
+        }),
+        _ => None,
+    };
     budgets.apply(&mut summary);
     Ok(summary)
 }
@@ -347,6 +382,8 @@ pub fn run_load<G: BotGame>(
 struct WindowOpening {
     stats: Vec<hightick_server::HostStats>,
     cpu: Vec<f64>,
+    /// The impairment proxy's CPU seconds (0 without one).
+    proxy_cpu_s: f64,
     at: Instant,
 }
 
@@ -394,6 +431,9 @@ fn create_matches(
         let mut request = CreateMatch::new(&spec.mode, roster.clone());
         request.seed = Some(u64::from(m) + 1);
         request.tick_rate_hz = spec.tick_rate_hz;
+        if let serde_json::Value::Object(settings) = &spec.settings {
+            request.settings.extend(settings.clone());
+        }
         let info = admins[m as usize % admins.len()].create_match(&request)?;
         for id in roster {
             targets.push(BotTarget {
@@ -425,7 +465,7 @@ fn measure(
     spec: &LoadSpec,
     servers: &[ServerProcess],
     admins: &[AdminClient],
-    fleet: &Fleet,
+    fleet: &BotFleets,
     total: Duration,
     players: u32,
     progress: &mut dyn FnMut(&Progress),
@@ -437,7 +477,7 @@ fn measure(
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
         if window_start.is_none() && start.elapsed() >= spec.warmup {
-            window_start = Some(open_window(servers, admins)?);
+            window_start = Some(open_window(servers, admins, fleet.proxy_cpu_s())?);
         }
         let (cpu, p99) = last_second(admins)?;
         let live = fleet.live();
@@ -464,6 +504,7 @@ fn measure(
 fn open_window(
     servers: &[ServerProcess],
     admins: &[AdminClient],
+    proxy_cpu_s: f64,
 ) -> Result<WindowOpening, LabError> {
     for admin in admins {
         admin.reset_stats()?;
@@ -473,6 +514,7 @@ fn open_window(
     Ok(WindowOpening {
         stats,
         cpu,
+        proxy_cpu_s,
         at: Instant::now(),
     })
 }
@@ -546,12 +588,20 @@ mod tests {
     #[test]
     fn bots_follow_their_mode() {
         let spec = LoadSpec::new("/bin/false", "5v5", 1);
-        let five = fleet_config(&spec.mode::<Arena>().unwrap(), Duration::from_secs(1));
+        let five = fleet_config(
+            &spec.mode::<Arena>().unwrap(),
+            Duration::from_secs(1),
+            &serde_json::Value::Null,
+        );
         assert_eq!(five.tick_rate_hz, 128);
         assert_eq!(five.bot.input_lead_ticks, 6);
         assert_eq!(five.bot.mode.as_deref(), Some("5v5"));
         let spec = LoadSpec::new("/bin/false", "plaza100_30hz", 1);
-        let plaza = fleet_config(&spec.mode::<Arena>().unwrap(), Duration::from_secs(1));
+        let plaza = fleet_config(
+            &spec.mode::<Arena>().unwrap(),
+            Duration::from_secs(1),
+            &serde_json::Value::Null,
+        );
         assert_eq!(plaza.tick_rate_hz, 30);
         assert_eq!(plaza.bot.client.tick_rate_hz, 30);
         assert_eq!(plaza.bot.client.entities, 256);
@@ -584,7 +634,7 @@ mod tests {
         let run = spec.validate::<Arena>().unwrap();
         assert_eq!(run.mode.name, "plaza100");
         assert_eq!(run.config.tick_rate_hz, 64);
-        let fleet = fleet_config(&run, Duration::from_secs(1));
+        let fleet = fleet_config(&run, Duration::from_secs(1), &serde_json::Value::Null);
         assert_eq!(fleet.tick_rate_hz, 64);
         assert_eq!(fleet.bot.client.tick_rate_hz, 64);
     }

@@ -223,6 +223,8 @@ pub(crate) fn build(
         bots,
         timeline: timeline(windows),
         match_tick_p99_us,
+        quality: None,
+        link: None,
     }
 }
 
