@@ -6,9 +6,9 @@ pub use hightick_server::{TargetStats, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
-use hightick_report::{Align, TextTable};
 use crate::link_row::quality_lines;
 pub use crate::link_row::{LinkRow, QualityRow};
+use hightick_report::{Align, TextTable};
 
 /// Share of a core left to the operating system when games per core are computed.
 pub const GPC_HEADROOM: f64 = 0.9;
