@@ -29,6 +29,7 @@ use hightick_swarm::request_log::RequestLogConfig;
 use hightick_swarm::result::RunResult;
 use hightick_swarm::scenario::duration::format_duration;
 use hightick_swarm::scenario::{Model, Overrides, StepKind};
+use hightick_swarm::selftest::{HoldFigures, SelftestPlan};
 use hightick_swarm::target::{Target, TargetConfig};
 use hightick_swarm::{MatchPlayer, Scenario, run::run};
 
@@ -461,50 +462,6 @@ impl Drop for TargetProcess {
     }
 }
 
-fn selftest_scenario(a: &SelftestArgs, target: SocketAddr, drivers: usize) -> String {
-    let every = hightick_swarm::scenario::duration::format_duration(a.every);
-    let first = if a.every.is_zero() {
-        "\"0s\"".to_owned()
-    } else {
-        format!("{{ uniform = [\"0s\", \"{every}\"] }}")
-    };
-    format!(
-        r#"
-name = "selftest"
-users = {users}
-ramp_up = "{ramp}"
-duration = "{hold}"
-drivers = {drivers}
-[targets]
-t = "http://{target}"
-[http]
-connections = {connections}
-timeout = "10s"
-[[setup]]
-name = "login"
-method = "POST"
-url = "/login"
-json = {{ device = "selftest-{{{{user}}}}" }}
-capture = {{ token = "/token" }}
-think = {first}
-[[behaviour]]
-name = "request"
-[[behaviour.step]]
-name = "request"
-url = "/ping"
-headers = {{ authorization = "Bearer {{{{token}}}}" }}
-think = "{every}"
-[[threshold]]
-metric = "error_rate"
-max = 0.01
-"#,
-        users = a.users,
-        ramp = hightick_swarm::scenario::duration::format_duration(a.ramp_up),
-        hold = hightick_swarm::scenario::duration::format_duration(a.duration),
-        connections = a.connections,
-    )
-}
-
 fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
     let target = TargetProcess::start(a.target_threads)?;
     let rt = runtime(a.threads)?;
@@ -513,10 +470,16 @@ fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
     } else {
         a.threads
     };
-    let scenario = Arc::new(Scenario::parse(
-        &selftest_scenario(a, target.addr, drivers),
-        "selftest",
-    )?);
+    let plan = SelftestPlan {
+        users: a.users,
+        every: a.every,
+        ramp_up: a.ramp_up,
+        hold: a.duration,
+        connections: a.connections,
+        target: target.addr,
+        drivers,
+    };
+    let scenario = Arc::new(Scenario::parse(&plan.scenario(), "selftest")?);
     eprintln!(
         "hightick swarm selftest: {} players, one request every {:?} each, against a target process on {}",
         a.users, a.every, target.addr
@@ -540,26 +503,16 @@ fn selftest(a: &SelftestArgs, player: MatchPlayer) -> Result<()> {
     drop(target);
     write_outputs(&result, a.json.as_deref(), None)?;
 
-    let held = result
-        .timeline
-        .iter()
-        .filter(|p| p.t_s > hold_start.as_secs_f64())
-        .map(|p| p.users)
-        .min()
-        .unwrap_or(0);
-    let hold: Vec<_> = result
-        .timeline
-        .iter()
-        .filter(|p| p.t_s > hold_start.as_secs_f64())
-        .collect();
-    let hold_requests: u64 = hold.iter().map(|p| p.requests).sum();
-    let hold_failed: u64 = hold.iter().map(|p| p.failed).sum();
-    let hold_secs = hold.len() as f64 * result.interval_s;
-    let rps = hold_requests as f64 / hold_secs.max(1e-9);
+    let HoldFigures {
+        held,
+        failed: hold_failed,
+        rps,
+        error_pct,
+        ..
+    } = HoldFigures::of(&result, hold_start);
     let cores = cpu_at_hold.map_or(0.0, |(cpu, at)| {
         (cpu_end.0 - cpu) / cpu_end.1.duration_since(at).as_secs_f64().max(1e-9)
     });
-    let error_pct = 100.0 * result.total.failed as f64 / result.total.requests.max(1) as f64;
     let per_user = peak_rss.saturating_sub(baseline) as f64 / a.users.max(1) as f64;
     println!(
         "held {held} players; {} requests ({} failed, {error_pct:.3} %) in {:.0} s; hold {rps:.0} req/s ({hold_failed} failed) on {cores:.2} cores; RSS {:.1} MiB at peak ({:.1} MiB before), {per_user:.0} B per player",

@@ -102,6 +102,7 @@ pub mod result;
 pub mod retry;
 pub mod run;
 pub mod scenario;
+pub mod selftest;
 pub mod target;
 pub mod threshold;
 pub mod wheel;
