@@ -57,6 +57,9 @@ pub(crate) struct StackArgs {
     /// Write the journey report as JSON here.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// The journey report as HTML (default: journey.html in --dir).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// No progress line.
     #[arg(long)]
     quiet: bool,
@@ -93,6 +96,13 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
     let report = run::<G>(&options, |p| line.show(p))?;
     line.finish();
     print!("{}", report.render_text());
+    let html = a
+        .report
+        .clone()
+        .unwrap_or_else(|| a.dir.join("journey.html"));
+    std::fs::write(&html, report.render_html())
+        .with_context(|| format!("writing {}", html.display()))?;
+    println!("report: {}", html.display());
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

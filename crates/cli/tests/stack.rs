@@ -57,6 +57,9 @@ fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
     // gateway's policy: the books hold one reward per player.
     assert_eq!(report["audit"]["accounts"], 10, "{stdout}");
     assert!(stdout.contains("FIGURE stack_results_recorded"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("journey.html")).expect("the HTML report");
+    assert!(html.contains("results recorded by the gateway"), "{html}");
+    assert!(html.contains("every check held"), "{html}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&json);
 }

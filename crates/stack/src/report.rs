@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use hightick_report::{Cell, Mark, Page, Table, Tile};
+
 use hightick_store::Audit;
 use hightick_swarm::result::MatchSummary;
 use serde::Serialize;
@@ -184,5 +186,119 @@ impl JourneyReport {
             self.audit.accounts_off_ledger
         );
         out
+    }
+
+    /// The report as one self-contained HTML page.
+    pub fn render_html(&self) -> String {
+        let mut page = Page::new(&format!("hightick stack: {} {}", self.game, self.mode));
+        page.paragraph(&format!(
+            "{} players, {} host(s), 1 gateway on {}, {} rules, {:.0} s",
+            self.players, self.hosts, self.backend, self.rules, self.elapsed_s
+        ));
+        page.verdict(
+            if self.passed() {
+                "every check held"
+            } else {
+                "a check failed"
+            },
+            self.passed(),
+        );
+        page.tiles(&[
+            Tile::new(format!("{:.0} ms", self.login.p99_ms), "login p99"),
+            Tile::new(
+                format!("{:.0} ms", self.match_found.p99_ms),
+                "match found p99",
+            ),
+            Tile::new(self.matches_finished.to_string(), "matches finished"),
+            Tile::new(self.audit.matches_recorded.to_string(), "results recorded"),
+        ]);
+        page.section("Checks");
+        let checks =
+            Table::new(["check", "held"]).rows(self.checks().into_iter().map(|(c, ok)| {
+                vec![
+                    Cell::text(c),
+                    Cell::text(if ok { "ok" } else { "FAILED" }).mark(Mark::verdict(ok)),
+                ]
+            }));
+        page.table(&checks);
+        page.section("The players' journey");
+        let times = Table::new(["step", "p50 ms", "p99 ms"]).rows([
+            vec![
+                Cell::text("login (through the login queue)"),
+                Cell::num(self.login.p50_ms, 1),
+                Cell::num(self.login.p99_ms, 1),
+            ],
+            vec![
+                Cell::text("match found (ticket to match)"),
+                Cell::num(self.match_found.p50_ms, 1),
+                Cell::num(self.match_found.p99_ms, 1),
+            ],
+        ]);
+        page.table(&times);
+        page.paragraph(&format!(
+            "{} requests, {} failed",
+            self.requests, self.failed_requests
+        ));
+        if let Some(b) = &self.bots {
+            page.section("Match quality (the bots)");
+            let rows = [
+                ("matches begun", b.started as f64, 0),
+                ("played to their end", b.finished as f64, 0),
+                (
+                    "snapshot inter-arrival p50, ms",
+                    b.interarrival_p50_us as f64 / 1000.0,
+                    1,
+                ),
+                (
+                    "snapshot inter-arrival p99, ms",
+                    b.interarrival_p99_us as f64 / 1000.0,
+                    1,
+                ),
+                ("RTT p99, ms", b.rtt_p99_us as f64 / 1000.0, 2),
+                ("packet loss, %", b.packet_loss * 100.0, 3),
+                ("desyncs", b.desyncs as f64, 0),
+                ("decode errors", b.decode_errors as f64, 0),
+            ];
+            page.table(
+                &Table::new(["figure", "value"]).rows(
+                    rows.iter()
+                        .map(|&(name, v, d)| vec![Cell::text(name), Cell::num(v, d)]),
+                ),
+            );
+        }
+        page.section("Results and the books");
+        let books = [
+            (
+                "matches finished on the hosts",
+                self.matches_finished as f64,
+            ),
+            ("of them ended by the drain", self.matches_abandoned as f64),
+            (
+                "results recorded by the gateway",
+                self.audit.matches_recorded as f64,
+            ),
+            ("results left in outboxes", self.outbox_left as f64),
+            ("results refused", self.outbox_rejected as f64),
+            ("accounts", self.audit.accounts as f64),
+            ("balances, summed", self.audit.balance_total as f64),
+            ("ledger, summed", self.audit.ledger_total as f64),
+            (
+                "accounts off their ledger",
+                self.audit.accounts_off_ledger as f64,
+            ),
+        ];
+        let mut table = Table::new(["figure", "value"]).rows(
+            books
+                .iter()
+                .map(|&(name, v)| vec![Cell::text(name), Cell::num(v, 0)]),
+        );
+        for (reason, sum) in &self.audit.ledger_by_reason {
+            table.row(vec![
+                Cell::text(format!("ledger: {reason}")),
+                Cell::num(*sum as f64, 0),
+            ]);
+        }
+        page.table(&table);
+        page.finish()
     }
 }
