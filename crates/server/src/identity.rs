@@ -4,9 +4,11 @@
 //! nonce and a counter: unique across hosts and restarts).
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::outbox::write_durably;
 
 /// The file under the state directory that holds the host id.
 const HOST_ID_FILE: &str = "host-id";
@@ -31,12 +33,7 @@ pub(crate) fn load_or_create(dir: &Path) -> io::Result<String> {
     }
     fs::create_dir_all(dir)?;
     let id = fresh();
-    let tmp = path.with_extension("tmp");
-    let mut file = fs::File::create(&tmp)?;
-    writeln!(file, "{id}")?;
-    file.sync_all()?;
-    fs::rename(&tmp, &path)?;
-    fs::File::open(dir)?.sync_all()?;
+    write_durably(dir, &path, format!("{id}\n").as_bytes())?;
     Ok(id)
 }
 

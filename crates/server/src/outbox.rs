@@ -73,17 +73,7 @@ impl Outbox {
             return Ok(());
         }
         let text = serde_json::to_vec_pretty(record).map_err(io::Error::other)?;
-        let tmp = path.with_extension("tmp");
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, &path)?;
-        sync_dir(&self.pending)
+        write_durably(&self.pending, &path, &text)
     }
 
     /// Every pending record, oldest match id first by file name order. A
@@ -174,6 +164,23 @@ pub fn is_file_safe(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Writes `bytes` to `path` in `dir` so that a crash leaves either the old
+/// state or the whole new file: a `.tmp` beside it, fsynced, renamed over,
+/// and the directory fsynced.
+pub(crate) fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    fs::rename(&tmp, path)?;
+    sync_dir(dir)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ApiError, JsonBody, Shared};
+use crate::config::valid_id;
 use crate::hosts::HostReport;
 use crate::secrets::constant_time_eq;
 
@@ -61,14 +62,6 @@ pub(crate) struct Heartbeat {
     game: String,
 }
 
-/// Whether `text` is 1 to `max` of `A-Z a-z 0-9 . _ -`.
-fn is_tag(text: &str, max: usize) -> bool {
-    (1..=max).contains(&text.len())
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
 pub(crate) async fn heartbeat(
     State(state): State<Shared>,
     _: ServerAuth,
@@ -93,19 +86,20 @@ pub(crate) async fn heartbeat(
         ));
     }
     let host_id = body.host_id.unwrap_or_else(|| body.admin.to_string());
-    if !is_tag(&host_id, 64) && host_id != body.admin.to_string() {
+    if !valid_id(&host_id) && host_id != body.admin.to_string() {
         return Err(ApiError::invalid(
             "host_id",
             "host_id: must be 1 to 64 of A-Z a-z 0-9 . _ -",
         ));
     }
-    if !body.region.is_empty() && !is_tag(&body.region, 32) {
+    let region_ok = body.region.is_empty() || (valid_id(&body.region) && body.region.len() <= 32);
+    if !region_ok {
         return Err(ApiError::invalid(
             "region",
             "region: must be 1 to 32 of A-Z a-z 0-9 . _ -",
         ));
     }
-    if !body.game.is_empty() && !is_tag(&body.game, 64) {
+    if !body.game.is_empty() && !valid_id(&body.game) {
         return Err(ApiError::invalid(
             "game",
             "game: must be 1 to 64 of A-Z a-z 0-9 . _ -",
