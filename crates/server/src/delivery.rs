@@ -43,25 +43,41 @@ pub(crate) fn backoff(attempt: u32, jitter: f64) -> Duration {
     doubled.min(BACKOFF_CAP).mul_f64(jitter.clamp(0.5, 1.0))
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Schedule {
+#[derive(Debug, Clone)]
+struct Schedule<T> {
+    record: T,
     next: Instant,
     failures: u32,
 }
 
-/// The records waiting for delivery, by match id.
-#[derive(Debug, Default)]
-pub(crate) struct Deliveries {
-    waiting: BTreeMap<String, Schedule>,
+/// The records `T` waiting for delivery, by match id, each with its schedule.
+#[derive(Debug)]
+pub(crate) struct Deliveries<T> {
+    waiting: BTreeMap<String, Schedule<T>>,
 }
 
-impl Deliveries {
-    /// A record to deliver, due at `now` (kept as it is if already waiting).
-    pub(crate) fn add(&mut self, match_id: &str, now: Instant) {
+impl<T> Default for Deliveries<T> {
+    fn default() -> Self {
+        Self {
+            waiting: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T> Deliveries<T> {
+    /// `record` to deliver under `match_id`, due at `now` (a record already
+    /// waiting under that id is kept as it is, with its schedule).
+    pub(crate) fn add(&mut self, match_id: &str, record: T, now: Instant) {
         self.waiting.entry(match_id.to_owned()).or_insert(Schedule {
+            record,
             next: now,
             failures: 0,
         });
+    }
+
+    /// The record waiting under `match_id`.
+    pub(crate) fn get(&self, match_id: &str) -> Option<&T> {
+        self.waiting.get(match_id).map(|s| &s.record)
     }
 
     /// Match ids due at `now`, in id order.
@@ -161,9 +177,9 @@ mod tests {
     #[test]
     fn a_failed_post_waits_and_an_answer_ends_the_schedule() {
         let t0 = Instant::now();
-        let mut d = Deliveries::default();
-        d.add("m-2", t0);
-        d.add("m-1", t0);
+        let mut d = Deliveries::<()>::default();
+        d.add("m-2", (), t0);
+        d.add("m-1", (), t0);
         assert_eq!(d.due(t0), ["m-1", "m-2"]);
         let retry = PostAnswer::Retry("503".into());
         assert!(!d.answered("m-1", &retry, t0, 1.0));
@@ -175,7 +191,7 @@ mod tests {
         assert_eq!(d.failures("m-1"), 2);
         assert_eq!(d.next_due(), Some(t0 + BACKOFF_BASE * 2));
         // Re-adding a waiting record keeps its schedule.
-        d.add("m-1", t0);
+        d.add("m-1", (), t0);
         assert!(d.due(t0).is_empty());
         assert!(d.answered("m-1", &PostAnswer::Refused("400".into()), t0, 1.0));
         assert_eq!(d.len(), 0);

@@ -5,7 +5,6 @@
 //! On its way out (the host drained) it keeps posting for a while; what is
 //! still unacknowledged then stays in the outbox for the next start.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -75,7 +74,6 @@ pub(crate) fn start(
             .timeout_global(Some(CALL_TIMEOUT))
             .build()
             .into(),
-        waiting: BTreeMap::new(),
         deliveries: Deliveries::default(),
         reachable: true,
         setup,
@@ -93,8 +91,7 @@ pub(crate) fn start(
 struct Link {
     agent: ureq::Agent,
     setup: LinkSetup,
-    waiting: BTreeMap<String, ResultRecord>,
-    deliveries: Deliveries,
+    deliveries: Deliveries<ResultRecord>,
     /// Whether the last call got through (to log changes once).
     reachable: bool,
     state: Arc<AdminState>,
@@ -148,8 +145,8 @@ impl Link {
     }
 
     fn add(&mut self, record: ResultRecord, now: Instant) {
-        self.deliveries.add(&record.match_id, now);
-        self.waiting.insert(record.match_id.clone(), record);
+        let match_id = record.match_id.clone();
+        self.deliveries.add(&match_id, record, now);
     }
 
     fn heartbeat(&mut self, draining: bool) {
@@ -175,7 +172,7 @@ impl Link {
 
     fn post_due(&mut self, now: Instant) {
         for match_id in self.deliveries.due(now) {
-            let Some(record) = self.waiting.get(&match_id) else {
+            let Some(record) = self.deliveries.get(&match_id) else {
                 continue;
             };
             let answer = self.post("/v1/results", record, Some(&match_id));
@@ -187,7 +184,6 @@ impl Link {
             {
                 continue;
             }
-            self.waiting.remove(&match_id);
             let done = match &answer {
                 PostAnswer::Refused(reason) => {
                     eprintln!(
