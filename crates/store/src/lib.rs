@@ -50,6 +50,7 @@ mod error;
 mod model;
 pub mod password;
 mod runs;
+mod savepoint;
 mod sqlite_writer;
 mod store;
 mod writer;

@@ -10,9 +10,10 @@
 // they return `Ok`, or rolls them back when they return `Err`. A write's reads go
 // through that same connection, so they see its own changes.
 
-use sqlx::{Connection as _, QueryBuilder, Row as _};
+use sqlx::{QueryBuilder, Row as _};
 
 use crate::StoreError;
+use crate::savepoint::{BATCH, BATCH_WRITE};
 use crate::model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
     MatchHistoryEntry, MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt,
@@ -968,24 +969,19 @@ pub(crate) async fn apply_batch(
 ) -> Result<Vec<Result<WriteAck, StoreError>>, StoreError> {
     let now = now_ms();
     let mut acks = Vec::with_capacity(writes.len());
-    let mut whole = conn.begin().await?;
-    if apply_batch_whole(&mut whole, writes, now, &mut acks)
+    BATCH.set(&mut *conn).await?;
+    let clean = apply_batch_whole(conn, writes, now, &mut acks)
         .await
-        .is_ok()
-    {
-        whole.commit().await?;
+        .is_ok();
+    BATCH.end(&mut *conn, clean).await?;
+    if clean {
         return Ok(acks);
     }
-    whole.rollback().await?;
     acks.clear();
     for w in writes {
-        let mut sp = conn.begin().await?;
-        let res = apply_write(&mut sp, w, now).await;
-        if res.is_ok() {
-            sp.commit().await?;
-        } else {
-            sp.rollback().await?;
-        }
+        BATCH_WRITE.set(&mut *conn).await?;
+        let res = apply_write(conn, w, now).await;
+        BATCH_WRITE.end(&mut *conn, res.is_ok()).await?;
         acks.push(res);
     }
     Ok(acks)

@@ -23,14 +23,17 @@
 //! Readers use the store's pool of other connections; in WAL mode they read the
 //! last commit without waiting for the writer.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use sqlx::{Connection as _, SqliteConnection, SqlitePool};
+use sqlx::{SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::StoreError;
 use crate::backend::WriteFuture;
+use crate::savepoint::GROUP_WRITE;
 
 /// Most writes one group transaction carries.
 pub(crate) const MAX_GROUP: usize = 512;
@@ -97,6 +100,10 @@ where
 pub(crate) struct SqliteWriter {
     queue: mpsc::Sender<Box<dyn Job>>,
     connection: SqlitePool,
+    /// Group transactions committed so far (the tests read it to know how writes
+    /// were grouped).
+    #[cfg_attr(not(test), allow(dead_code))]
+    groups: Arc<AtomicU64>,
 }
 
 impl SqliteWriter {
@@ -106,8 +113,13 @@ impl SqliteWriter {
     /// when every handle is gone and the queue is empty.
     pub(crate) fn spawn(connection: SqlitePool) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(connection.clone(), rx));
-        Self { queue, connection }
+        let groups = Arc::new(AtomicU64::new(0));
+        tokio::spawn(run(connection.clone(), rx, groups.clone()));
+        Self {
+            queue,
+            connection,
+            groups,
+        }
     }
 
     /// Queues `write` and returns its result once its group has committed (or
@@ -143,14 +155,33 @@ impl SqliteWriter {
     }
 }
 
-async fn run(connection: SqlitePool, mut queue: mpsc::Receiver<Box<dyn Job>>) {
+async fn run(
+    connection: SqlitePool,
+    mut queue: mpsc::Receiver<Box<dyn Job>>,
+    groups: Arc<AtomicU64>,
+) {
     let mut group: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_GROUP);
     while let Some(first) = queue.recv().await {
         group.push(first);
-        let aborted = commit_group(&connection, &mut group, &mut queue)
-            .await
-            .err()
-            .map(|e| e.to_string());
+        let committed = match connection.acquire().await {
+            Ok(mut conn) => {
+                let committed = commit_group(&mut conn, &mut group, &mut queue).await;
+                if committed.is_err() {
+                    // Leave no transaction open for the next group (an error here
+                    // only says none was left open).
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                }
+                committed
+            }
+            Err(e) => Err(e),
+        };
+        let aborted = match committed {
+            Ok(()) => {
+                groups.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        };
         for job in group.drain(..) {
             job.answer(aborted.as_deref());
         }
@@ -158,24 +189,21 @@ async fn run(connection: SqlitePool, mut queue: mpsc::Receiver<Box<dyn Job>>) {
 }
 
 /// Runs `group` (and the writes that queue up meanwhile, which it appends) in
-/// one transaction, each in a savepoint, and commits.
+/// one transaction, each in a savepoint, and commits. On `Err` the transaction
+/// may still be open: the caller rolls it back.
 async fn commit_group(
-    connection: &SqlitePool,
+    conn: &mut SqliteConnection,
     group: &mut Vec<Box<dyn Job>>,
     queue: &mut mpsc::Receiver<Box<dyn Job>>,
 ) -> Result<(), sqlx::Error> {
-    let mut conn = connection.acquire().await?;
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut *conn).await?;
     let started = Instant::now();
     let mut next = 0;
     loop {
         while let Some(job) = group.get_mut(next) {
-            let mut savepoint = tx.begin().await?;
-            if job.run(&mut savepoint).await {
-                savepoint.commit().await?;
-            } else {
-                savepoint.rollback().await?;
-            }
+            GROUP_WRITE.set(&mut *conn).await?;
+            let ok = job.run(conn).await;
+            GROUP_WRITE.end(&mut *conn, ok).await?;
             next += 1;
         }
         if group.len() >= MAX_GROUP || started.elapsed() >= MAX_GROUP_SPAN {
@@ -186,5 +214,154 @@ async fn commit_group(
             Err(_) => break,
         }
     }
-    tx.commit().await
+    sqlx::raw_sql("COMMIT").execute(conn).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+    use sqlx::{Row as _, SqlitePool};
+
+    use super::{QUEUE, SqliteWriter};
+    use crate::StoreError;
+
+    async fn table(test: &str) -> SqlitePool {
+        let dir = std::env::temp_dir().join(format!("hightick-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = SqliteConnectOptions::new()
+            .filename(dir.join("w.db"))
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL CHECK (v >= 0))")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool
+    }
+
+    /// Inserts `(k, v)` on the writer.
+    async fn put(w: &SqliteWriter, k: &str, v: i64) -> Result<u64, StoreError> {
+        let k = k.to_owned();
+        w.write(move |conn| {
+            Box::pin(async move {
+                let done = sqlx::query("INSERT INTO t (k, v) VALUES ($1, $2)")
+                    .bind(&k)
+                    .bind(v)
+                    .execute(conn)
+                    .await?;
+                Ok(done.rows_affected())
+            })
+        })
+        .await
+    }
+
+    async fn keys(pool: &SqlitePool) -> Vec<String> {
+        sqlx::query("SELECT k FROM t ORDER BY k")
+            .fetch_all(pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    /// Spawns the writes while the test holds the write connection, and lets it
+    /// go once every write waits behind the one the writer took: all of them land
+    /// in one group.
+    async fn in_one_group<T: Send + 'static>(
+        pool: &SqlitePool,
+        w: &SqliteWriter,
+        spawn: impl FnOnce() -> Vec<tokio::task::JoinHandle<T>>,
+    ) -> Vec<T> {
+        let held = pool.acquire().await.unwrap();
+        let writes = spawn();
+        let n = writes.len();
+        while QUEUE - w.queue.capacity() < n - 1 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        let mut out = Vec::with_capacity(n);
+        for h in writes {
+            out.push(h.await.unwrap());
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_write_rolls_back_alone_and_its_group_commits() {
+        let pool = table("writer_isolation").await;
+        let w = SqliteWriter::spawn(pool.clone());
+        let results = in_one_group(&pool, &w, || {
+            ["a", "b", "a", "c", "neg", "d"]
+                .into_iter()
+                .map(|k| {
+                    let w = w.clone();
+                    let v = if k == "neg" { -1 } else { 1 };
+                    tokio::spawn(async move { put(&w, k, v).await })
+                })
+                .collect()
+        })
+        .await;
+        assert_eq!(w.groups.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let failed: Vec<bool> = results.iter().map(Result::is_err).collect();
+        // Which "a" comes first depends on the spawn order; one of them fails.
+        assert_eq!(failed.iter().filter(|f| **f).count(), 2, "{results:?}");
+        assert!(failed[4], "the CHECK violation fails: {results:?}");
+        assert!(
+            results.iter().flatten().all(|n| *n == 1),
+            "the others each inserted their row"
+        );
+        assert_eq!(keys(&pool).await, ["a", "b", "c", "d"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_broken_transaction_aborts_its_whole_group_and_the_next_one_works() {
+        let pool = table("writer_abort").await;
+        let w = SqliteWriter::spawn(pool.clone());
+        let results = in_one_group(&pool, &w, || {
+            let mut writes = Vec::new();
+            for k in ["x", "y"] {
+                let w = w.clone();
+                writes.push(tokio::spawn(async move { put(&w, k, 1).await }));
+            }
+            // A write that ends the group's transaction under the writer's feet.
+            let breaker = w.clone();
+            writes.push(tokio::spawn(async move {
+                breaker
+                    .write(|conn| {
+                        Box::pin(async move {
+                            sqlx::raw_sql("ROLLBACK").execute(conn).await?;
+                            Ok(0)
+                        })
+                    })
+                    .await
+            }));
+            writes
+        })
+        .await;
+        for r in &results {
+            assert!(
+                matches!(r, Err(StoreError::BatchAborted { .. })),
+                "{results:?}"
+            );
+        }
+        assert!(
+            keys(&pool).await.is_empty(),
+            "nothing of the group is stored"
+        );
+        // The writer carries on.
+        assert_eq!(put(&w, "z", 1).await.unwrap(), 1);
+        assert_eq!(keys(&pool).await, ["z"]);
+        tokio::time::timeout(Duration::from_secs(10), w.close())
+            .await
+            .unwrap();
+    }
 }
