@@ -60,8 +60,8 @@ pub use error::StoreError;
 pub use model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
     MAX_ID_LEN, MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer,
-    MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
-    RATING_K, Session,
+    MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile, PurchaseReceipt,
+    PurchaseRequest, RATING_K, Session,
 };
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};

@@ -13,7 +13,8 @@ use crate::StoreError;
 use crate::backend::{postgres, sqlite};
 use crate::model::{
     Account, GuestLogin, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry,
-    MatchRecorded, MatchResult, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, Session,
+    MatchRecorded, MatchResult, PlayerCard, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
+    Session,
 };
 use crate::sqlite_writer::SqliteWriter;
 use crate::writer::{Write, WriteAck};
@@ -448,6 +449,11 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<MatchHistoryEntry>, StoreError> {
         on_backend!(self, match_history(account_id, limit))
+    }
+
+    /// Account, profile, and stats of one player, read in one statement.
+    pub async fn player_card(&self, account_id: i64) -> Result<PlayerCard, StoreError> {
+        on_backend!(self, player_card(account_id))
     }
 
     /// Totals and rating.
