@@ -9,9 +9,14 @@
 //! migrations (`migrations/{sqlite,postgres}`), applied on open.
 //!
 //! Concurrency: on PostgreSQL, spends are guarded single-row updates and match
-//! results lock the players' stats rows in account order; on SQLite, writers take
-//! turns on an in-process async mutex and `BEGIN IMMEDIATE`. High-rate writes go
-//! through a [`BatchWriter`], which acknowledges a write only after its batch commits.
+//! results lock the players' stats rows in account order. On SQLite, readers use a
+//! pool of connections in WAL mode and every write is queued to one writer
+//! connection, which runs the writes that wait together in one `BEGIN IMMEDIATE`
+//! transaction (each in its own savepoint, so a failing write fails alone) and
+//! commits them with one fsync (`synchronous=FULL`): a group commit. Either way a
+//! write is answered only after the transaction holding it has committed. High-rate
+//! writes (match results) can also go through a [`BatchWriter`], which gathers them
+//! for a few milliseconds into one batch.
 //!
 //! Tests run against SQLite always and against PostgreSQL when
 //! `HIGHTICK_TEST_DATABASE_URL` is set (each test in its own schema, see

@@ -351,10 +351,15 @@ pub(crate) async fn profile<'e>(
             .fetch_optional(db)
             .await?
             .ok_or(StoreError::NotFound { what: "profile" })?;
+    profile_from(&row, 0)
+}
+
+/// A profile from `account_id, display_name, xp`, starting at column `at`.
+fn profile_from(row: &Row, at: usize) -> Result<Profile, StoreError> {
     Ok(Profile {
-        account_id: row.try_get(0)?,
-        display_name: row.try_get(1)?,
-        xp: row.try_get(2)?,
+        account_id: row.try_get(at)?,
+        display_name: row.try_get(at + 1)?,
+        xp: row.try_get(at + 2)?,
     })
 }
 
@@ -1024,34 +1029,22 @@ pub(crate) async fn match_history(
 
 /// Account, profile and stats in one statement (one round trip instead of three).
 pub(crate) async fn player_card(pool: &Pool, account_id: i64) -> Result<PlayerCard, StoreError> {
-    // The account's columns first, in `account_from`'s order.
-    let r = sqlx::query(
+    // Columns as `account_from`, `profile_from` and `stats_from` read them.
+    let row = sqlx::query(
         "SELECT a.id, a.device_id, a.name, a.password_hash, a.balance, a.created_at_ms, \
-         p.display_name, p.xp, s.matches_played, s.wins, s.losses, s.draws, s.score_total, \
-         s.rating FROM accounts a JOIN profiles p ON p.account_id = a.id \
+         p.account_id, p.display_name, p.xp, \
+         s.account_id, s.matches_played, s.wins, s.losses, s.draws, s.score_total, s.rating \
+         FROM accounts a JOIN profiles p ON p.account_id = a.id \
          JOIN player_stats s ON s.account_id = a.id WHERE a.id = $1",
     )
     .bind(account_id)
     .fetch_optional(pool)
     .await?
     .ok_or(StoreError::NotFound { what: "account" })?;
-    let account = account_from(&r)?;
     Ok(PlayerCard {
-        profile: Profile {
-            account_id: account.id,
-            display_name: r.try_get(6)?,
-            xp: r.try_get(7)?,
-        },
-        stats: PlayerStats {
-            account_id: account.id,
-            matches_played: r.try_get(8)?,
-            wins: r.try_get(9)?,
-            losses: r.try_get(10)?,
-            draws: r.try_get(11)?,
-            score_total: r.try_get(12)?,
-            rating: r.try_get(13)?,
-        },
-        account,
+        account: account_from(&row)?,
+        profile: profile_from(&row, 6)?,
+        stats: stats_from(&row, 9)?,
     })
 }
 
@@ -1066,14 +1059,20 @@ pub(crate) async fn player_stats(pool: &Pool, account_id: i64) -> Result<PlayerS
     .ok_or(StoreError::NotFound {
         what: "player stats",
     })?;
+    stats_from(&r, 0)
+}
+
+/// Stats from `account_id, matches_played, wins, losses, draws, score_total,
+/// rating`, starting at column `at`.
+fn stats_from(row: &Row, at: usize) -> Result<PlayerStats, StoreError> {
     Ok(PlayerStats {
-        account_id: r.try_get(0)?,
-        matches_played: r.try_get(1)?,
-        wins: r.try_get(2)?,
-        losses: r.try_get(3)?,
-        draws: r.try_get(4)?,
-        score_total: r.try_get(5)?,
-        rating: r.try_get(6)?,
+        account_id: row.try_get(at)?,
+        matches_played: row.try_get(at + 1)?,
+        wins: row.try_get(at + 2)?,
+        losses: row.try_get(at + 3)?,
+        draws: row.try_get(at + 4)?,
+        score_total: row.try_get(at + 5)?,
+        rating: row.try_get(at + 6)?,
     })
 }
 

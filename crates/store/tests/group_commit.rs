@@ -47,20 +47,6 @@ fn duel(match_id: String, winner: i64, loser: i64) -> MatchResult {
     }
 }
 
-async fn accounts(store: &Store, prefix: &str, n: usize) -> Vec<i64> {
-    let mut ids = Vec::with_capacity(n);
-    for i in 0..n {
-        ids.push(
-            store
-                .guest_account(&format!("{prefix}-{i}"))
-                .await
-                .unwrap()
-                .id,
-        );
-    }
-    ids
-}
-
 /// What one task did, for the expected balances.
 #[derive(Default)]
 struct Done {
@@ -118,7 +104,7 @@ async fn task(store: Store, results: hightick_store::WriteSender, ids: Vec<i64>,
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_purchases_and_results_commit_exactly_once() {
     for (backend, store) in common::stores("group_commit_once").await {
-        let ids = accounts(&store, "gc", PLAYERS).await;
+        let ids = common::guests(&store, "gc", PLAYERS).await;
         for &id in &ids {
             store.grant_currency(id, GRANT, "welcome").await.unwrap();
         }
@@ -175,41 +161,13 @@ async fn concurrent_purchases_and_results_commit_exactly_once() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn spends_racing_for_one_balance_never_overdraw() {
-    for (backend, store) in common::stores("group_commit_overdraw").await {
-        let poor = store.guest_account("poor").await.unwrap().id;
-        store.grant_currency(poor, 50, "welcome").await.unwrap();
-        let tasks: Vec<_> = (0..20)
-            .map(|i| {
-                let store = store.clone();
-                tokio::spawn(async move { store.purchase(&buy(poor, format!("p-{i}"), 20)).await })
-            })
-            .collect();
-        let (mut bought, mut refused) = (0, 0);
-        for t in tasks {
-            match t.await.unwrap() {
-                Ok(receipt) => {
-                    assert!(receipt.balance_after >= 0, "{backend}");
-                    bought += 1;
-                }
-                Err(StoreError::InsufficientFunds { .. }) => refused += 1,
-                Err(e) => panic!("{backend}: {e}"),
-            }
-        }
-        assert_eq!((bought, refused), (2, 18), "{backend}");
-        assert_eq!(store.balance(poor).await.unwrap(), 10, "{backend}");
-        assert!(store.audit().await.unwrap().balanced(), "{backend}");
-    }
-}
-
 /// Good and bad writes submitted together (on SQLite they share group
 /// transactions): each bad one gets its own error and leaves no trace, and
 /// every good one commits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failing_write_does_not_fail_its_group_mates() {
     for (backend, store) in common::stores("group_commit_isolation").await {
-        let ids = accounts(&store, "iso", 2).await;
+        let ids = common::guests(&store, "iso", 2).await;
         let (rich, broke) = (ids[0], ids[1]);
         store.grant_currency(rich, 1_000, "welcome").await.unwrap();
         store
