@@ -49,7 +49,8 @@ pub enum StoreError {
     /// A migration failed.
     #[error("migration: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
-    /// The batching writer's transaction failed; no write of that batch is stored.
+    /// The transaction holding this write failed (a [`crate::BatchWriter`] batch, or
+    /// on SQLite the writer's group commit); no write of that batch or group is stored.
     #[error("batch aborted: {reason}")]
     BatchAborted {
         /// The failure, as text (one failure answers many writers).

@@ -9,9 +9,14 @@
 //! migrations (`migrations/{sqlite,postgres}`), applied on open.
 //!
 //! Concurrency: on PostgreSQL, spends are guarded single-row updates and match
-//! results lock the players' stats rows in account order; on SQLite, writers take
-//! turns on an in-process async mutex and `BEGIN IMMEDIATE`. High-rate writes go
-//! through a [`BatchWriter`], which acknowledges a write only after its batch commits.
+//! results lock the players' stats rows in account order. On SQLite, readers use a
+//! pool of connections in WAL mode and every write is queued to one writer
+//! connection, which runs the writes that wait together in one `BEGIN IMMEDIATE`
+//! transaction (each in its own savepoint, so a failing write fails alone) and
+//! commits them with one fsync (`synchronous=FULL`): a group commit. Either way a
+//! write is answered only after the transaction holding it has committed. High-rate
+//! writes (match results) can also go through a [`BatchWriter`], which gathers them
+//! for a few milliseconds into one batch.
 //!
 //! Tests run against SQLite always and against PostgreSQL when
 //! `HIGHTICK_TEST_DATABASE_URL` is set (each test in its own schema, see
@@ -50,6 +55,8 @@ mod error;
 mod model;
 pub mod password;
 mod runs;
+mod savepoint;
+mod sqlite_writer;
 mod store;
 mod writer;
 
@@ -58,8 +65,8 @@ pub use error::StoreError;
 pub use model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
     MAX_ID_LEN, MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer,
-    MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
-    RATING_K, Session,
+    MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile, PurchaseReceipt,
+    PurchaseRequest, RATING_K, Session,
 };
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};

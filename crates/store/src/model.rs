@@ -343,6 +343,18 @@ pub struct PlayerStats {
     pub rating: f64,
 }
 
+/// What a player's own profile screen shows: account, profile and stats, read
+/// together in one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlayerCard {
+    /// The account (balance included).
+    pub account: Account,
+    /// The profile.
+    pub profile: Profile,
+    /// Totals and rating.
+    pub stats: PlayerStats,
+}
+
 /// One leaderboard line. Rank is competition ranking: 1 + number of players with a
 /// strictly higher rating (ties share a rank). Only players with a recorded match count.
 #[derive(Debug, Clone, PartialEq)]

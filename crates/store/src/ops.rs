@@ -1,15 +1,23 @@
-// The store's operations, written once against the names `Db`, `Conn`, `Row`,
-// `begin_write` and `RATING_LOCK`, and compiled once per backend by
-// `include!` inside `backend::sqlite` and `backend::postgres` (see backend.rs).
-// Every statement is a static string with `$n` binds; no value is ever formatted
-// into SQL.
+// The store's operations, written once against the names `Db`, `Pool`, `Conn`,
+// `Row` and `RATING_LOCK`, and compiled once per backend by `include!` inside
+// `backend::sqlite` and `backend::postgres` (see backend.rs). Every statement is a
+// static string with `$n` binds; no value is ever formatted into SQL.
+//
+// Reads take the pool. Writes take a connection and never begin or end a
+// transaction of their own: the caller runs them inside one (on SQLite, the
+// writer's group transaction, each write in its own savepoint; on PostgreSQL, a
+// transaction per write, see `postgres::in_transaction`) and commits them when
+// they return `Ok`, or rolls them back when they return `Err`. A write's reads go
+// through that same connection, so they see its own changes.
 
-use sqlx::{Acquire, QueryBuilder, Row as _};
+use sqlx::{QueryBuilder, Row as _};
 
 use crate::StoreError;
+use crate::savepoint::{BATCH, BATCH_WRITE};
 use crate::model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
-    MatchHistoryEntry, MatchRecorded, MatchResult, Outcome, PlayerStats, Profile, PurchaseReceipt,
+    MatchHistoryEntry, MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile,
+    PurchaseReceipt,
     PurchaseRequest, Session, check_amount, check_id, check_name, invalid, now_ms,
 };
 use crate::writer::{Write, WriteAck};
@@ -70,10 +78,13 @@ async fn init_player(
     Ok(())
 }
 
-pub(crate) async fn account(pool: &Pool, id: i64) -> Result<Account, StoreError> {
+pub(crate) async fn account<'e>(
+    db: impl sqlx::Executor<'e, Database = Db>,
+    id: i64,
+) -> Result<Account, StoreError> {
     let row = sqlx::query(select_account!("WHERE id = $1"))
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(db)
         .await?;
     account_from(&row.ok_or(StoreError::NotFound { what: "account" })?)
 }
@@ -99,46 +110,39 @@ pub(crate) async fn find_guest(
     row.as_ref().map(account_from).transpose()
 }
 
-pub(crate) async fn guest_account(pool: &Pool, device_id: &str) -> Result<Account, StoreError> {
+/// The guest account of `device_id`, created (with its profile and stats) if no
+/// account has it yet.
+pub(crate) async fn guest_account(conn: &mut Conn, device_id: &str) -> Result<Account, StoreError> {
     check_id("device_id", device_id)?;
-    let find = || {
-        sqlx::query(select_account!("WHERE device_id = $1"))
-            .bind(device_id)
-            .fetch_optional(pool)
-    };
-    if let Some(row) = find().await? {
-        return account_from(&row);
-    }
     let now = now_ms();
-    let mut tx = begin_write(pool).await?;
     let inserted = sqlx::query(
         "INSERT INTO accounts (device_id, balance, created_at_ms) VALUES ($1, 0, $2) \
          ON CONFLICT (device_id) DO NOTHING RETURNING id",
     )
     .bind(device_id)
     .bind(now)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?;
     if let Some(row) = inserted {
         let id: i64 = row.try_get(0)?;
-        init_player(&mut tx, id, &format!("Guest{id}"), now).await?;
-        tx.commit().await?;
-    } else {
-        // Another login for the same device won the race; use its account.
-        tx.rollback().await?;
+        init_player(conn, id, &format!("Guest{id}"), now).await?;
     }
-    let row = find()
+    // Inserted now, or by an earlier write (on PostgreSQL, by a concurrent one
+    // that committed while this insert waited on its row).
+    let row = sqlx::query(select_account!("WHERE device_id = $1"))
+        .bind(device_id)
+        .fetch_optional(&mut *conn)
         .await?
         .ok_or(StoreError::NotFound { what: "account" })?;
     account_from(&row)
 }
 
-/// Many guest logins in one write transaction of five multi-row statements:
-/// each device's account is found or created (with its profile and stats) and
-/// each login gets a new session. Devices are inserted in sorted order so
-/// concurrent batches lock rows in one order. All or nothing.
+/// Many guest logins in five multi-row statements: each device's account is found
+/// or created (with its profile and stats) and each login gets a new session.
+/// Devices are inserted in sorted order so concurrent batches lock rows in one
+/// order. All or nothing (the caller rolls back on `Err`).
 pub(crate) async fn guest_logins(
-    pool: &Pool,
+    conn: &mut Conn,
     logins: &[GuestLogin],
 ) -> Result<Vec<Session>, StoreError> {
     let now = now_ms();
@@ -154,7 +158,6 @@ pub(crate) async fn guest_logins(
     let mut devices: Vec<&str> = logins.iter().map(|l| l.device_id.as_str()).collect();
     devices.sort_unstable();
     devices.dedup();
-    let mut tx = begin_write(pool).await?;
 
     let mut q =
         QueryBuilder::<Db>::new("INSERT INTO accounts (device_id, balance, created_at_ms) ");
@@ -163,7 +166,7 @@ pub(crate) async fn guest_logins(
     });
     q.push(" ON CONFLICT (device_id) DO NOTHING RETURNING id");
     let mut created = Vec::new();
-    for row in q.build().fetch_all(&mut *tx).await? {
+    for row in q.build().fetch_all(&mut *conn).await? {
         created.push(row.try_get::<i64, _>(0)?);
     }
     if !created.is_empty() {
@@ -178,14 +181,14 @@ pub(crate) async fn guest_logins(
                 .push_bind(0i64)
                 .push_bind(now);
         });
-        q.build().execute(&mut *tx).await?;
+        q.build().execute(&mut *conn).await?;
         let mut q = QueryBuilder::<Db>::new(
             "INSERT INTO player_stats (account_id, rating, updated_at_ms) ",
         );
         q.push_values(&created, |mut row, id| {
             row.push_bind(*id).push_bind(INITIAL_RATING).push_bind(now);
         });
-        q.build().execute(&mut *tx).await?;
+        q.build().execute(&mut *conn).await?;
     }
 
     let mut q = QueryBuilder::<Db>::new("SELECT device_id, id FROM accounts WHERE device_id IN (");
@@ -195,7 +198,7 @@ pub(crate) async fn guest_logins(
     }
     q.push(")");
     let mut ids: Vec<(String, i64)> = Vec::with_capacity(devices.len());
-    for row in q.build().fetch_all(&mut *tx).await? {
+    for row in q.build().fetch_all(&mut *conn).await? {
         ids.push((row.try_get(0)?, row.try_get(1)?));
     }
     ids.sort_unstable();
@@ -218,10 +221,9 @@ pub(crate) async fn guest_logins(
             .push_bind(false);
     });
     q.build()
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await
         .map_err(|e| StoreError::unique_as_conflict(e, "session token id taken"))?;
-    tx.commit().await?;
     Ok(logins
         .iter()
         .zip(account_ids)
@@ -236,7 +238,7 @@ pub(crate) async fn guest_logins(
 }
 
 pub(crate) async fn create_named_account(
-    pool: &Pool,
+    conn: &mut Conn,
     name: &str,
     password_hash: &str,
 ) -> Result<Account, StoreError> {
@@ -245,7 +247,6 @@ pub(crate) async fn create_named_account(
         return Err(invalid("password_hash", "must be 1..=512 bytes"));
     }
     let now = now_ms();
-    let mut tx = begin_write(pool).await?;
     let row = sqlx::query(
         "INSERT INTO accounts (name, password_hash, balance, created_at_ms) VALUES ($1, $2, 0, $3) \
          RETURNING id",
@@ -253,17 +254,16 @@ pub(crate) async fn create_named_account(
     .bind(name)
     .bind(password_hash)
     .bind(now)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut *conn)
     .await
     .map_err(|e| StoreError::unique_as_conflict(e, "account name taken"))?;
     let id: i64 = row.try_get(0)?;
-    init_player(&mut tx, id, name, now).await?;
-    tx.commit().await?;
-    account(pool, id).await
+    init_player(conn, id, name, now).await?;
+    account(conn, id).await
 }
 
 pub(crate) async fn create_session(
-    pool: &Pool,
+    conn: &mut Conn,
     token_id: &str,
     account_id: i64,
     expires_at_ms: i64,
@@ -281,7 +281,7 @@ pub(crate) async fn create_session(
     .bind(account_id)
     .bind(now)
     .bind(expires_at_ms)
-    .execute(pool)
+    .execute(conn)
     .await
     .map_err(|e| match &e {
         sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
@@ -317,11 +317,11 @@ pub(crate) async fn session(pool: &Pool, token_id: &str) -> Result<Session, Stor
     })
 }
 
-pub(crate) async fn revoke_session(pool: &Pool, token_id: &str) -> Result<(), StoreError> {
+pub(crate) async fn revoke_session(conn: &mut Conn, token_id: &str) -> Result<(), StoreError> {
     check_id("token_id", token_id)?;
     let done = sqlx::query("UPDATE sessions SET revoked = TRUE WHERE token_id = $1")
         .bind(token_id)
-        .execute(pool)
+        .execute(conn)
         .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound { what: "session" });
@@ -329,31 +329,42 @@ pub(crate) async fn revoke_session(pool: &Pool, token_id: &str) -> Result<(), St
     Ok(())
 }
 
-pub(crate) async fn revoke_sessions_of(pool: &Pool, account_id: i64) -> Result<u64, StoreError> {
+pub(crate) async fn revoke_sessions_of(
+    conn: &mut Conn,
+    account_id: i64,
+) -> Result<u64, StoreError> {
     let done =
         sqlx::query("UPDATE sessions SET revoked = TRUE WHERE account_id = $1 AND revoked = FALSE")
             .bind(account_id)
-            .execute(pool)
+            .execute(conn)
             .await?;
     Ok(done.rows_affected())
 }
 
-pub(crate) async fn profile(pool: &Pool, account_id: i64) -> Result<Profile, StoreError> {
+pub(crate) async fn profile<'e>(
+    db: impl sqlx::Executor<'e, Database = Db>,
+    account_id: i64,
+) -> Result<Profile, StoreError> {
     let row =
         sqlx::query("SELECT account_id, display_name, xp FROM profiles WHERE account_id = $1")
             .bind(account_id)
-            .fetch_optional(pool)
+            .fetch_optional(db)
             .await?
             .ok_or(StoreError::NotFound { what: "profile" })?;
+    profile_from(&row, 0)
+}
+
+/// A profile from `account_id, display_name, xp`, starting at column `at`.
+fn profile_from(row: &Row, at: usize) -> Result<Profile, StoreError> {
     Ok(Profile {
-        account_id: row.try_get(0)?,
-        display_name: row.try_get(1)?,
-        xp: row.try_get(2)?,
+        account_id: row.try_get(at)?,
+        display_name: row.try_get(at + 1)?,
+        xp: row.try_get(at + 2)?,
     })
 }
 
 pub(crate) async fn set_display_name(
-    pool: &Pool,
+    conn: &mut Conn,
     account_id: i64,
     name: &str,
 ) -> Result<Profile, StoreError> {
@@ -364,12 +375,12 @@ pub(crate) async fn set_display_name(
     .bind(name)
     .bind(now_ms())
     .bind(account_id)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound { what: "profile" });
     }
-    profile(pool, account_id).await
+    profile(conn, account_id).await
 }
 
 pub(crate) async fn balance(pool: &Pool, account_id: i64) -> Result<i64, StoreError> {
@@ -424,17 +435,14 @@ async fn credit(
 }
 
 pub(crate) async fn grant_currency(
-    pool: &Pool,
+    conn: &mut Conn,
     account_id: i64,
     amount: i64,
     reference: &str,
 ) -> Result<i64, StoreError> {
     check_amount("amount", amount)?;
     check_id("reference", reference)?;
-    let mut tx = begin_write(pool).await?;
-    let balance = credit(&mut tx, account_id, amount, "grant", reference, now_ms()).await?;
-    tx.commit().await?;
-    Ok(balance)
+    credit(conn, account_id, amount, "grant", reference, now_ms()).await
 }
 
 pub(crate) async fn ledger(
@@ -484,15 +492,18 @@ pub(crate) async fn inventory(
         .collect()
 }
 
+/// Claims the idempotency key, spends and grants the item. A key seen before
+/// answers with its first receipt and changes nothing; a spend larger than the
+/// balance is `Err` (the caller's rollback undoes the claim).
 pub(crate) async fn purchase(
-    pool: &Pool,
+    conn: &mut Conn,
     req: &PurchaseRequest,
 ) -> Result<PurchaseReceipt, StoreError> {
     let cost = req.validate()?;
     let now = now_ms();
-    let mut tx = begin_write(pool).await?;
     // Claim the idempotency key first: a concurrent retry waits here for our commit
-    // (PostgreSQL) or for the write lock (SQLite), then finds the claimed row.
+    // (PostgreSQL), or runs after this write on the one writer (SQLite), then finds
+    // the claimed row.
     let claimed = sqlx::query(
         "INSERT INTO purchases (account_id, idempotency_key, item_id, quantity, unit_price, cost, \
          balance_after, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) \
@@ -505,7 +516,7 @@ pub(crate) async fn purchase(
     .bind(req.unit_price)
     .bind(cost)
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .map_err(|e| StoreError::foreign_key_as_not_found(e, "account"))?
     .rows_affected()
@@ -517,9 +528,8 @@ pub(crate) async fn purchase(
         )
         .bind(req.account_id)
         .bind(&req.idempotency_key)
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut *conn)
         .await?;
-        tx.rollback().await?;
         let item_id: String = row.try_get(0)?;
         let quantity: i64 = row.try_get(1)?;
         let unit_price: i64 = row.try_get(2)?;
@@ -538,21 +548,20 @@ pub(crate) async fn purchase(
             replayed: true,
         });
     }
-    // The guarded spend: the row lock (PostgreSQL) or the write lock (SQLite) makes the
-    // check and the subtraction one step, so concurrent spends cannot overdraw.
+    // The guarded spend: the row lock (PostgreSQL) or the one writer (SQLite) makes
+    // the check and the subtraction one step, so concurrent spends cannot overdraw.
     let charged = sqlx::query(
         "UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance >= $1 RETURNING balance",
     )
     .bind(cost)
     .bind(req.account_id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?;
     let Some(charged) = charged else {
         let row = sqlx::query("SELECT balance FROM accounts WHERE id = $1")
             .bind(req.account_id)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut *conn)
             .await?;
-        tx.rollback().await?;
         return Err(match row {
             Some(row) => StoreError::InsufficientFunds {
                 balance: row.try_get(0)?,
@@ -569,7 +578,7 @@ pub(crate) async fn purchase(
     .bind(-cost)
     .bind(&req.idempotency_key)
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     sqlx::query(
         "INSERT INTO inventory (account_id, item_id, quantity) VALUES ($1, $2, $3) \
@@ -578,7 +587,7 @@ pub(crate) async fn purchase(
     .bind(req.account_id)
     .bind(&req.item_id)
     .bind(req.quantity)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     sqlx::query(
         "UPDATE purchases SET balance_after = $1 WHERE account_id = $2 AND idempotency_key = $3",
@@ -586,9 +595,8 @@ pub(crate) async fn purchase(
     .bind(balance_after)
     .bind(req.account_id)
     .bind(&req.idempotency_key)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
-    tx.commit().await?;
     Ok(PurchaseReceipt {
         account_id: req.account_id,
         idempotency_key: req.idempotency_key.clone(),
@@ -866,14 +874,12 @@ async fn pay_match_rewards(
 }
 
 pub(crate) async fn record_match(
-    pool: &Pool,
+    conn: &mut Conn,
     m: &MatchResult,
 ) -> Result<MatchRecorded, StoreError> {
     m.validate()?;
-    let mut tx = begin_write(pool).await?;
     let mut out = Vec::with_capacity(1);
-    apply_matches(&mut tx, &[m], now_ms(), &mut out).await?;
-    tx.commit().await?;
+    apply_matches(conn, &[m], now_ms(), &mut out).await?;
     Ok(out
         .first()
         .copied()
@@ -901,11 +907,12 @@ async fn apply_progress(
     Ok(row.try_get(0)?)
 }
 
-pub(crate) async fn add_progress(pool: &Pool, account_id: i64, xp: i64) -> Result<i64, StoreError> {
-    let mut tx = begin_write(pool).await?;
-    let total = apply_progress(&mut tx, account_id, xp, now_ms()).await?;
-    tx.commit().await?;
-    Ok(total)
+pub(crate) async fn add_progress(
+    conn: &mut Conn,
+    account_id: i64,
+    xp: i64,
+) -> Result<i64, StoreError> {
+    apply_progress(conn, account_id, xp, now_ms()).await
 }
 
 async fn apply_write(conn: &mut Conn, w: &Write, now: i64) -> Result<WriteAck, StoreError> {
@@ -957,39 +964,33 @@ async fn apply_batch_whole(
     Ok(())
 }
 
-/// Applies a batch in one transaction. The fast path applies every write straight
-/// through; if any fails, that transaction is rolled back and the batch is applied
-/// again with a savepoint per write, so one bad write fails alone. `acks` receives
-/// one result per write, in order, and is only meaningful when this returns `Ok`
-/// (the commit happened).
+/// Applies a batch of the batching writer, returning one result per write, in
+/// order. The fast path applies every write straight through, inside a savepoint;
+/// if any fails, that savepoint is rolled back and the batch is applied again with
+/// a savepoint per write, so one bad write fails alone. `Err` only when the
+/// savepoints themselves fail (the transaction is then unusable).
 pub(crate) async fn apply_batch(
-    pool: &Pool,
+    conn: &mut Conn,
     writes: &[Write],
-    acks: &mut Vec<Result<WriteAck, StoreError>>,
-) -> Result<(), StoreError> {
-    acks.clear();
+) -> Result<Vec<Result<WriteAck, StoreError>>, StoreError> {
     let now = now_ms();
-    let mut tx = begin_write(pool).await?;
-    let clean = apply_batch_whole(&mut tx, writes, now, acks).await.is_ok();
+    let mut acks = Vec::with_capacity(writes.len());
+    BATCH.set(&mut *conn).await?;
+    let clean = apply_batch_whole(conn, writes, now, &mut acks)
+        .await
+        .is_ok();
+    BATCH.end(&mut *conn, clean).await?;
     if clean {
-        tx.commit().await?;
-        return Ok(());
+        return Ok(acks);
     }
-    tx.rollback().await?;
     acks.clear();
-    let mut tx = begin_write(pool).await?;
     for w in writes {
-        let mut sp = tx.begin().await?;
-        let res = apply_write(&mut sp, w, now).await;
-        if res.is_ok() {
-            sp.commit().await?;
-        } else {
-            sp.rollback().await?;
-        }
+        BATCH_WRITE.set(&mut *conn).await?;
+        let res = apply_write(conn, w, now).await;
+        BATCH_WRITE.end(&mut *conn, res.is_ok()).await?;
         acks.push(res);
     }
-    tx.commit().await?;
-    Ok(())
+    Ok(acks)
 }
 
 pub(crate) async fn match_history(
@@ -1026,6 +1027,27 @@ pub(crate) async fn match_history(
         .collect()
 }
 
+/// Account, profile and stats in one statement (one round trip instead of three).
+pub(crate) async fn player_card(pool: &Pool, account_id: i64) -> Result<PlayerCard, StoreError> {
+    // Columns as `account_from`, `profile_from` and `stats_from` read them.
+    let row = sqlx::query(
+        "SELECT a.id, a.device_id, a.name, a.password_hash, a.balance, a.created_at_ms, \
+         p.account_id, p.display_name, p.xp, \
+         s.account_id, s.matches_played, s.wins, s.losses, s.draws, s.score_total, s.rating \
+         FROM accounts a JOIN profiles p ON p.account_id = a.id \
+         JOIN player_stats s ON s.account_id = a.id WHERE a.id = $1",
+    )
+    .bind(account_id)
+    .fetch_optional(pool)
+    .await?
+    .ok_or(StoreError::NotFound { what: "account" })?;
+    Ok(PlayerCard {
+        account: account_from(&row)?,
+        profile: profile_from(&row, 6)?,
+        stats: stats_from(&row, 9)?,
+    })
+}
+
 pub(crate) async fn player_stats(pool: &Pool, account_id: i64) -> Result<PlayerStats, StoreError> {
     let r = sqlx::query(
         "SELECT account_id, matches_played, wins, losses, draws, score_total, rating \
@@ -1037,14 +1059,20 @@ pub(crate) async fn player_stats(pool: &Pool, account_id: i64) -> Result<PlayerS
     .ok_or(StoreError::NotFound {
         what: "player stats",
     })?;
+    stats_from(&r, 0)
+}
+
+/// Stats from `account_id, matches_played, wins, losses, draws, score_total,
+/// rating`, starting at column `at`.
+fn stats_from(row: &Row, at: usize) -> Result<PlayerStats, StoreError> {
     Ok(PlayerStats {
-        account_id: r.try_get(0)?,
-        matches_played: r.try_get(1)?,
-        wins: r.try_get(2)?,
-        losses: r.try_get(3)?,
-        draws: r.try_get(4)?,
-        score_total: r.try_get(5)?,
-        rating: r.try_get(6)?,
+        account_id: row.try_get(at)?,
+        matches_played: row.try_get(at + 1)?,
+        wins: row.try_get(at + 2)?,
+        losses: row.try_get(at + 3)?,
+        draws: row.try_get(at + 4)?,
+        score_total: row.try_get(at + 5)?,
+        rating: row.try_get(at + 6)?,
     })
 }
 

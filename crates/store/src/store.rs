@@ -2,20 +2,21 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{AssertSqlSafe, Connection};
 
 use crate::StoreError;
 use crate::backend::{postgres, sqlite};
 use crate::model::{
     Account, GuestLogin, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry,
-    MatchRecorded, MatchResult, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest, Session,
+    MatchRecorded, MatchResult, PlayerCard, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
+    Session,
 };
+use crate::sqlite_writer::SqliteWriter;
 use crate::writer::{Write, WriteAck};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -66,37 +67,55 @@ pub(crate) enum Pool {
     Postgres(sqlx::PgPool),
 }
 
-/// Runs the same operation on whichever backend the store has.
+/// What a store talks to: on SQLite a pool of readers and the one writer, on
+/// PostgreSQL one pool.
+#[derive(Debug, Clone)]
+enum Backend {
+    Sqlite {
+        reads: sqlx::SqlitePool,
+        writer: SqliteWriter,
+    },
+    Postgres(sqlx::PgPool),
+}
+
+/// Runs the same read on whichever backend the store has.
 macro_rules! on_backend {
     ($store:expr, $op:ident($($arg:expr),*)) => {
-        match &$store.pool {
-            Pool::Sqlite(p) => sqlite::$op(p, $($arg),*).await,
-            Pool::Postgres(p) => postgres::$op(p, $($arg),*).await,
+        match &$store.backend {
+            Backend::Sqlite { reads, .. } => sqlite::$op(reads, $($arg),*).await,
+            Backend::Postgres(p) => postgres::$op(p, $($arg),*).await,
         }
     };
 }
 
-/// The same, for operations that write: on SQLite they first take the store's
-/// write turn. SQLite admits one writer at a time anyway; queueing writers in-process
-/// on an async mutex replaces the busy handler's sleep-and-retry, which collapses
-/// under contention.
+/// Runs the same write on whichever backend the store has: on SQLite queued to the
+/// one writer, which runs it in a savepoint of its group transaction
+/// (`sqlite_writer.rs`); on PostgreSQL through `$pg` (`in_transaction` or
+/// `autocommit`, see backend.rs). The arguments are moved into the write, so the
+/// caller passes owned values (or references to owned locals).
 macro_rules! on_backend_write {
-    ($store:expr, $op:ident($($arg:expr),*)) => {
-        match &$store.pool {
-            Pool::Sqlite(p) => {
-                let _turn = $store.sqlite_writes.lock().await;
-                sqlite::$op(p, $($arg),*).await
+    ($store:expr, $pg:ident, $op:ident($($arg:expr),*)) => {
+        match &$store.backend {
+            Backend::Sqlite { writer, .. } => {
+                writer
+                    .write(move |conn| Box::pin(async move { sqlite::$op(conn, $($arg),*).await }))
+                    .await
             }
-            Pool::Postgres(p) => postgres::$op(p, $($arg),*).await,
+            Backend::Postgres(p) => {
+                postgres::$pg(p, move |conn| {
+                    Box::pin(async move { postgres::$op(conn, $($arg),*).await })
+                })
+                .await
+            }
         }
     };
 }
 
-/// Persistence behind one API. Cheap to clone (clones share the pool).
+/// Persistence behind one API. Cheap to clone (clones share the pool and, on
+/// SQLite, the writer).
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: Pool,
-    sqlite_writes: Arc<tokio::sync::Mutex<()>>,
+    backend: Backend,
 }
 
 fn valid_schema(name: &str) -> bool {
@@ -109,7 +128,10 @@ fn valid_schema(name: &str) -> bool {
 impl Store {
     /// The pool, for other tables of the same database (the lab's run history).
     pub(crate) fn into_pool(self) -> Pool {
-        self.pool
+        match self.backend {
+            Backend::Sqlite { reads, .. } => Pool::Sqlite(reads),
+            Backend::Postgres(p) => Pool::Postgres(p),
+        }
     }
 
     /// Opens the database at `url` with default options and runs migrations.
@@ -158,27 +180,43 @@ impl Store {
             .contains("sqlx-in-memory")
             || options.url.contains(":memory:")
             || options.url.contains("mode=memory");
+        // FULL: a commit is on disk (the WAL fsynced) before any caller of its
+        // group hears back, so an acknowledged purchase or match result survives a
+        // power loss, not only a crash. With group commits this costs one fsync per
+        // group, not one per write (NORMAL would skip it and could lose the last
+        // acknowledged commits to a power cut).
         let connect = connect
             .foreign_keys(true)
+            .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(30));
-        let (connect, max) = if in_memory {
-            // Every connection to an in-memory database would share one page cache
-            // with table-level locks; one connection keeps the semantics simple.
-            (connect, 1)
-        } else {
-            (
-                connect.journal_mode(SqliteJournalMode::Wal),
-                options.max_connections.max(1),
-            )
+        // A local file does not hang up: no ping before each checkout (on SQLite
+        // every statement, a ping too, is a round trip to the connection's thread).
+        let pool = |max: u32| {
+            SqlitePoolOptions::new()
+                .max_connections(max)
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(60))
         };
-        let pool = SqlitePoolOptions::new()
-            .max_connections(max)
-            .acquire_timeout(Duration::from_secs(60))
-            .connect_with(connect)
-            .await?;
+        let (reads, writes) = if in_memory {
+            // Every connection to an in-memory database would share one page cache
+            // with table-level locks; one connection, shared by the readers and
+            // the writer (a group at a time), keeps the semantics simple.
+            let one = pool(1).connect_with(connect).await?;
+            (one.clone(), one)
+        } else {
+            let connect = connect.journal_mode(SqliteJournalMode::Wal);
+            // The writer's connection first: it creates the file and turns on WAL.
+            let writes = pool(1).connect_with(connect.clone()).await?;
+            let reads = pool(options.max_connections.max(1))
+                .connect_with(connect)
+                .await?;
+            (reads, writes)
+        };
         let store = Store {
-            pool: Pool::Sqlite(pool),
-            sqlite_writes: Arc::default(),
+            backend: Backend::Sqlite {
+                reads,
+                writer: SqliteWriter::spawn(writes),
+            },
         };
         if options.migrate {
             store.migrate().await?;
@@ -211,8 +249,7 @@ impl Store {
             .connect_with(connect)
             .await?;
         let store = Store {
-            pool: Pool::Postgres(pool),
-            sqlite_writes: Arc::default(),
+            backend: Backend::Postgres(pool),
         };
         if options.migrate {
             store.migrate().await?;
@@ -223,9 +260,9 @@ impl Store {
     /// Runs pending migrations; already-applied ones are skipped, so this is
     /// idempotent.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        match &self.pool {
-            Pool::Sqlite(p) => SQLITE_MIGRATIONS.run(p).await?,
-            Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => SQLITE_MIGRATIONS.run(writer.connection()).await?,
+            Backend::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await?,
         }
         Ok(())
     }
@@ -234,26 +271,30 @@ impl Store {
     pub async fn applied_migrations(&self) -> Result<i64, StoreError> {
         use sqlx::Row;
         const SQL: &str = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
-        let row = match &self.pool {
-            Pool::Sqlite(p) => sqlx::query(SQL).fetch_one(p).await?.try_get(0)?,
-            Pool::Postgres(p) => sqlx::query(SQL).fetch_one(p).await?.try_get(0)?,
+        let row = match &self.backend {
+            Backend::Sqlite { reads, .. } => sqlx::query(SQL).fetch_one(reads).await?.try_get(0)?,
+            Backend::Postgres(p) => sqlx::query(SQL).fetch_one(p).await?.try_get(0)?,
         };
         Ok(row)
     }
 
     /// Which backend this store uses.
     pub fn backend(&self) -> BackendKind {
-        match &self.pool {
-            Pool::Sqlite(_) => BackendKind::Sqlite,
-            Pool::Postgres(_) => BackendKind::Postgres,
+        match &self.backend {
+            Backend::Sqlite { .. } => BackendKind::Sqlite,
+            Backend::Postgres(_) => BackendKind::Postgres,
         }
     }
 
-    /// Closes every pooled connection (waits for checked-out ones to come back).
+    /// Closes every pooled connection (waits for checked-out ones to come back,
+    /// and on SQLite for the writer's group in flight to commit).
     pub async fn close(&self) {
-        match &self.pool {
-            Pool::Sqlite(p) => p.close().await,
-            Pool::Postgres(p) => p.close().await,
+        match &self.backend {
+            Backend::Sqlite { reads, writer } => {
+                reads.close().await;
+                writer.close().await;
+            }
+            Backend::Postgres(p) => p.close().await,
         }
     }
 
@@ -262,14 +303,16 @@ impl Store {
         if let Some(found) = on_backend!(self, find_guest(device_id))? {
             return Ok(found);
         }
-        on_backend_write!(self, guest_account(device_id))
+        let device_id = device_id.to_owned();
+        on_backend_write!(self, in_transaction, guest_account(&device_id))
     }
 
     /// Guest logins in one transaction (a batch from a login queue): each
     /// device's account is created on first use, and each login gets a session.
     /// All or nothing; sessions come back in `logins` order.
     pub async fn guest_logins(&self, logins: &[GuestLogin]) -> Result<Vec<Session>, StoreError> {
-        on_backend_write!(self, guest_logins(logins))
+        let logins = logins.to_vec();
+        on_backend_write!(self, in_transaction, guest_logins(&logins))
     }
 
     /// Creates a named account with an argon2id PHC string (see [`crate::password`]).
@@ -279,7 +322,8 @@ impl Store {
         name: &str,
         password_hash: &str,
     ) -> Result<Account, StoreError> {
-        on_backend_write!(self, create_named_account(name, password_hash))
+        let (name, hash) = (name.to_owned(), password_hash.to_owned());
+        on_backend_write!(self, in_transaction, create_named_account(&name, &hash))
     }
 
     /// The account with id `id`.
@@ -299,7 +343,12 @@ impl Store {
         account_id: i64,
         expires_at_ms: i64,
     ) -> Result<Session, StoreError> {
-        on_backend_write!(self, create_session(token_id, account_id, expires_at_ms))
+        let token_id = token_id.to_owned();
+        on_backend_write!(
+            self,
+            autocommit,
+            create_session(&token_id, account_id, expires_at_ms)
+        )
     }
 
     /// The session `token_id` (check [`Session::is_valid_at`]).
@@ -309,12 +358,13 @@ impl Store {
 
     /// Revokes one session.
     pub async fn revoke_session(&self, token_id: &str) -> Result<(), StoreError> {
-        on_backend_write!(self, revoke_session(token_id))
+        let token_id = token_id.to_owned();
+        on_backend_write!(self, autocommit, revoke_session(&token_id))
     }
 
     /// Revokes every live session of an account; returns how many.
     pub async fn revoke_sessions_of(&self, account_id: i64) -> Result<u64, StoreError> {
-        on_backend_write!(self, revoke_sessions_of(account_id))
+        on_backend_write!(self, autocommit, revoke_sessions_of(account_id))
     }
 
     /// The account's profile.
@@ -328,12 +378,17 @@ impl Store {
         account_id: i64,
         display_name: &str,
     ) -> Result<Profile, StoreError> {
-        on_backend_write!(self, set_display_name(account_id, display_name))
+        let display_name = display_name.to_owned();
+        on_backend_write!(
+            self,
+            autocommit,
+            set_display_name(account_id, &display_name)
+        )
     }
 
     /// Adds progress points now (high-rate callers use the [`crate::BatchWriter`]).
     pub async fn add_progress(&self, account_id: i64, xp: i64) -> Result<i64, StoreError> {
-        on_backend_write!(self, add_progress(account_id, xp))
+        on_backend_write!(self, in_transaction, add_progress(account_id, xp))
     }
 
     /// Current currency balance.
@@ -348,7 +403,12 @@ impl Store {
         amount: i64,
         reference: &str,
     ) -> Result<i64, StoreError> {
-        on_backend_write!(self, grant_currency(account_id, amount, reference))
+        let reference = reference.to_owned();
+        on_backend_write!(
+            self,
+            in_transaction,
+            grant_currency(account_id, amount, &reference)
+        )
     }
 
     /// The newest `limit` (1..=1000) ledger entries, newest first.
@@ -371,13 +431,15 @@ impl Store {
     /// balance never goes negative: a spend larger than it is
     /// [`StoreError::InsufficientFunds`] and leaves no trace.
     pub async fn purchase(&self, request: &PurchaseRequest) -> Result<PurchaseReceipt, StoreError> {
-        on_backend_write!(self, purchase(request))
+        let request = request.clone();
+        on_backend_write!(self, in_transaction, purchase(&request))
     }
 
     /// Stores a match result with stats, ratings and rewards in one transaction;
     /// idempotent by match id.
     pub async fn record_match(&self, result: &MatchResult) -> Result<MatchRecorded, StoreError> {
-        on_backend_write!(self, record_match(result))
+        let result = result.clone();
+        on_backend_write!(self, in_transaction, record_match(&result))
     }
 
     /// The player's newest `limit` (1..=1000) matches, newest first.
@@ -387,6 +449,11 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<MatchHistoryEntry>, StoreError> {
         on_backend!(self, match_history(account_id, limit))
+    }
+
+    /// Account, profile, and stats of one player, read in one statement.
+    pub async fn player_card(&self, account_id: i64) -> Result<PlayerCard, StoreError> {
+        on_backend!(self, player_card(account_id))
     }
 
     /// Totals and rating.
@@ -410,12 +477,14 @@ impl Store {
         on_backend!(self, rank(account_id))
     }
 
+    /// Applies a batch of the [`crate::BatchWriter`] in one transaction: one
+    /// result per write, in order, each meaningful only if this is `Ok` (the
+    /// commit happened).
     pub(crate) async fn apply_batch(
         &self,
-        writes: &[Write],
-        acks: &mut Vec<Result<WriteAck, StoreError>>,
-    ) -> Result<(), StoreError> {
-        on_backend_write!(self, apply_batch(writes, acks))
+        writes: Vec<Write>,
+    ) -> Result<Vec<Result<WriteAck, StoreError>>, StoreError> {
+        on_backend_write!(self, in_transaction, apply_batch(&writes))
     }
 }
 

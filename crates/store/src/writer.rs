@@ -170,7 +170,7 @@ struct Batch {
     counters: Arc<Counters>,
     writes: Vec<Write>,
     replies: Vec<Reply>,
-    acks: Vec<Result<WriteAck, StoreError>>,
+    capacity: usize,
 }
 
 impl Batch {
@@ -181,12 +181,13 @@ impl Batch {
     }
 
     async fn commit(&mut self, store: &Store) {
-        let n = self.writes.len() as u64;
-        match store.apply_batch(&self.writes, &mut self.acks).await {
-            Ok(()) => {
+        let writes = std::mem::replace(&mut self.writes, Vec::with_capacity(self.capacity));
+        let n = writes.len() as u64;
+        match store.apply_batch(writes).await {
+            Ok(acks) => {
                 self.counters.batches.fetch_add(1, Ordering::Relaxed);
                 self.counters.committed.fetch_add(n, Ordering::Relaxed);
-                for (reply, ack) in self.replies.drain(..).zip(self.acks.drain(..)) {
+                for (reply, ack) in self.replies.drain(..).zip(acks) {
                     let _ = reply.send(ack);
                 }
             }
@@ -200,8 +201,6 @@ impl Batch {
                 }
             }
         }
-        self.writes.clear();
-        self.acks.clear();
     }
 }
 
@@ -216,7 +215,7 @@ async fn run(
         counters,
         writes: Vec::with_capacity(config.max_batch),
         replies: Vec::with_capacity(config.max_batch),
-        acks: Vec::with_capacity(config.max_batch),
+        capacity: config.max_batch,
     };
     let mut incoming = Vec::with_capacity(config.max_batch);
     loop {

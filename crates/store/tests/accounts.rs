@@ -198,3 +198,30 @@ async fn guest_logins_in_one_batch_create_accounts_once_and_sessions_each() {
         ));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_card_is_account_profile_and_stats_in_one_read() {
+    for (backend, store) in common::stores("acct_card").await {
+        let id = store.guest_account("card-device").await.unwrap().id;
+        store.grant_currency(id, 40, "welcome").await.unwrap();
+        store.set_display_name(id, "Carded").await.unwrap();
+        store.add_progress(id, 7).await.unwrap();
+        let card = store.player_card(id).await.unwrap();
+        assert_eq!(card.account, store.account(id).await.unwrap(), "{backend}");
+        assert_eq!(card.profile, store.profile(id).await.unwrap(), "{backend}");
+        assert_eq!(
+            card.stats,
+            store.player_stats(id).await.unwrap(),
+            "{backend}"
+        );
+        assert_eq!(card.account.balance, 40, "{backend}");
+        assert_eq!(card.profile.xp, 7, "{backend}");
+        assert!(
+            matches!(
+                store.player_card(id + 1000).await,
+                Err(StoreError::NotFound { what: "account" })
+            ),
+            "{backend}"
+        );
+    }
+}

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, Store, StoreError};
+use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, StoreError};
 
 fn result(match_id: &str, winners: &[i64], losers: &[i64], reward: i64) -> MatchResult {
     let line = |account_id: i64, team: i64, outcome| MatchPlayer {
@@ -24,24 +24,10 @@ fn result(match_id: &str, winners: &[i64], losers: &[i64], reward: i64) -> Match
     }
 }
 
-async fn players(store: &Store, prefix: &str, n: usize) -> Vec<i64> {
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push(
-            store
-                .guest_account(&format!("{prefix}-{i}"))
-                .await
-                .unwrap()
-                .id,
-        );
-    }
-    ids
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_posted_twice_credits_once() {
     for (backend, store) in common::stores("match_twice").await {
-        let ids = players(&store, "twice", 10).await;
+        let ids = common::guests(&store, "twice", 10).await;
         let m = result("match-0001", &ids[..5], &ids[5..], 25);
         assert_eq!(
             store.record_match(&m).await.unwrap(),
@@ -93,7 +79,7 @@ async fn a_match_posted_twice_credits_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_duplicate_posts_credit_once() {
     for (backend, store) in common::stores("match_race").await {
-        let ids = players(&store, "race", 4).await;
+        let ids = common::guests(&store, "race", 4).await;
         let m = Arc::new(result("match-race", &ids[..2], &ids[2..], 7));
         let store = Arc::new(store);
         let tasks: Vec<_> = (0..10)
@@ -123,7 +109,7 @@ async fn concurrent_duplicate_posts_credit_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_naming_an_unknown_player_stores_nothing() {
     for (backend, store) in common::stores("match_unknown").await {
-        let ids = players(&store, "unknown", 2).await;
+        let ids = common::guests(&store, "unknown", 2).await;
         let m = result("match-bad", &[ids[0]], &[ids[1] + 1000], 5);
         assert!(
             matches!(
@@ -151,7 +137,7 @@ async fn a_result_naming_an_unknown_player_stores_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaderboard_orders_by_rating_and_ranks_ties_together() {
     for (backend, store) in common::stores("match_board").await {
-        let ids = players(&store, "board", 5).await;
+        let ids = common::guests(&store, "board", 5).await;
         // ids[0] wins twice, ids[1] and ids[2] split, ids[3] loses twice, ids[4] never plays.
         store
             .record_match(&result("b1", &[ids[0]], &[ids[3]], 0))
@@ -217,7 +203,7 @@ async fn leaderboard_orders_by_rating_and_ranks_ties_together() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_matches_sharing_players_all_apply() {
     for (backend, store) in common::stores("match_overlap").await {
-        let ids = players(&store, "overlap", 6).await;
+        let ids = common::guests(&store, "overlap", 6).await;
         let store = Arc::new(store);
         let tasks: Vec<_> = (0..12)
             .map(|i| {
@@ -255,7 +241,7 @@ async fn concurrent_matches_sharing_players_all_apply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_balances_grants_rewards_and_purchases() {
     for (backend, store) in common::stores("match_audit").await {
-        let ids = players(&store, "audit", 3).await;
+        let ids = common::guests(&store, "audit", 3).await;
         let empty = store.audit().await.unwrap();
         assert!(empty.balanced(), "{backend}: {empty:?}");
         store.grant_currency(ids[0], 500, "welcome").await.unwrap();

@@ -19,11 +19,8 @@ pub(crate) async fn profile(
     who: Authed,
 ) -> Result<Response, ApiError> {
     let id = who.account_id;
-    let (account, profile, stats) = tokio::try_join!(
-        state.store.account(id),
-        state.store.profile(id),
-        state.store.player_stats(id),
-    )?;
+    let card = state.store.player_card(id).await?;
+    let (account, profile, stats) = (card.account, card.profile, card.stats);
     Ok(Json(json!({
         "account_id": id,
         "guest": account.device_id.is_some(),

@@ -56,3 +56,18 @@ pub(crate) async fn stores(test: &str) -> Vec<(&'static str, Store)> {
     }
     out
 }
+
+/// `n` guest accounts `<prefix>-0`, `<prefix>-1`, ..., by id.
+pub(crate) async fn guests(store: &Store, prefix: &str, n: usize) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(n);
+    for i in 0..n {
+        ids.push(
+            store
+                .guest_account(&format!("{prefix}-{i}"))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    ids
+}
