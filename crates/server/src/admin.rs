@@ -35,7 +35,7 @@ use axum::routing::{get, post};
 use hightick_engine::mode::{Mode, TICK_RATES_HZ};
 use hightick_telemetry::TelemetryError;
 use hightick_telemetry::prometheus;
-use hightick_telemetry::prometheus::text::{Exposition, Kind};
+use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition, Kind};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -340,14 +340,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
     if let Err(e) = render_metrics(&state, &reports, &mut text) {
         return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
     }
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
 }
 
 /// The host's `/metrics` body: the frame statistics per mode, then the

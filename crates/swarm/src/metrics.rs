@@ -17,7 +17,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use hdrhistogram::Histogram;
 use hightick_telemetry::prometheus::durations::WAIT_BOUNDS_S;
-use hightick_telemetry::prometheus::text::{Exposition, Kind};
+use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition, Kind};
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -197,11 +197,7 @@ async fn answer(
         let figures = *latest.lock().unwrap_or_else(PoisonError::into_inner);
         let mut body = String::with_capacity(4096);
         match render(&figures, &mut body) {
-            Ok(()) => (
-                StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
-                body,
-            ),
+            Ok(()) => (StatusCode::OK, CONTENT_TYPE, body),
             Err(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "text/plain",

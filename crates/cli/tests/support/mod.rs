@@ -88,6 +88,32 @@ fn banner(from: impl Read + Send + 'static, marker: &str, what: &str) -> String 
     }
 }
 
+/// Which of a child's outputs announces its address.
+enum Output {
+    Stdout,
+    Stderr,
+}
+
+/// Starts `command` and reads the address (`http://host:port`) from the
+/// first line of `output` that holds `marker`; the other output is dropped.
+fn start_announced(mut command: Command, output: Output, marker: &str) -> (Proc, String) {
+    let what = format!("{command:?}");
+    let (out, err) = match output {
+        Output::Stdout => (Stdio::piped(), Stdio::null()),
+        Output::Stderr => (Stdio::null(), Stdio::piped()),
+    };
+    let mut child = command
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let line = match output {
+        Output::Stdout => banner(child.stdout.take().unwrap(), marker, &what),
+        Output::Stderr => banner(child.stderr.take().unwrap(), marker, &what),
+    };
+    (Proc(child), url_in(&line))
+}
+
 fn url_in(line: &str) -> String {
     line.split_whitespace()
         .find_map(|w| w.strip_prefix("http://"))
@@ -112,17 +138,12 @@ impl Running {
         let key = dir.join("key.hex");
         std::fs::write(&key, "ab".repeat(32)).unwrap();
 
-        let mut server = Command::new(exe)
+        let mut serve = Command::new(exe);
+        serve
             .args(["serve", "--bind", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
             .args(["--workers", "1", "--key-file"])
-            .arg(&key)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("hightick serve starts");
-        let out = server.stdout.take().unwrap();
-        let server = Proc(server);
-        let server_addr = url_in(&banner(out, "hightick serve: admin", "hightick serve"));
+            .arg(&key);
+        let (server, server_addr) = start_announced(serve, Output::Stdout, "hightick serve: admin");
         let created = agent()
             .post(&format!("http://{server_addr}/v1/matches"))
             .header("content-type", "application/json")
@@ -143,17 +164,9 @@ impl Running {
             ),
         )
         .unwrap();
-        let mut gateway = Command::new(exe)
-            .arg("gateway")
-            .arg("--config")
-            .arg(&config)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("hightick gateway starts");
-        let out = gateway.stdout.take().unwrap();
-        let gateway = Proc(gateway);
-        let gateway_addr = url_in(&banner(out, "listening on", "hightick gateway"));
+        let mut gateway = Command::new(exe);
+        gateway.arg("gateway").arg("--config").arg(&config);
+        let (gateway, gateway_addr) = start_announced(gateway, Output::Stdout, "listening on");
 
         let scenario = dir.join("guests.toml");
         std::fs::write(
@@ -188,19 +201,14 @@ think = "100ms"
             ),
         )
         .unwrap();
-        let mut swarm = Command::new(exe)
+        let mut swarm = Command::new(exe);
+        swarm
             .args(["swarm", "run"])
             .arg(&scenario)
             .args(["--quiet", "--threads", "1", "--metrics", "127.0.0.1:0"])
             .arg("--report")
-            .arg(dir.join("swarm.html"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("hightick swarm run starts");
-        let err = swarm.stderr.take().unwrap();
-        let swarm = Proc(swarm);
-        let swarm_addr = url_in(&banner(err, "metrics at", "hightick swarm run"));
+            .arg(dir.join("swarm.html"));
+        let (swarm, swarm_addr) = start_announced(swarm, Output::Stderr, "metrics at");
         Self {
             server: server_addr,
             gateway: gateway_addr,
@@ -324,15 +332,19 @@ pub(crate) fn with_grafana_variables(expr: &str) -> String {
         .replace("$__range", "5m")
 }
 
-/// Keywords and aggregation operators (which may come before their
-/// `by (..)` rather than right before `(`).
-const PROMQL_WORDS: [&str; 23] = [
+/// Keywords that may be followed by a list of label names.
+const GROUPING: [&str; 6] = [
     "by",
     "without",
     "on",
     "ignoring",
     "group_left",
     "group_right",
+];
+
+/// Other keywords, and aggregation operators (which may come before their
+/// `by (..)` rather than right before `(`).
+const PROMQL_WORDS: [&str; 17] = [
     "bool",
     "and",
     "or",
@@ -393,16 +405,7 @@ pub(crate) fn metric_names_in(expr: &str) -> Vec<String> {
                     next += 1;
                 }
                 let lower = word.to_ascii_lowercase();
-                if [
-                    "by",
-                    "without",
-                    "on",
-                    "ignoring",
-                    "group_left",
-                    "group_right",
-                ]
-                .contains(&lower.as_str())
-                {
+                if GROUPING.contains(&lower.as_str()) {
                     // Its label list, if it has one.
                     if chars.get(next) == Some(&'(') {
                         i = next;

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hightick_telemetry::prometheus::text::Exposition;
+use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition};
 use serde_json::json;
 
 use super::{OPENAPI, Shared};
@@ -28,14 +28,7 @@ pub(crate) async fn metrics(State(state): State<Shared>) -> Response {
         )
             .into_response();
     }
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
 }
 
 fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result {

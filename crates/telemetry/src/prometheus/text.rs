@@ -10,6 +10,9 @@
 
 use std::fmt::{self, Display, Write};
 
+/// The `Content-Type` of a `/metrics` answer.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
 /// What a family is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
