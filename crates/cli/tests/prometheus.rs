@@ -55,6 +55,9 @@ fn promtool_check(promtool: &std::path::Path, body: &str) -> Result<(), String> 
     }
 }
 
+/// What every sample of a query's answer must satisfy.
+type Check = fn(f64) -> bool;
+
 /// An instant query's result vector (`data.result`), or the error Prometheus gave.
 fn query(prometheus: &str, promql: &str) -> Result<Vec<serde_json::Value>, String> {
     let url = format!("http://{prometheus}/api/v1/query");
@@ -126,7 +129,7 @@ fn prometheus_scrapes_server_gateway_and_swarm() {
     );
 
     // Each expectation: a query and what its samples must satisfy.
-    let expectations: [(&str, fn(f64) -> bool); 7] = [
+    let expectations: [(&str, Check); 7] = [
         (r#"up{job=~"hightick-.*"}"#, |v| v == 1.0),
         (r#"hightick_matches{job="hightick-server"}"#, |v| v == 1.0),
         (
