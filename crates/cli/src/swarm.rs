@@ -3,6 +3,7 @@
 //! - `run SCENARIO [--agents a,b]`: run locally or on agents; live progress,
 //!   summary table, JSON result, HTML report, a raw per-request log only with
 //!   `--request-log`; exit status 1 if a threshold fails;
+//!   `--metrics ADDR` serves the live figures as Prometheus text;
 //! - `check SCENARIO`: read and validate a scenario, say what it will do;
 //! - `agent --listen ADDR`: run shards of coordinators' runs;
 //! - `compare A.json B.json`: per-step differences;
@@ -24,6 +25,7 @@ use hightick_engine::BotGame;
 use hightick_server::process;
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::distributed::{Agent, run_distributed};
+use hightick_swarm::metrics::MetricsEndpoint;
 use hightick_swarm::report::{render_comparison, render_html, render_table};
 use hightick_swarm::request_log::RequestLogConfig;
 use hightick_swarm::result::RunResult;
@@ -126,6 +128,10 @@ pub(crate) struct RunArgs {
     /// No progress line.
     #[arg(long)]
     quiet: bool,
+    /// Serve the run's figures as Prometheus text at `http://ADDR/metrics`
+    /// (players, requests, errors by kind, response-time histogram).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 /// Flags of `hightick swarm selftest`.
@@ -278,8 +284,25 @@ fn run_scenario(a: &RunArgs, player: MatchPlayer) -> Result<()> {
     let stop = stop_on_ctrl_c(&rt);
     let line = ProgressLine::new(scenario.total_duration(), a.quiet);
     eprintln!("{}", describe(&scenario, &a.agents));
+    let endpoint = match a.metrics {
+        Some(listen) => {
+            let endpoint = rt.block_on(MetricsEndpoint::start(listen))?;
+            eprintln!(
+                "hightick swarm: metrics at http://{}/metrics",
+                endpoint.addr
+            );
+            Some(endpoint)
+        }
+        None => None,
+    };
+    let observe = |p: &Progress| {
+        line.show(p);
+        if let Some(endpoint) = &endpoint {
+            endpoint.publish(&p.figures);
+        }
+    };
     let result = if a.agents.is_empty() {
-        rt.block_on(run(scenario, player, stop, |p| line.show(p)))?
+        rt.block_on(run(scenario, player, stop, observe))?
     } else {
         rt.block_on(run_distributed(
             scenario,
@@ -287,7 +310,7 @@ fn run_scenario(a: &RunArgs, player: MatchPlayer) -> Result<()> {
             &a.agents,
             a.agent_wait,
             stop,
-            |p| line.show(p),
+            observe,
         ))?
     };
     line.finish();

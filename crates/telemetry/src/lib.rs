@@ -18,7 +18,9 @@
 //!
 //! All memory is reserved when the recorder is built: steady-state frames do
 //! not allocate. Off the tick path, [`prometheus::render`] writes the
-//! statistics as Prometheus text for `/metrics`, and [`FrameSummary`] gives
+//! statistics as Prometheus text for `/metrics` (with
+//! [`prometheus::text::Exposition`], the one writer every `/metrics` in the
+//! workspace uses), and [`FrameSummary`] gives
 //! the mean, p50, p90, p99 and max a report or run history needs.
 //!
 //! What this crate is not: it does not serve HTTP, read sockets, spawn
