@@ -156,7 +156,48 @@ pub fn stride(
     Some(Stride { outcome, refused })
 }
 
+/// A scripted input for tests and benches: at tick `t` the stick and the
+/// view sweep round (the view by `yaw_rate` radians a tick), with jumps,
+/// crouches and walks on rhythms of their own, so that a player runs into
+/// walls and boxes at many angles.
+pub fn wander_input(t: u32, yaw_rate: f32) -> ArenaInput {
+    let mut buttons = Buttons::default();
+    if t % 97 < 3 {
+        buttons |= Buttons::JUMP;
+    }
+    if t % 331 > 250 {
+        buttons |= Buttons::CROUCH;
+    }
+    if t % 503 > 440 {
+        buttons |= Buttons::WALK;
+    }
+    ArenaInput {
+        move_x: [-127, 0, 127][((t / 64) % 3) as usize],
+        move_y: if t % 700 < 600 { 127 } else { -127 },
+        yaw: t as f32 * yaw_rate,
+        pitch: 0.0,
+        buttons,
+        weapon_slot: 0,
+    }
+}
+
 impl ArenaMotion {
+    /// The motion's numbers in a fixed order: position, velocity, crouch,
+    /// yaw (what the wire carries exactly, and what a golden test hashes).
+    pub fn floats(&self) -> [f32; 8] {
+        let s = &self.state;
+        [
+            s.position.x,
+            s.position.y,
+            s.position.z,
+            s.velocity.x,
+            s.velocity.y,
+            s.velocity.z,
+            s.crouch,
+            self.yaw,
+        ]
+    }
+
     /// One step of `input`: [`stride`] on this motion. The locomotion
     /// cycle stays 0: it is for drawing, no step reads it, and the server
     /// does not send it.

@@ -7,15 +7,14 @@
 //! platform (then the step is not portable; `libm` stands where the
 //! platform's sin/cos would).
 
-use hightick_arena::input::{ArenaInput, Buttons};
-use hightick_arena::motion::{ArenaMotion, MoveRule, Stage};
+use hightick_arena::motion::{ArenaMotion, MoveRule, Stage, wander_input};
 use hightick_arena::{MoveState, Team};
 
 const TICK: f32 = 1.0 / 128.0;
 const TICKS: u32 = 4096;
 
 /// The pinned FNV-1a hash of the trajectory's bits (x86-64, debug and release).
-const GOLDEN_HASH: u64 = 0x91e5_4150_c5a6_4385;
+const GOLDEN_HASH: u64 = 0x003d_fca0_1b3c_33a5;
 
 struct Fnv(u64);
 
@@ -25,30 +24,6 @@ impl Fnv {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
-    }
-}
-
-/// The input of tick `t`: a stick and a view that sweep round, with jumps,
-/// crouches and walks on their own rhythms, so the player meets walls and
-/// boxes at many angles.
-fn input(t: u32) -> ArenaInput {
-    let mut buttons = Buttons::default();
-    if t % 97 < 3 {
-        buttons |= Buttons::JUMP;
-    }
-    if t % 331 > 250 {
-        buttons |= Buttons::CROUCH;
-    }
-    if t % 503 > 440 {
-        buttons |= Buttons::WALK;
-    }
-    ArenaInput {
-        move_x: [-127, 0, 127][((t / 64) % 3) as usize],
-        move_y: if t % 700 < 600 { 127 } else { -127 },
-        yaw: t as f32 * 0.0123,
-        pitch: 0.0,
-        buttons,
-        weapon_slot: 0,
     }
 }
 
@@ -65,25 +40,16 @@ fn trajectory() -> (u64, Vec<[f32; 3]>) {
     let mut samples = Vec::new();
     let mut blocked = 0;
     for t in 0..TICKS {
-        if m.step(&stage, &input(t), TICK)
+        if m.step(&stage, &wander_input(t, 0.0123), TICK)
             .is_some_and(|s| s.outcome.blocked)
         {
             blocked += 1;
         }
         let s = &m.state;
-        for v in [
-            s.position.x,
-            s.position.y,
-            s.position.z,
-            s.velocity.x,
-            s.velocity.y,
-            s.velocity.z,
-            s.crouch,
-            s.locomotion_phase,
-            m.yaw,
-        ] {
+        for v in m.floats() {
             h.f32(v);
         }
+        h.f32(s.locomotion_phase);
         h.f32(if s.on_ground { 1.0 } else { 0.0 });
         if t % 1024 == 1023 {
             samples.push(s.position.to_array());

@@ -228,20 +228,10 @@ pub(super) fn write_motion(
     m: &ArenaMotion,
 ) -> Result<(), ProtoError> {
     w.write_u32(tick)?;
-    let s = &m.state;
-    for v in [
-        s.position.x,
-        s.position.y,
-        s.position.z,
-        s.velocity.x,
-        s.velocity.y,
-        s.velocity.z,
-        s.crouch,
-        m.yaw,
-    ] {
+    for v in m.floats() {
         w.write_f32(v)?;
     }
-    w.write_bool(s.on_ground)?;
+    w.write_bool(m.state.on_ground)?;
     let rule = match m.rule {
         MoveRule::Still => 0,
         MoveRule::Free => 1,

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use hightick_arena::game::Arena;
-use hightick_arena::input::{ArenaInput, Buttons};
+use hightick_arena::input::ArenaInput;
+use hightick_arena::motion::wander_input;
 use hightick_client::{GameClient, PredictionConfig, Predictor};
 use hightick_net::sim_link::{SimLink, SimLinkConfig};
 use hightick_net::wire::MAX_PACKET_BYTES;
@@ -54,29 +55,10 @@ pub(crate) struct PredictionOutcome {
     pub agree_at_end: Vec<bool>,
 }
 
-/// The input of player `p` at tick `t`: stick and view sweeping round at
-/// the player's own pace, with jumps, crouches and walks, so that players
-/// run into walls and boxes at many angles.
+/// The input of player `p` at tick `t`: the arena's scripted wander, each
+/// player at its own phase and pace.
 pub(crate) fn wander(p: usize, t: u32) -> ArenaInput {
-    let t = t + p as u32 * 211;
-    let mut buttons = Buttons::default();
-    if t % 97 < 3 {
-        buttons |= Buttons::JUMP;
-    }
-    if t % 331 > 250 {
-        buttons |= Buttons::CROUCH;
-    }
-    if t % 503 > 440 {
-        buttons |= Buttons::WALK;
-    }
-    ArenaInput {
-        move_x: [-127, 0, 127][((t / 64) % 3) as usize],
-        move_y: if t % 700 < 600 { 127 } else { -127 },
-        yaw: t as f32 * (0.0123 + p as f32 * 0.001),
-        pitch: 0.0,
-        buttons,
-        weapon_slot: 0,
-    }
+    wander_input(t + p as u32 * 211, 0.0123 + p as f32 * 0.001)
 }
 
 pub(crate) fn run(cfg: PredictionRun) -> PredictionOutcome {
