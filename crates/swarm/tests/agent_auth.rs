@@ -40,6 +40,13 @@ url = "/ping"
 think = "100ms"
 "#;
 
+/// The HTTP target every test aims at; it counts connections and requests.
+async fn local_target() -> Target {
+    Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
+        .await
+        .unwrap()
+}
+
 fn secret(byte: u8) -> SharedSecret {
     SharedSecret::new(&[byte; 32], "test").unwrap()
 }
@@ -122,9 +129,7 @@ async fn wait_for_refusals(agent: &RunningAgent, n: usize) -> Vec<RefusalReason>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator_runs() {
-    let target = Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
-        .await
-        .unwrap();
+    let target = local_target().await;
     let good = secret(0x11);
     let agent = start_agent(good.clone(), AllowList::loopback()).await;
 
@@ -208,9 +213,7 @@ async fn a_coordinator_does_not_hand_its_scenario_to_an_impostor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_off_the_allow_list_is_refused_by_name() {
-    let target = Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
-        .await
-        .unwrap();
+    let target = local_target().await;
     let good = secret(0x33);
     let allow = AllowList::parse(&["192.0.2.0/24"]).unwrap();
     let agent = start_agent(good.clone(), allow).await;
@@ -234,9 +237,7 @@ async fn a_target_off_the_allow_list_is_refused_by_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_server_off_the_allow_list_gets_no_packet() {
-    let target = Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
-        .await
-        .unwrap();
+    let target = local_target().await;
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     server.set_nonblocking(true).unwrap();
     let servers = [server.local_addr().unwrap()];
