@@ -280,6 +280,22 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.writer.resync(player)
     }
 
+    /// The player's connection is gone (its client may come back:
+    /// [`Self::reconnect`]): events for it are no longer queued.
+    pub fn link_lost(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        let i = self.slot(player)?;
+        self.events[i].pause();
+        Ok(())
+    }
+
+    /// The player's seat is released after the host's seat timeout: the
+    /// game's [`Game::seat_released`] decides what becomes of it.
+    pub fn release_seat(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        self.slot(player)?;
+        self.between_ticks(|game, ctx| game.seat_released(ctx, player));
+        Ok(())
+    }
+
     /// The player's client asked for a full resync.
     pub fn resync(&mut self, player: PlayerId) -> Result<(), EngineError> {
         self.slot(player)?;
@@ -351,6 +367,13 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.events.iter().map(EventQueue::dropped).sum()
     }
 
+    /// Times a player's event queue filled up (each answered with a full
+    /// resync and the game's reconnect hook), all players since the match
+    /// began.
+    pub fn event_overflows(&self) -> u64 {
+        self.events.iter().map(EventQueue::overflows).sum()
+    }
+
     /// The counters of a player's input stream.
     pub fn input_stats(&self, player: PlayerId) -> Option<InputStats> {
         let i = self.slot(player).ok()?;
@@ -397,6 +420,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
             self.game.tick(&mut ctx);
         }
+        self.resync_overflowed(tick, frame);
         let mut report = TickReport {
             tick,
             ..TickReport::default()
@@ -438,6 +462,29 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
         }
         report
+    }
+
+    /// Players whose event queue overflowed this tick lost events: they get
+    /// a full resync from this tick's snapshot on, and the game's reconnect
+    /// hook tells them again what a newcomer learns.
+    fn resync_overflowed(&mut self, tick: Tick, frame: Option<&dyn FrameScopes>) {
+        for i in 0..self.events.len() {
+            if !self.connected[i] || !self.events[i].take_overflow() {
+                continue;
+            }
+            let player = PlayerId(i as u16);
+            self.events[i].clear();
+            let mut ctx = Self::context(
+                tick,
+                &self.config,
+                &mut self.world,
+                &mut self.events,
+                &self.connected,
+                frame,
+            );
+            self.game.reconnect(&mut ctx, player);
+            let _ = self.writer.resync(player);
+        }
     }
 
     /// This tick's snapshot payload for `player` (empty when none was built).

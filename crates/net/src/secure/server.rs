@@ -16,6 +16,11 @@
 //!   answered before the sender proved it holds the token's keys;
 //! - a token used from a second address, or again after its connection ended,
 //!   is refused;
+//! - a client id already connected may connect again with a fresh token, from
+//!   any address (a rejoin after its link died, before the old connection
+//!   timed out): once the new handshake completes, the new connection takes
+//!   over the slot (`Disconnected { reason: Replaced }`, then `Connected`,
+//!   same slot);
 //! - lookups by address and client id are O(1) in maps sized at start; the
 //!   packet path allocates nothing (a slot's packet endpoint is allocated when
 //!   the client connects).
@@ -639,7 +644,7 @@ impl Server {
         )
         .map_err(|e| token_drop_kind(&e))?;
         let private = &opened.private;
-        if self.client_ids.contains_key(&private.client_id) {
+        if self.holds_token(private.client_id, &opened.mac) {
             return Err(DropKind::AlreadyConnected);
         }
         self.tokens
@@ -785,8 +790,12 @@ impl Server {
         if client_id != pending.client_id {
             return Err(DropKind::InvalidChallenge);
         }
-        if self.client_ids.contains_key(&client_id) {
+        let mac = pending.mac;
+        if self.holds_token(client_id, &mac) {
             return Err(DropKind::AlreadyConnected);
+        }
+        if let Some(&slot) = self.client_ids.get(&client_id) {
+            return self.replace_connection(now, index, slot);
         }
         let Some(slot) = self.slots.iter().position(Slot::is_free) else {
             self.deny_pending(index);
@@ -813,6 +822,59 @@ impl Server {
         self.active.push(slot);
         self.peers.insert(address, Peer::Slot(slot));
         self.client_ids.insert(client_id, slot);
+        self.events.push_back(ServerEvent::Connected {
+            slot,
+            client_id,
+            user_data,
+        });
+        self.queue_reply(Reply::KeepAlive { slot, address });
+        Ok(())
+    }
+
+    /// Whether `client_id` is connected with the token whose tag is `mac`
+    /// (a fresh token of a connected client may take its slot over).
+    fn holds_token(&self, client_id: u64, mac: &[u8; MAC_BYTES]) -> bool {
+        self.client_ids
+            .get(&client_id)
+            .and_then(|&slot| self.connection(slot))
+            .is_some_and(|c| c.mac == *mac)
+    }
+
+    /// The handshake in entry `index` completed for a client already
+    /// connected in `slot`: the old connection ends (its token spent, its
+    /// address forgotten, `Disconnected { reason: Replaced }`) and the new
+    /// one takes the same slot with a fresh packet layer (`Connected`).
+    fn replace_connection(
+        &mut self,
+        now: Instant,
+        index: usize,
+        slot: usize,
+    ) -> Result<(), DropKind> {
+        let Some(pending) = self.take_pending(index) else {
+            return Err(DropKind::UnknownAddress);
+        };
+        let Some(old) = self.slots[slot].connection.take() else {
+            return Err(DropKind::UnknownAddress);
+        };
+        let client_id = old.client_id;
+        self.peers.remove(&old.link.address);
+        self.tokens.spend(&old.mac);
+        self.events.push_back(ServerEvent::Disconnected {
+            slot,
+            client_id,
+            reason: DisconnectReason::Replaced,
+        });
+        let address = pending.link.address;
+        let user_data = pending.user_data;
+        self.slots[slot].connection = Some(Connection {
+            link: pending.link,
+            client_id,
+            mac: pending.mac,
+            user_data,
+            confirmed: false,
+            endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
+        });
+        self.peers.insert(address, Peer::Slot(slot));
         self.events.push_back(ServerEvent::Connected {
             slot,
             client_id,
