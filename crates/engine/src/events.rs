@@ -195,7 +195,11 @@ mod tests {
         q.pause();
         assert!(q.is_empty());
         assert!(!q.push(Note(4)), "a paused queue takes nothing");
-        assert_eq!(q.dropped(), 2, "and counts nothing: no one is there to lose it");
+        assert_eq!(
+            q.dropped(),
+            2,
+            "and counts nothing: no one is there to lose it"
+        );
         q.clear();
         assert!(q.push(Note(5)));
         assert!(!q.push(Note(6)));

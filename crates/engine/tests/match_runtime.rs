@@ -239,7 +239,10 @@ fn an_overflowing_event_queue_turns_into_a_full_resync_and_a_welcome() {
     let mut m = Match::new(config, Toy::new(2, 64, 4, 1)).unwrap();
     let (p, q) = (m.join().unwrap(), m.join().unwrap());
     m.tick();
-    assert!(m.writer().is_resyncing(p), "a newcomer starts with full state");
+    assert!(
+        m.writer().is_resyncing(p),
+        "a newcomer starts with full state"
+    );
     // Acknowledge nothing, but leave the join's full state behind: a
     // reconnect-free resync is what we look for next.
     while m.pop_event(p).is_some() {}
@@ -272,7 +275,11 @@ fn a_lost_link_queues_nothing_and_a_released_seat_tells_the_game() {
         m.game_mut().events_to_send.push((Some(p), Note(n)));
     }
     m.tick();
-    assert_eq!(m.pop_event(p), None, "nothing queued for a player who is away");
+    assert_eq!(
+        m.pop_event(p),
+        None,
+        "nothing queued for a player who is away"
+    );
     assert_eq!((m.events_dropped(), m.event_overflows()), (0, 0));
     m.release_seat(p).unwrap();
     assert_eq!(m.game().released, vec![p]);

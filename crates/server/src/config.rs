@@ -16,6 +16,7 @@
 //! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
 //! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
 //! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
+//! seat_timeout_s = 30.0        # a seat empty this long is released (the game's hook); a match with no one connected this long ends as abandoned
 //! # budgets = "budgets.toml"   # frame-time budgets per mode (default: the shipped ones)
 //! # results = "results.jsonl"  # finished matches, one JSON line each
 //! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
@@ -75,6 +76,10 @@ pub struct HostConfig {
     pub drain_timeout_s: u64,
     /// Seconds a finished match keeps ticking so its clients hear the end.
     pub match_linger_s: f64,
+    /// Seconds a seat may stay empty (its client gone, or never come)
+    /// before it is released through the game's `seat_released` hook; a
+    /// match with no client connected for as long ends as abandoned.
+    pub seat_timeout_s: f64,
     /// Frame-time budgets file (default: the shipped budgets).
     pub budgets: Option<PathBuf>,
     /// Where finished matches are appended as JSON lines.
@@ -111,6 +116,7 @@ impl Default for HostConfig {
             timer_slack_us: 50,
             drain_timeout_s: 120,
             match_linger_s: 3.0,
+            seat_timeout_s: 30.0,
             budgets: None,
             results: None,
             key_file: None,
@@ -160,6 +166,9 @@ impl HostConfig {
         }
         if !(0.0..=600.0).contains(&self.match_linger_s) {
             return bad("match_linger_s", "must be in 0..=600 seconds");
+        }
+        if !(0.1..=86_400.0).contains(&self.seat_timeout_s) {
+            return bad("seat_timeout_s", "must be in 0.1..=86400 seconds");
         }
         if self.drain_timeout_s > 86_400 {
             return bad("drain_timeout_s", "must be at most 86400");
@@ -220,6 +229,11 @@ impl HostConfig {
     /// How long a finished match lingers.
     pub fn linger(&self) -> Duration {
         Duration::from_secs_f64(self.match_linger_s)
+    }
+
+    /// How long a seat may stay empty ([`Self::seat_timeout_s`]).
+    pub fn seat_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.seat_timeout_s)
     }
 
     /// The gateway's server secret: from `server_secret_file`, else from

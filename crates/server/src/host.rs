@@ -133,6 +133,7 @@ impl Host {
                 max_matches: config.max_matches_per_worker,
                 budgets: Arc::clone(&budgets),
                 linger: config.linger(),
+                seat_timeout: config.seat_timeout(),
                 timer_slack_us: config.timer_slack_us,
                 phase_group_share: config.phase_group_share,
                 pin_to: config.pin_workers.then_some(i),
