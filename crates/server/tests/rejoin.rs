@@ -2,13 +2,16 @@
 //! link died comes back with a fresh token from a new port before its old
 //! connection timed out and takes its seat over with full state; a seat
 //! empty for the seat timeout is released, and a match nobody is connected
-//! to ends as abandoned (a draining host does not wait for it).
+//! to ends as abandoned (a draining host does not wait for it). Through
+//! `hightick netem`, a client survives an outage longer than its token's
+//! timeout by rejoining its seat from a new port.
 
 mod support;
 
 use std::time::Duration;
 
 use hightick_net::Key;
+use hightick_netem::{DirectionProfile, LinkProfile, Outage, Proxy, ProxyConfig};
 use hightick_server::{HostStats, MatchInfo};
 use support::{BareClient, create_match, get, list_matches, play, start_host};
 
@@ -104,4 +107,73 @@ fn an_empty_match_ends_as_abandoned_after_the_seat_timeout_even_while_draining()
     let ticks = line["ticks"].as_u64().unwrap();
     assert!(ticks < 128 * 30, "{ticks} ticks");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn through_netem_an_outage_longer_than_the_token_timeout_is_survived_by_rejoining() {
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(1, &key, |_| {});
+    let admin = host.admin_address();
+    create_match(admin, r#"{"mode":"5v5","roster":[1,2]}"#);
+    let server = host.game_addresses()[0];
+    // A wifi-like link whose flows go dark for 4 s, 3 s after they start:
+    // longer than the token's 2 s timeout.
+    let direction = DirectionProfile {
+        latency: Duration::from_millis(15),
+        jitter: Duration::from_millis(5),
+        loss: 0.01,
+        outage: Some(Outage {
+            every: Duration::from_secs(3600),
+            length: Duration::from_secs(4),
+            first_after: Duration::from_secs(3),
+        }),
+        ..DirectionProfile::PERFECT
+    };
+    let profile = LinkProfile {
+        name: "outage".to_owned(),
+        up: direction.clone(),
+        down: direction,
+    };
+    let proxy = Proxy::start(ProxyConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        profile,
+        20,
+    ))
+    .unwrap();
+    let through = |c: &mut BareClient| c.via = Some(proxy.local_addr());
+
+    let mut first = vec![BareClient::new(&key, 1, server)];
+    through(&mut first[0]);
+    assert!(play(&mut first, Duration::from_secs(20), |c| c[0]
+        .snapshots
+        > 20));
+    // The outage comes; the client's connection times out.
+    assert!(play(&mut first, Duration::from_secs(20), |c| !c[0]
+        .net
+        .is_connected()));
+    let port = first[0].socket.local_addr().unwrap().port();
+
+    // It rejoins with a fresh token from a new port (a new flow through the
+    // proxy) and gets its seat back with full state.
+    let mut again = vec![BareClient::new(&key, 1, server)];
+    through(&mut again[0]);
+    assert_ne!(again[0].socket.local_addr().unwrap().port(), port);
+    assert!(play(&mut again, Duration::from_secs(20), |c| c[0]
+        .full_resyncs
+        >= 1
+        && c[0].snapshots > 20));
+    assert!(again[0].events >= 1, "the game's introductions came again");
+    assert_eq!(match_info(admin).connected, 1);
+    let report = proxy.stop().unwrap();
+    let outage = |d: &hightick_netem::DirectionReport| {
+        d.dropped
+            .iter()
+            .find(|(why, _)| why == "outage")
+            .map_or(0, |&(_, n)| n)
+    };
+    assert!(outage(&report.emulator.up) > 0, "{report:?}");
+    assert_eq!(report.emulator.flows_opened, 2, "two source ports");
+    host.drain(Duration::ZERO);
+    host.wait();
 }
