@@ -130,7 +130,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
                 .map(|_| InputBuffer::new(usize::from(config.input_window_ticks)))
                 .collect(),
             events: (0..players)
-                .map(|_| EventQueue::new(usize::from(config.max_events_per_player)))
+                .map(|_| EventQueue::new(config.event_queue_capacity()))
                 .collect(),
             relevance: (0..players)
                 .map(|_| InterestSet::with_capacity(entities))
@@ -277,6 +277,9 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         // tells the new one what it needs to know again.
         self.events[i].clear();
         self.between_ticks(|game, ctx| game.reconnect(ctx, player));
+        // Introductions that did not fit are counted; they cannot be
+        // answered by another reconnect (it would overflow the same way).
+        self.events[i].take_overflow();
         self.writer.resync(player)
     }
 
@@ -483,6 +486,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
                 frame,
             );
             self.game.reconnect(&mut ctx, player);
+            self.events[i].take_overflow();
             let _ = self.writer.resync(player);
         }
     }

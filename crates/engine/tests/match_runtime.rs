@@ -246,7 +246,9 @@ fn an_overflowing_event_queue_turns_into_a_full_resync_and_a_welcome() {
     // Acknowledge nothing, but leave the join's full state behind: a
     // reconnect-free resync is what we look for next.
     while m.pop_event(p).is_some() {}
-    for n in 0..6 {
+    // The queue holds 2 * 2 players + 16 = 20 (more than the 4 asked for).
+    assert_eq!(m.config().event_queue_capacity(), 20);
+    for n in 0..22 {
         m.game_mut().events_to_send.push((Some(p), Note(n)));
     }
     m.game_mut().events_to_send.push((Some(q), Note(100)));
@@ -255,7 +257,7 @@ fn an_overflowing_event_queue_turns_into_a_full_resync_and_a_welcome() {
     assert_eq!(m.event_overflows(), 1);
     assert_eq!(m.game().reconnects, vec![p], "the reconnect hook ran for p");
     assert!(m.writer().is_resyncing(p));
-    // What p holds now: the welcome only (the four kept events were
+    // What p holds now: the welcome only (the twenty kept events were
     // superseded by the full state); q is untouched.
     assert_eq!(m.pop_event(p), Some(WELCOME));
     assert_eq!(m.pop_event(p), None);

@@ -117,6 +117,7 @@ impl Host {
             // Every seated client gets a packet each tick: acks ride on it
             // instead of making packets of their own.
             net.packet.ack_delay = ACK_DELAY;
+            net.pacing = config.pacing();
             net.validate()?;
             let (tx, rx) = mpsc::channel();
             let load = Arc::new(WorkerLoad::default());

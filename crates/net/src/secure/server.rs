@@ -39,6 +39,7 @@ use crate::secure::counters::{DropCounters, DropKind};
 use crate::secure::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
 use crate::secure::error::NetError;
 use crate::secure::link::{Link, earliest, timeout_from_seconds};
+use crate::secure::pacing::{Pacer, Pacing};
 use crate::secure::token::{
     CHALLENGE_TOKEN_BYTES, ConnectToken, USER_DATA_BYTES, open_challenge, seal_challenge,
 };
@@ -73,6 +74,10 @@ pub struct ServerConfig {
     pub disconnect_packets: u32,
     /// The packet layer of every slot (clients must use the same).
     pub packet: PacketConfig,
+    /// Pacing of each connection's packets beyond the host's own (one per
+    /// [`Server::transmit_payload`] call): `None` (the default) sends what
+    /// [`Server::poll_transmit`] has at once. See [`crate::secure::pacing`].
+    pub pacing: Option<Pacing>,
 }
 
 impl ServerConfig {
@@ -93,6 +98,7 @@ impl ServerConfig {
             keep_alive_interval: Duration::from_millis(100),
             disconnect_packets: 10,
             packet: PacketConfig::default(),
+            pacing: None,
         }
     }
 
@@ -121,6 +127,9 @@ impl ServerConfig {
             );
         }
         self.packet.validate()?;
+        if let Some(pacing) = &self.pacing {
+            pacing.validate()?;
+        }
         Ok(())
     }
 }
@@ -182,6 +191,8 @@ struct Connection {
     /// The client has sent a keep-alive or payload since connecting.
     confirmed: bool,
     endpoint: PacketEndpoint,
+    /// Its bucket, when the server paces.
+    pacer: Option<Pacer>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -505,6 +516,9 @@ impl Server {
         });
         // Writing resolves timed-out packets as lost, whether or not it
         // leaves a packet to send.
+        if let (Some(pacer), Some(len)) = (conn.pacer.as_mut(), len) {
+            pacer.spend(len);
+        }
         if conn.endpoint.deliveries_pending() {
             self.mark_readable(slot);
         }
@@ -814,6 +828,7 @@ impl Server {
                 user_data,
                 confirmed: false,
                 endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
+                pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
             }),
             awaiting_event: false,
             readable: false,
@@ -873,6 +888,7 @@ impl Server {
             user_data,
             confirmed: false,
             endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
+            pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
         });
         self.peers.insert(address, Peer::Slot(slot));
         self.events.push_back(ServerEvent::Connected {
@@ -1019,6 +1035,7 @@ impl Server {
 
     fn write_slot(&mut self, now: Instant, slot: usize, buf: &mut [u8]) -> Option<Transmit> {
         let interval = self.config.keep_alive_interval;
+        let pacing = self.config.pacing;
         let max_clients = self.slots.len() as u32;
         let s = &mut self.slots[slot];
         match s.state {
@@ -1043,19 +1060,28 @@ impl Server {
                 let conn = s.connection.as_mut()?;
                 let destination = conn.link.address;
                 let endpoint = &mut conn.endpoint;
-                let len = conn
-                    .link
-                    .seal(now, PacketKind::Payload, buf, |body| {
+                let held = match (conn.pacer.as_mut(), &pacing) {
+                    (Some(pacer), Some(pacing)) => !pacer.ready(now, pacing),
+                    _ => false,
+                };
+                let payload = if held {
+                    None
+                } else {
+                    conn.link.seal(now, PacketKind::Payload, buf, |body| {
                         endpoint.write_packet(now, body).map(|(_, len)| len)
                     })
-                    .or_else(|| {
-                        if now < conn.link.keep_alive_at(interval, now) {
-                            return None;
-                        }
-                        conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
-                            wire::write_keep_alive_body(body, slot as u32, max_clients)
-                        })
-                    })?;
+                };
+                if let (Some(pacer), Some(len)) = (conn.pacer.as_mut(), payload) {
+                    pacer.spend(len);
+                }
+                let len = payload.or_else(|| {
+                    if now < conn.link.keep_alive_at(interval, now) {
+                        return None;
+                    }
+                    conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
+                        wire::write_keep_alive_body(body, slot as u32, max_clients)
+                    })
+                })?;
                 Some(Transmit { destination, len })
             }
         }
@@ -1070,7 +1096,14 @@ impl Server {
         let replies = (!self.replies.is_empty()).then_some(now);
         let slots = self.active.iter().map(|&i| &self.slots[i]).flat_map(|s| {
             match (s.state, &s.connection) {
-                (SlotState::Connected, Some(c)) => c.link.wakeups(&c.endpoint, interval, now),
+                (SlotState::Connected, Some(c)) => {
+                    let mut at = c.link.wakeups(&c.endpoint, interval, now);
+                    // A paced connection's packets wait for its bucket.
+                    if let (Some(pacer), Some(pacing)) = (&c.pacer, &self.config.pacing) {
+                        at[2] = at[2].map(|t| t.max(pacer.ready_at(pacing)));
+                    }
+                    at
+                }
                 (SlotState::Closing { .. }, Some(_)) => [Some(now), None, None],
                 _ => [None; 3],
             }
