@@ -4,19 +4,30 @@
 //! empty for the seat timeout is released, and a match nobody is connected
 //! to ends as abandoned (a draining host does not wait for it). Through
 //! `hightick netem`, a client survives an outage longer than its token's
-//! timeout by rejoining its seat from a new port.
+//! timeout by rejoining its seat from a new port, and a rejoin into a
+//! crowded plaza arrives whole through a capped link with a small queue.
 
 mod support;
 
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_netem::{DirectionProfile, LinkProfile, Outage, Proxy, ProxyConfig};
+use hightick_netem::{
+    DirectionProfile, DirectionReport, LinkProfile, Outage, Proxy, ProxyConfig, RateLimit,
+};
 use hightick_server::{HostStats, MatchInfo};
 use support::{BareClient, create_match, get, list_matches, play, start_host};
 
 fn match_info(admin: std::net::SocketAddr) -> MatchInfo {
     list_matches(admin).remove(0)
+}
+
+/// Datagrams a proxy direction dropped for `why`.
+fn dropped(d: &DirectionReport, why: &str) -> u64 {
+    d.dropped
+        .iter()
+        .find(|(reason, _)| reason == why)
+        .map_or(0, |&(_, n)| n)
 }
 
 #[test]
@@ -166,14 +177,66 @@ fn through_netem_an_outage_longer_than_the_token_timeout_is_survived_by_rejoinin
     assert!(again[0].events >= 1, "the game's introductions came again");
     assert_eq!(match_info(admin).connected, 1);
     let report = proxy.stop().unwrap();
-    let outage = |d: &hightick_netem::DirectionReport| {
-        d.dropped
-            .iter()
-            .find(|(why, _)| why == "outage")
-            .map_or(0, |&(_, n)| n)
-    };
-    assert!(outage(&report.emulator.up) > 0, "{report:?}");
+    assert!(dropped(&report.emulator.up, "outage") > 0, "{report:?}");
     assert_eq!(report.emulator.flows_opened, 2, "two source ports");
+    host.drain(Duration::ZERO);
+    host.wait();
+}
+
+#[test]
+fn a_rejoin_into_a_crowded_plaza_arrives_whole_through_a_capped_link() {
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(1, &key, |_| {});
+    let admin = host.admin_address();
+    let roster: Vec<String> = (1..=100).map(|c| c.to_string()).collect();
+    create_match(
+        admin,
+        &format!(r#"{{"mode":"plaza100","roster":[{}]}}"#, roster.join(",")),
+    );
+    let server = host.game_addresses()[0];
+    // 1 Mbit/s each way with an 8 KiB queue. (The arena's rejoin is no
+    // burst even unpaced: its full state is spread over ticks by the
+    // snapshot budget and its introductions fit one packet; the pacing
+    // bound itself is net/tests/pacing.rs's.)
+    let direction = DirectionProfile {
+        latency: Duration::from_millis(40),
+        rate: Some(RateLimit {
+            bytes_per_s: 125_000,
+            queue_bytes: 8 * 1024,
+        }),
+        ..DirectionProfile::PERFECT
+    };
+    let proxy = Proxy::start(ProxyConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        LinkProfile {
+            name: "capped".to_owned(),
+            up: direction.clone(),
+            down: direction,
+        },
+        21,
+    ))
+    .unwrap();
+    let mut first = vec![BareClient::new(&key, 1, server)];
+    first[0].via = Some(proxy.local_addr());
+    assert!(play(&mut first, Duration::from_secs(20), |c| c[0]
+        .snapshots
+        > 20));
+    // Its link dies; it rejoins from a new port, into 100 players.
+    let mut again = vec![BareClient::new(&key, 1, server)];
+    again[0].via = Some(proxy.local_addr());
+    assert!(play(&mut again, Duration::from_secs(20), |c| c[0]
+        .full_resyncs
+        >= 1
+        && c[0].events >= 100
+        && c[0].snapshots > 64));
+    drop(first);
+    let report = proxy.stop().unwrap();
+    assert_eq!(
+        dropped(&report.emulator.down, "queue_full"),
+        0,
+        "{report:?}"
+    );
     host.drain(Duration::ZERO);
     host.wait();
 }
