@@ -670,7 +670,9 @@ impl Server {
             Some(&Peer::Pending(i)) => Some(i),
             _ => None,
         };
-        if !self.slots.iter().any(Slot::is_free) {
+        // A rejoin takes its own slot over: it needs no free one.
+        let rejoin = self.client_ids.contains_key(&private.client_id);
+        if !rejoin && !self.slots.iter().any(Slot::is_free) {
             // Tell the client, sealed with its token's key: 25 bytes for 1078 received.
             match existing {
                 Some(i)
