@@ -221,15 +221,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     fn between_ticks<R>(&mut self, f: impl FnOnce(&mut G, &mut TickContext<'_, G>) -> R) -> R {
         let next = self.tick + 1;
         self.world.begin_tick(next);
-        let mut ctx = Self::context(
-            next,
-            &self.config,
-            &mut self.world,
-            &mut self.events,
-            &self.connected,
-            None,
-        );
-        f(&mut self.game, &mut ctx)
+        self.in_tick(next, None, f)
     }
 
     /// A player joins: the lowest free slot, the game's [`Game::join`], and a
@@ -399,6 +391,24 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.run_tick(Some(frame))
     }
 
+    /// Runs game code inside tick `tick` (already begun in the world).
+    fn in_tick<R>(
+        &mut self,
+        tick: Tick,
+        frame: Option<&dyn FrameScopes>,
+        f: impl FnOnce(&mut G, &mut TickContext<'_, G>) -> R,
+    ) -> R {
+        let mut ctx = Self::context(
+            tick,
+            &self.config,
+            &mut self.world,
+            &mut self.events,
+            &self.connected,
+            frame,
+        );
+        f(&mut self.game, &mut ctx)
+    }
+
     fn run_tick(&mut self, frame: Option<&dyn FrameScopes>) -> TickReport {
         self.tick += 1;
         let tick = self.tick;
@@ -477,15 +487,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
             let player = PlayerId(i as u16);
             self.events[i].clear();
-            let mut ctx = Self::context(
-                tick,
-                &self.config,
-                &mut self.world,
-                &mut self.events,
-                &self.connected,
-                frame,
-            );
-            self.game.reconnect(&mut ctx, player);
+            self.in_tick(tick, frame, |game, ctx| game.reconnect(ctx, player));
             self.events[i].take_overflow();
             let _ = self.writer.resync(player);
         }

@@ -342,21 +342,27 @@ mod tests {
         cost: Duration::from_nanos(1),
     };
 
-    #[test]
-    fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
-        let start = Instant::now();
-        let mut m = HostedMatch::<Arena>::new(
+    /// A match of `mode` at `rate_hz` seating `roster`, alone in its phase,
+    /// first tick due at `start`.
+    fn hosted(mode_name: &str, rate_hz: u32, roster: &[u64], start: Instant) -> HostedMatch<Arena> {
+        HostedMatch::<Arena>::new(
             "m-1".to_owned(),
-            mode("5v5"),
+            mode(mode_name),
             &ArenaSettings::default(),
-            128,
-            &[1, 2],
+            rate_hz,
+            roster,
             7,
             ModeBudget::unlimited(),
             ALONE,
             start,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
+        let start = Instant::now();
+        let mut m = hosted("5v5", 128, &[1, 2], start);
         m.advance_deadline(start);
         assert_eq!(m.deadline, start + m.period);
         assert_eq!(m.late_starts, 0);
@@ -385,18 +391,7 @@ mod tests {
     fn empty_seats_are_released_and_a_match_nobody_plays_is_abandoned() {
         let start = Instant::now();
         let timeout = Duration::from_secs(30);
-        let mut m = HostedMatch::<Arena>::new(
-            "m-1".to_owned(),
-            mode("5v5"),
-            &ArenaSettings::default(),
-            128,
-            &[1, 2],
-            7,
-            ModeBudget::unlimited(),
-            ALONE,
-            start,
-        )
-        .unwrap();
+        let mut m = hosted("5v5", 128, &[1, 2], start);
         let (a, b) = (m.seats[0].player, m.seats[1].player);
         assert!(m.seat_connected(a, 0));
         let check = m.check_seats(start + timeout, timeout);
@@ -436,18 +431,7 @@ mod tests {
     #[test]
     fn a_match_at_its_own_rate_ticks_at_its_own_period() {
         let start = Instant::now();
-        let mut m = HostedMatch::<Arena>::new(
-            "m-1".to_owned(),
-            mode("plaza100"),
-            &ArenaSettings::default(),
-            64,
-            &[1],
-            7,
-            ModeBudget::unlimited(),
-            ALONE,
-            start,
-        )
-        .unwrap();
+        let mut m = hosted("plaza100", 64, &[1], start);
         assert_eq!(m.period, Duration::from_nanos(15_625_000));
         assert_eq!(m.mode, "plaza100");
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).tick_rate_hz, 64);

@@ -823,15 +823,7 @@ impl Server {
         let address = pending.link.address;
         self.slots[slot] = Slot {
             state: SlotState::Connected,
-            connection: Some(Connection {
-                link: pending.link,
-                client_id,
-                mac: pending.mac,
-                user_data,
-                confirmed: false,
-                endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
-                pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
-            }),
+            connection: Some(self.connection_of(pending, client_id, user_data, now)),
             awaiting_event: false,
             readable: false,
         };
@@ -846,6 +838,26 @@ impl Server {
         });
         self.queue_reply(Reply::KeepAlive { slot, address });
         Ok(())
+    }
+
+    /// The connection a completed handshake makes: its link, a fresh
+    /// packet layer and, when the server paces, a full bucket.
+    fn connection_of(
+        &self,
+        pending: Pending,
+        client_id: u64,
+        user_data: [u8; USER_DATA_BYTES],
+        now: Instant,
+    ) -> Connection {
+        Connection {
+            link: pending.link,
+            client_id,
+            mac: pending.mac,
+            user_data,
+            confirmed: false,
+            endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
+            pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
+        }
     }
 
     /// Whether `client_id` is connected with the token whose tag is `mac`
@@ -883,15 +895,7 @@ impl Server {
         });
         let address = pending.link.address;
         let user_data = pending.user_data;
-        self.slots[slot].connection = Some(Connection {
-            link: pending.link,
-            client_id,
-            mac: pending.mac,
-            user_data,
-            confirmed: false,
-            endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
-            pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
-        });
+        self.slots[slot].connection = Some(self.connection_of(pending, client_id, user_data, now));
         self.peers.insert(address, Peer::Slot(slot));
         self.events.push_back(ServerEvent::Connected {
             slot,
