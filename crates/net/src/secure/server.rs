@@ -829,15 +829,27 @@ impl Server {
         };
         self.connected += 1;
         self.active.push(slot);
-        self.peers.insert(address, Peer::Slot(slot));
         self.client_ids.insert(client_id, slot);
+        self.announce(slot, address, client_id, user_data);
+        Ok(())
+    }
+
+    /// A connection took `slot` from `address`: datagrams from there are
+    /// its, the host hears of it, and a keep-alive confirms it to the client.
+    fn announce(
+        &mut self,
+        slot: usize,
+        address: SocketAddr,
+        client_id: u64,
+        user_data: [u8; USER_DATA_BYTES],
+    ) {
+        self.peers.insert(address, Peer::Slot(slot));
         self.events.push_back(ServerEvent::Connected {
             slot,
             client_id,
             user_data,
         });
         self.queue_reply(Reply::KeepAlive { slot, address });
-        Ok(())
     }
 
     /// The connection a completed handshake makes: its link, a fresh
@@ -896,13 +908,7 @@ impl Server {
         let address = pending.link.address;
         let user_data = pending.user_data;
         self.slots[slot].connection = Some(self.connection_of(pending, client_id, user_data, now));
-        self.peers.insert(address, Peer::Slot(slot));
-        self.events.push_back(ServerEvent::Connected {
-            slot,
-            client_id,
-            user_data,
-        });
-        self.queue_reply(Reply::KeepAlive { slot, address });
+        self.announce(slot, address, client_id, user_data);
         Ok(())
     }
 
