@@ -135,3 +135,22 @@ fn malformed_angles_are_ignored_and_poses_are_recorded_only_in_combat() {
         "{recorded} poses recorded in 16 combat ticks"
     );
 }
+
+#[test]
+fn a_released_seat_is_played_by_a_bot_until_its_player_returns() {
+    let (mut m, players) = arena_match();
+    let (gone, idle) = (players[0], players[1]);
+    m.release_seat(gone).unwrap();
+    assert!(m.game().stood_in(gone) && !m.game().stood_in(idle));
+    let start = m.game().fighter(gone).unwrap().position();
+    let mut farthest = 0.0f32;
+    // No command from anyone: only the bot moves its fighter.
+    for _ in 0..128 * 20 {
+        m.tick();
+        let f = m.game().fighter(gone).unwrap();
+        farthest = farthest.max(f.position().distance(start));
+    }
+    assert!(farthest > 2.0, "the bot never moved: {farthest} m");
+    m.reconnect(gone).unwrap();
+    assert!(!m.game().stood_in(gone), "the player is back in control");
+}

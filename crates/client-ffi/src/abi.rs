@@ -515,7 +515,9 @@ fn connection_of(state: ClientState) -> HightickConnection {
             state: HIGHTICK_STATE_DISCONNECTED,
             reason: match reason {
                 DisconnectReason::ClosedLocally => HIGHTICK_REASON_CLOSED_LOCALLY,
-                DisconnectReason::ClosedByPeer => HIGHTICK_REASON_CLOSED_BY_SERVER,
+                DisconnectReason::ClosedByPeer | DisconnectReason::Replaced => {
+                    HIGHTICK_REASON_CLOSED_BY_SERVER
+                }
                 DisconnectReason::TimedOut => HIGHTICK_REASON_TIMED_OUT,
                 DisconnectReason::Denied => HIGHTICK_REASON_DENIED,
                 DisconnectReason::ConnectTimedOut => HIGHTICK_REASON_CONNECT_TIMED_OUT,

@@ -44,7 +44,11 @@ pub struct MatchConfig {
     pub sent_packet_ring: u16,
     /// Entity records those packets may carry in all (at least `max_entities`).
     pub sent_entry_pool: u32,
-    /// Reliable events queued per client before new ones are dropped.
+    /// Reliable events queued per client before new ones are dropped (and
+    /// the client resynced); the queue holds at least twice the player
+    /// slots plus 16 whatever this says, so a reconnect's introductions (one
+    /// per other player, typically) always fit
+    /// ([`Self::event_queue_capacity`]).
     pub max_events_per_player: u16,
     /// Ticks a freed entity id waits before reuse.
     pub entity_reuse_delay_ticks: u32,
@@ -69,6 +73,14 @@ impl Default for MatchConfig {
             pose_interval_ticks: 4,
             max_rewind_ms: 200,
         }
+    }
+}
+
+impl MatchConfig {
+    /// Events one client's queue holds: [`Self::max_events_per_player`],
+    /// but at least `2 * max_players + 16`.
+    pub fn event_queue_capacity(&self) -> usize {
+        usize::from(self.max_events_per_player).max(2 * usize::from(self.max_players) + 16)
     }
 }
 

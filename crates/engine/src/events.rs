@@ -53,13 +53,22 @@ impl ReliableEvent for () {
     }
 }
 
-/// A bounded queue of events for one client. Full queues drop new events
-/// and count them.
+/// A bounded queue of events for one client.
+///
+/// Nothing is lost silently: when the queue is full a new event is dropped
+/// and counted, and the queue is marked overflowed ([`Self::take_overflow`]);
+/// the match then gives the player a full resync and the game's reconnect
+/// hook tells it again what a newcomer learns. While the player's
+/// connection is gone the queue is paused: events for it are not queued
+/// (its reconnect clears the queue and re-introduces it anyway).
 #[derive(Debug, Clone)]
 pub struct EventQueue<E> {
     queue: VecDeque<E>,
     capacity: usize,
     dropped: u64,
+    overflows: u64,
+    overflowed: bool,
+    paused: bool,
 }
 
 impl<E: ReliableEvent> EventQueue<E> {
@@ -69,13 +78,24 @@ impl<E: ReliableEvent> EventQueue<E> {
             queue: VecDeque::with_capacity(capacity),
             capacity,
             dropped: 0,
+            overflows: 0,
+            overflowed: false,
+            paused: false,
         }
     }
 
-    /// Queues an event; `false` (and counted) if the queue is full.
+    /// Queues an event; `false` if the queue is paused, or full (the event
+    /// is counted as dropped and the queue marked overflowed).
     pub fn push(&mut self, event: E) -> bool {
+        if self.paused {
+            return false;
+        }
         if self.queue.len() >= self.capacity {
             self.dropped += 1;
+            if !self.overflowed {
+                self.overflowed = true;
+                self.overflows += 1;
+            }
             return false;
         }
         self.queue.push_back(event);
@@ -102,14 +122,34 @@ impl<E: ReliableEvent> EventQueue<E> {
         self.queue.is_empty()
     }
 
-    /// Forgets every queued event.
+    /// Forgets every queued event and any overflow, and takes events again.
     pub fn clear(&mut self) {
         self.queue.clear();
+        self.overflowed = false;
+        self.paused = false;
+    }
+
+    /// Forgets every queued event and takes none until [`Self::clear`]
+    /// (the player's connection is gone).
+    pub fn pause(&mut self) {
+        self.clear();
+        self.paused = true;
+    }
+
+    /// Whether the queue overflowed since the last call (or clear); resets
+    /// the mark.
+    pub fn take_overflow(&mut self) -> bool {
+        std::mem::take(&mut self.overflowed)
     }
 
     /// Events dropped because the queue was full.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// Times the queue filled up (each followed by a full resync).
+    pub fn overflows(&self) -> u64 {
+        self.overflows
     }
 }
 
@@ -142,6 +182,28 @@ mod tests {
         assert_eq!(q.dropped(), 1);
         assert_eq!(q.pop(), Some(Note(1)));
         assert_eq!(q.front(), Some(&Note(2)));
+    }
+
+    #[test]
+    fn an_overflow_is_marked_once_and_a_pause_takes_nothing() {
+        let mut q = EventQueue::<Note>::new(1);
+        assert!(q.push(Note(1)));
+        assert!(!q.push(Note(2)) && !q.push(Note(3)));
+        assert_eq!((q.dropped(), q.overflows()), (2, 1));
+        assert!(q.take_overflow());
+        assert!(!q.take_overflow(), "the mark is taken once");
+        q.pause();
+        assert!(q.is_empty());
+        assert!(!q.push(Note(4)), "a paused queue takes nothing");
+        assert_eq!(
+            q.dropped(),
+            2,
+            "and counts nothing: no one is there to lose it"
+        );
+        q.clear();
+        assert!(q.push(Note(5)));
+        assert!(!q.push(Note(6)));
+        assert_eq!(q.overflows(), 2);
     }
 
     #[test]

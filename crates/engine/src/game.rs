@@ -60,6 +60,16 @@ pub trait Game: ReplicationSource + Sized + 'static {
         let _ = (ctx, player);
     }
 
+    /// The seat of `player` stays empty: its client has been gone for the
+    /// host's seat timeout. The player is still in the match (its slot,
+    /// entities and result line stay); the game decides what happens to it
+    /// (a bot takes over, the avatar is removed...). If its client comes
+    /// back after all, [`reconnect`](Self::reconnect) follows as usual.
+    /// Default: nothing.
+    fn seat_released(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        let _ = (ctx, player);
+    }
+
     /// The input of `player` for this tick. The runtime has decoded it and
     /// checked its tick; checking that the move is possible is the game's
     /// job. `command.aim_tick` is the tick the player was viewing, for lag

@@ -130,7 +130,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
                 .map(|_| InputBuffer::new(usize::from(config.input_window_ticks)))
                 .collect(),
             events: (0..players)
-                .map(|_| EventQueue::new(usize::from(config.max_events_per_player)))
+                .map(|_| EventQueue::new(config.event_queue_capacity()))
                 .collect(),
             relevance: (0..players)
                 .map(|_| InterestSet::with_capacity(entities))
@@ -221,15 +221,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     fn between_ticks<R>(&mut self, f: impl FnOnce(&mut G, &mut TickContext<'_, G>) -> R) -> R {
         let next = self.tick + 1;
         self.world.begin_tick(next);
-        let mut ctx = Self::context(
-            next,
-            &self.config,
-            &mut self.world,
-            &mut self.events,
-            &self.connected,
-            None,
-        );
-        f(&mut self.game, &mut ctx)
+        self.in_tick(next, None, f)
     }
 
     /// A player joins: the lowest free slot, the game's [`Game::join`], and a
@@ -277,7 +269,26 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         // tells the new one what it needs to know again.
         self.events[i].clear();
         self.between_ticks(|game, ctx| game.reconnect(ctx, player));
+        // Introductions that did not fit are counted; they cannot be
+        // answered by another reconnect (it would overflow the same way).
+        self.events[i].take_overflow();
         self.writer.resync(player)
+    }
+
+    /// The player's connection is gone (its client may come back:
+    /// [`Self::reconnect`]): events for it are no longer queued.
+    pub fn link_lost(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        let i = self.slot(player)?;
+        self.events[i].pause();
+        Ok(())
+    }
+
+    /// The player's seat is released after the host's seat timeout: the
+    /// game's [`Game::seat_released`] decides what becomes of it.
+    pub fn release_seat(&mut self, player: PlayerId) -> Result<(), EngineError> {
+        self.slot(player)?;
+        self.between_ticks(|game, ctx| game.seat_released(ctx, player));
+        Ok(())
     }
 
     /// The player's client asked for a full resync.
@@ -351,6 +362,13 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.events.iter().map(EventQueue::dropped).sum()
     }
 
+    /// Times a player's event queue filled up (each answered with a full
+    /// resync and the game's reconnect hook), all players since the match
+    /// began.
+    pub fn event_overflows(&self) -> u64 {
+        self.events.iter().map(EventQueue::overflows).sum()
+    }
+
     /// The counters of a player's input stream.
     pub fn input_stats(&self, player: PlayerId) -> Option<InputStats> {
         let i = self.slot(player).ok()?;
@@ -371,6 +389,24 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     /// recorded in `frame`.
     pub fn tick_in(&mut self, frame: &Frame<'_>) -> TickReport {
         self.run_tick(Some(frame))
+    }
+
+    /// Runs game code inside tick `tick` (already begun in the world).
+    fn in_tick<R>(
+        &mut self,
+        tick: Tick,
+        frame: Option<&dyn FrameScopes>,
+        f: impl FnOnce(&mut G, &mut TickContext<'_, G>) -> R,
+    ) -> R {
+        let mut ctx = Self::context(
+            tick,
+            &self.config,
+            &mut self.world,
+            &mut self.events,
+            &self.connected,
+            frame,
+        );
+        f(&mut self.game, &mut ctx)
     }
 
     fn run_tick(&mut self, frame: Option<&dyn FrameScopes>) -> TickReport {
@@ -397,6 +433,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
             self.game.tick(&mut ctx);
         }
+        self.resync_overflowed(tick, frame);
         let mut report = TickReport {
             tick,
             ..TickReport::default()
@@ -438,6 +475,22 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
         }
         report
+    }
+
+    /// Players whose event queue overflowed this tick lost events: they get
+    /// a full resync from this tick's snapshot on, and the game's reconnect
+    /// hook tells them again what a newcomer learns.
+    fn resync_overflowed(&mut self, tick: Tick, frame: Option<&dyn FrameScopes>) {
+        for i in 0..self.events.len() {
+            if !self.connected[i] || !self.events[i].take_overflow() {
+                continue;
+            }
+            let player = PlayerId(i as u16);
+            self.events[i].clear();
+            self.in_tick(tick, frame, |game, ctx| game.reconnect(ctx, player));
+            self.events[i].take_overflow();
+            let _ = self.writer.resync(player);
+        }
     }
 
     /// This tick's snapshot payload for `player` (empty when none was built).

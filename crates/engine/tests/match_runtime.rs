@@ -7,7 +7,7 @@ use hightick_engine::runtime::{ClientMessage, InputReceipt};
 use hightick_engine::{EngineError, Match, MatchConfig, PlayerId};
 use hightick_proto::message::{ResyncReason, ResyncRequest};
 use hightick_proto::{BitWriter, InputBatch, InputCommand, MessageKind};
-use support::{Note, Stick, Toy, stick};
+use support::{Note, Stick, Toy, WELCOME, stick};
 
 fn toy_match(players: u16) -> Match<Toy> {
     let config = MatchConfig {
@@ -226,4 +226,70 @@ fn changes_made_between_ticks_reach_clients_that_acked_the_last_tick() {
     let held = client.get(orb).unwrap().state.motion;
     assert_eq!(held, m.game().motion[usize::from(orb.0)]);
     assert_eq!(held.moved_at, 6, "stamped with the tick after the join");
+}
+
+#[test]
+fn an_overflowing_event_queue_turns_into_a_full_resync_and_a_welcome() {
+    let config = MatchConfig {
+        max_players: 2,
+        max_entities: 64,
+        max_events_per_player: 4,
+        ..MatchConfig::default()
+    };
+    let mut m = Match::new(config, Toy::new(2, 64, 4, 1)).unwrap();
+    let (p, q) = (m.join().unwrap(), m.join().unwrap());
+    m.tick();
+    assert!(
+        m.writer().is_resyncing(p),
+        "a newcomer starts with full state"
+    );
+    // Acknowledge nothing, but leave the join's full state behind: a
+    // reconnect-free resync is what we look for next.
+    while m.pop_event(p).is_some() {}
+    // The queue holds 2 * 2 players + 16 = 20 (more than the 4 asked for).
+    assert_eq!(m.config().event_queue_capacity(), 20);
+    for n in 0..22 {
+        m.game_mut().events_to_send.push((Some(p), Note(n)));
+    }
+    m.game_mut().events_to_send.push((Some(q), Note(100)));
+    m.tick();
+    assert_eq!(m.events_dropped(), 2);
+    assert_eq!(m.event_overflows(), 1);
+    assert_eq!(m.game().reconnects, vec![p], "the reconnect hook ran for p");
+    assert!(m.writer().is_resyncing(p));
+    // What p holds now: the welcome only (the twenty kept events were
+    // superseded by the full state); q is untouched.
+    assert_eq!(m.pop_event(p), Some(WELCOME));
+    assert_eq!(m.pop_event(p), None);
+    assert_eq!(m.pop_event(q), Some(Note(100)));
+    // The mark was taken: the next tick resyncs no one.
+    m.tick();
+    assert_eq!(m.game().reconnects.len(), 1);
+    assert_eq!(m.event_overflows(), 1);
+}
+
+#[test]
+fn a_lost_link_queues_nothing_and_a_released_seat_tells_the_game() {
+    let mut m = toy_match(2);
+    let p = m.join().unwrap();
+    m.link_lost(p).unwrap();
+    for n in 0..100 {
+        m.game_mut().events_to_send.push((Some(p), Note(n)));
+    }
+    m.tick();
+    assert_eq!(
+        m.pop_event(p),
+        None,
+        "nothing queued for a player who is away"
+    );
+    assert_eq!((m.events_dropped(), m.event_overflows()), (0, 0));
+    m.release_seat(p).unwrap();
+    assert_eq!(m.game().released, vec![p]);
+    assert!(m.release_seat(PlayerId(1)).is_err(), "no player there");
+    // It comes back: events flow again, starting with the welcome.
+    m.reconnect(p).unwrap();
+    m.game_mut().events_to_send.push((Some(p), Note(1)));
+    m.tick();
+    assert_eq!(m.pop_event(p), Some(WELCOME));
+    assert_eq!(m.pop_event(p), Some(Note(1)));
 }

@@ -23,6 +23,9 @@ use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
 
 /// How often waiting groups retry allocation when no host had room.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
+/// How long a match formed here is remembered for rejoins when no result
+/// comes for it (its host died with it, say).
+const LIVE_MATCH_MAX_AGE: Duration = Duration::from_secs(6 * 3600);
 
 /// A found match, as one player's ticket holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -60,6 +63,29 @@ pub enum MatchStatus {
     Matched(Assignment),
 }
 
+/// Why a rejoin was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RejoinError {
+    /// No such match running: unknown here, or its result is in.
+    #[error("no such match running")]
+    NoMatch,
+    /// The account holds no seat in that match.
+    #[error("the account holds no seat in that match")]
+    NotInMatch,
+    /// The token could not be made.
+    #[error("no connect token could be made")]
+    Token,
+}
+
+/// A match formed here and not yet over: where it runs and who plays.
+#[derive(Debug, Clone)]
+struct LiveMatch {
+    mode: String,
+    address: SocketAddr,
+    roster: Vec<i64>,
+    formed_at: Instant,
+}
+
 /// Why a join or cancel was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MatchmakingError {
@@ -86,6 +112,8 @@ struct State {
     queues: HashMap<String, VecDeque<String>>,
     tickets: HashMap<String, Ticket>,
     by_account: HashMap<i64, String>,
+    /// Matches formed and not yet over, by match id (for rejoins).
+    live: HashMap<String, LiveMatch>,
 }
 
 #[derive(Debug)]
@@ -249,6 +277,38 @@ impl Matchmaker {
         Ok(true)
     }
 
+    /// A fresh connect token for `account_id`'s seat in running match
+    /// `match_id`, to the same host (and so the same match and seat): a
+    /// player whose connection died rejoins from any address without a new
+    /// matchmaking round.
+    pub fn rejoin(&self, account_id: i64, match_id: &str) -> Result<Assignment, RejoinError> {
+        let live = lock(&self.inner.state)
+            .live
+            .get(match_id)
+            .cloned()
+            .ok_or(RejoinError::NoMatch)?;
+        if !live.roster.contains(&account_id) {
+            return Err(RejoinError::NotInMatch);
+        }
+        let (connect_token, token_expires_unix) = self
+            .inner
+            .token(account_id as u64, live.address, match_id)
+            .ok_or(RejoinError::Token)?;
+        Ok(Assignment {
+            match_id: match_id.to_owned(),
+            mode: live.mode,
+            address: live.address,
+            connect_token,
+            token_expires_unix,
+            roster: live.roster,
+        })
+    }
+
+    /// Match `match_id`'s result is in: no rejoins from now on.
+    pub fn match_over(&self, match_id: &str) {
+        lock(&self.inner.state).live.remove(match_id);
+    }
+
     /// Players waiting, all modes.
     pub fn queued(&self) -> usize {
         lock(&self.inner.state)
@@ -384,6 +444,15 @@ impl Inner {
         let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
         let now = Instant::now();
         let mut state = lock(&self.state);
+        state.live.insert(
+            match_id.clone(),
+            LiveMatch {
+                mode: mode.to_owned(),
+                address: allocated.address,
+                roster: accounts.clone(),
+                formed_at: now,
+            },
+        );
         for (ticket, account) in &group {
             let Some((connect_token, token_expires_unix)) =
                 self.token(*account as u64, allocated.address, &match_id)
@@ -415,8 +484,10 @@ impl Inner {
         let State {
             tickets,
             by_account,
+            live,
             ..
         } = &mut *state;
+        live.retain(|_, m| m.formed_at.elapsed() < LIVE_MATCH_MAX_AGE);
         tickets.retain(|id, t| {
             let keep = t.finished_at.is_none_or(|at| at.elapsed() < ttl);
             if !keep && by_account.get(&t.account_id) == Some(id) {

@@ -197,3 +197,116 @@ async fn ten_queued_players_get_one_match_and_tokens_the_host_accepts() {
         .unwrap();
     gateway.shutdown().await.unwrap();
 }
+
+/// Decodes a base64 connect token from an assignment.
+fn token_of(assignment: &Value) -> ConnectToken {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(assignment["connect_token"].as_str().unwrap())
+        .unwrap();
+    ConnectToken::decode(&bytes).expect("a well-formed connect token")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_rejoins_its_seat_with_a_fresh_token_until_the_match_is_over() {
+    let (_, store) = common::stores("rejoin", 4).await.remove(0);
+    let mut config = common::test_config();
+    config.modes = vec![hightick_gateway::config::ModeConfig {
+        name: "5v5".to_owned(),
+        players: 2,
+        settings: serde_json::Map::new(),
+    }];
+    let (gateway, secrets) = common::start(&config, store).await;
+    let host = start_host(&secrets.token_key);
+    let http = Http::new(gateway.address(), 8);
+    let register = json!({ "admin": host.admin_address().to_string(), "capacity": 4 });
+    let a = http
+        .post("/v1/hosts", &register, Some(&secrets.server_secret))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+
+    let (a_id, a_session) = http.guest("rejoin-a").await;
+    let (b_id, b_session) = http.guest("rejoin-b").await;
+    let (_, stranger) = http.guest("rejoin-c").await;
+    let mut tickets = Vec::new();
+    for session in [&a_session, &b_session] {
+        let t = http
+            .post(
+                "/v1/matchmaking/tickets",
+                &json!({ "mode": "5v5" }),
+                Some(session),
+            )
+            .await;
+        tickets.push(t.body["ticket"].as_str().unwrap().to_owned());
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let assignment = loop {
+        let t = http
+            .get(
+                &format!("/v1/matchmaking/tickets/{}?wait_ms=2000", tickets[0]),
+                Some(&a_session),
+            )
+            .await;
+        if t.status == 200 {
+            break t.body["match"].clone();
+        }
+        assert!(Instant::now() < deadline, "no match: {}", t.text);
+    };
+    let match_id = assignment["match_id"].as_str().unwrap().to_owned();
+    let rejoin_path = format!("/v1/matches/{match_id}/rejoin");
+
+    // A fresh token to the same host and match.
+    let rejoined = http.post(&rejoin_path, &json!({}), Some(&a_session)).await;
+    assert_eq!(rejoined.status, 200, "{}", rejoined.text);
+    assert_eq!(rejoined.body["match_id"], match_id.as_str());
+    assert_eq!(rejoined.body["address"], assignment["address"]);
+    assert_eq!(rejoined.body["roster"], assignment["roster"]);
+    assert_ne!(rejoined.body["connect_token"], assignment["connect_token"]);
+    // Not for someone without a seat there, nor for a match that is not running.
+    let refused = http.post(&rejoin_path, &json!({}), Some(&stranger)).await;
+    assert_eq!(refused.status, 403, "{}", refused.text);
+    assert_eq!(refused.body["field"], "match_id");
+    let unknown = http
+        .post("/v1/matches/m-nope/rejoin", &json!({}), Some(&a_session))
+        .await;
+    assert_eq!(unknown.status, 404, "{}", unknown.text);
+
+    // The player connects, its link dies, and the fresh token (from another
+    // socket) takes its seat over before the old connection timed out.
+    let first = token_of(&assignment);
+    let fresh = token_of(&rejoined.body);
+    let connected = tokio::task::spawn_blocking(move || {
+        connect_all(vec![first], Duration::from_secs(20))
+            + connect_all(vec![fresh], Duration::from_secs(20))
+    })
+    .await
+    .unwrap();
+    assert_eq!(connected, 2, "both connections were taken");
+    let admin = Http::new(host.admin_address(), 2);
+    let listed: Vec<MatchInfo> =
+        serde_json::from_str(&admin.get("/v1/matches", None).await.text).unwrap();
+    assert_eq!(listed[0].id, match_id);
+    assert_eq!(listed[0].connected, 1, "one seat, held by the rejoin");
+
+    // The match ends abandoned: rewards default to 0, and no more rejoins.
+    let result = json!({
+        "match_id": match_id,
+        "mode": "5v5",
+        "abandoned": true,
+        "players": [
+            { "account_id": a_id, "team": 0, "score": 0, "outcome": "draw" },
+            { "account_id": b_id, "team": 1, "score": 0, "outcome": "draw" },
+        ],
+    });
+    let posted = http.post_result(&secrets.server_secret, &result).await;
+    assert_eq!(posted.status, 200, "{}", posted.text);
+    let history = http.get("/v1/me/matches", Some(&a_session)).await;
+    assert_eq!(history.body["matches"][0]["reward"], 0, "{}", history.text);
+    let over = http.post(&rejoin_path, &json!({}), Some(&a_session)).await;
+    assert_eq!(over.status, 404, "{}", over.text);
+
+    host.drain(Duration::ZERO);
+    tokio::task::spawn_blocking(move || host.wait())
+        .await
+        .unwrap();
+    gateway.shutdown().await.unwrap();
+}

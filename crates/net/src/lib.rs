@@ -128,8 +128,8 @@ pub use packet::{
 };
 pub use secure::{
     Client, ClientConfig, ClientEvent, ClientState, ConnectStage, ConnectToken, DisconnectReason,
-    DropCounters, DropKind, Key, NetError, OpenedToken, PrivateToken, Server, ServerAddresses,
-    ServerConfig, ServerEvent, TokenParams, Transmit,
+    DropCounters, DropKind, Key, NetError, OpenedToken, Pacing, PrivateToken, Server,
+    ServerAddresses, ServerConfig, ServerEvent, TokenParams, Transmit,
 };
 
 // ---- test support: simulated links and servers, over both layers

@@ -597,3 +597,48 @@ fn server_never_answers_unauthenticated_datagrams_with_more_bytes() {
         0
     );
 }
+
+#[test]
+fn a_fresh_token_from_a_new_address_takes_over_a_dead_connection() {
+    let mut gw = Gateway::new(31);
+    let token = gw.token(4242, &[server_addr()], 10);
+    // One slot: a rejoin needs no free one.
+    let mut pair = gw.pair(1, token.clone(), 10, 31);
+    assert!(pair.run_until(Duration::from_secs(2), |p| p.server.is_connected(0)));
+    pair.server_events.clear();
+
+    // The client's link dies; well within the 10 s timeout it comes back
+    // from a new port with a fresh token for the same client id.
+    let moved: SocketAddr = "10.0.0.2:50001".parse().unwrap();
+    pair.client = client(gw.token(4242, &[server_addr()], 10), pair.now);
+    pair.client_addr = moved;
+    assert!(pair.run_until(Duration::from_secs(2), |p| p.client.is_connected()));
+    pair.run_until(Duration::from_millis(200), |_| false);
+
+    assert_eq!(
+        pair.server_events,
+        vec![
+            ServerEvent::Disconnected {
+                slot: 0,
+                client_id: 4242,
+                reason: DisconnectReason::Replaced,
+            },
+            ServerEvent::Connected {
+                slot: 0,
+                client_id: 4242,
+                user_data: pair.server.user_data(0).copied().unwrap(),
+            },
+        ]
+    );
+    assert_eq!(pair.server.connected_clients(), 1);
+    assert_eq!(pair.server.client_address(0), Some(moved));
+
+    // The old token is spent: it cannot take the slot back.
+    pair.server_events.clear();
+    pair.client = client(token, pair.now);
+    pair.client_addr = client_addr();
+    assert!(!pair.run_until(Duration::from_secs(2), |p| p.client.is_connected()));
+    assert!(pair.server_events.is_empty(), "{:?}", pair.server_events);
+    assert!(pair.server.counters().get(DropKind::TokenReused) > 0);
+    assert_eq!(pair.server.client_address(0), Some(moved));
+}

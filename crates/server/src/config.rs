@@ -16,6 +16,9 @@
 //! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
 //! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
 //! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
+//! seat_timeout_s = 30.0        # a seat empty this long is released (the game's hook); a match with no one connected this long ends as abandoned
+//! pace_bytes_per_s = 250000    # per client: packets beyond one a tick (a rejoin's full resync, large reliable messages) paced to this (0: off)
+//! pace_burst_bytes = 12288     # per client: the most those may send at once
 //! # budgets = "budgets.toml"   # frame-time budgets per mode (default: the shipped ones)
 //! # results = "results.jsonl"  # finished matches, one JSON line each
 //! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
@@ -75,6 +78,16 @@ pub struct HostConfig {
     pub drain_timeout_s: u64,
     /// Seconds a finished match keeps ticking so its clients hear the end.
     pub match_linger_s: f64,
+    /// Seconds a seat may stay empty (its client gone, or never come)
+    /// before it is released through the game's `seat_released` hook; a
+    /// match with no client connected for as long ends as abandoned.
+    pub seat_timeout_s: f64,
+    /// Per client, bytes per second its packets beyond the one a tick
+    /// carries (a rejoin's introductions, large reliable messages, resends)
+    /// are paced to; 0 turns pacing off.
+    pub pace_bytes_per_s: u64,
+    /// Per client, the most of those packets sent at once, bytes.
+    pub pace_burst_bytes: u64,
     /// Frame-time budgets file (default: the shipped budgets).
     pub budgets: Option<PathBuf>,
     /// Where finished matches are appended as JSON lines.
@@ -111,6 +124,9 @@ impl Default for HostConfig {
             timer_slack_us: 50,
             drain_timeout_s: 120,
             match_linger_s: 3.0,
+            seat_timeout_s: 30.0,
+            pace_bytes_per_s: 250_000,
+            pace_burst_bytes: 12_288,
             budgets: None,
             results: None,
             key_file: None,
@@ -160,6 +176,20 @@ impl HostConfig {
         }
         if !(0.0..=600.0).contains(&self.match_linger_s) {
             return bad("match_linger_s", "must be in 0..=600 seconds");
+        }
+        if !(0.1..=86_400.0).contains(&self.seat_timeout_s) {
+            return bad("seat_timeout_s", "must be in 0.1..=86400 seconds");
+        }
+        if let Some(pacing) = self.pacing() {
+            if pacing.bytes_per_s < 1000 {
+                return bad("pace_bytes_per_s", "must be 0 (off) or at least 1000");
+            }
+            if pacing.burst_bytes < hightick_net::wire::MAX_PACKET_BYTES as u64 {
+                return bad(
+                    "pace_burst_bytes",
+                    "must hold at least one packet (1225 bytes)",
+                );
+            }
         }
         if self.drain_timeout_s > 86_400 {
             return bad("drain_timeout_s", "must be at most 86400");
@@ -220,6 +250,19 @@ impl HostConfig {
     /// How long a finished match lingers.
     pub fn linger(&self) -> Duration {
         Duration::from_secs_f64(self.match_linger_s)
+    }
+
+    /// Each client's pacing, unless [`Self::pace_bytes_per_s`] is 0.
+    pub fn pacing(&self) -> Option<hightick_net::Pacing> {
+        (self.pace_bytes_per_s > 0).then_some(hightick_net::Pacing {
+            bytes_per_s: self.pace_bytes_per_s,
+            burst_bytes: self.pace_burst_bytes,
+        })
+    }
+
+    /// How long a seat may stay empty ([`Self::seat_timeout_s`]).
+    pub fn seat_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.seat_timeout_s)
     }
 
     /// The gateway's server secret: from `server_secret_file`, else from
@@ -308,6 +351,16 @@ mod tests {
         assert!(err.to_string().contains("phase_group_share"), "{err}");
         let err = HostConfig::parse("max_matches_per_worker = 0\n", "h").unwrap_err();
         assert!(err.to_string().contains("max_matches_per_worker"), "{err}");
+        for (text, field) in [
+            ("seat_timeout_s = 0.0\n", "seat_timeout_s"),
+            ("pace_bytes_per_s = 10\n", "pace_bytes_per_s"),
+            ("pace_burst_bytes = 100\n", "pace_burst_bytes"),
+        ] {
+            let err = HostConfig::parse(text, "h").unwrap_err();
+            assert!(err.to_string().contains(field), "{err}");
+        }
+        let off = HostConfig::parse("pace_bytes_per_s = 0\npace_burst_bytes = 1\n", "h").unwrap();
+        assert_eq!(off.pacing(), None);
     }
 
     #[test]

@@ -117,6 +117,7 @@ impl Host {
             // Every seated client gets a packet each tick: acks ride on it
             // instead of making packets of their own.
             net.packet.ack_delay = ACK_DELAY;
+            net.pacing = config.pacing();
             net.validate()?;
             let (tx, rx) = mpsc::channel();
             let load = Arc::new(WorkerLoad::default());
@@ -133,6 +134,7 @@ impl Host {
                 max_matches: config.max_matches_per_worker,
                 budgets: Arc::clone(&budgets),
                 linger: config.linger(),
+                seat_timeout: config.seat_timeout(),
                 timer_slack_us: config.timer_slack_us,
                 phase_group_share: config.phase_group_share,
                 pin_to: config.pin_workers.then_some(i),

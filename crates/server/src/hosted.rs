@@ -26,6 +26,20 @@ pub(crate) struct Seat {
     pub slot: Option<usize>,
     /// Connections so far (a second one is a reconnect).
     pub connects: u32,
+    /// Since when it has been empty (its client gone, or not yet come).
+    pub empty_since: Option<Instant>,
+    /// Released through the game's hook after the seat timeout (until its
+    /// client comes back).
+    pub released: bool,
+}
+
+/// What [`HostedMatch::check_seats`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SeatCheck {
+    /// Seats released now.
+    pub released: usize,
+    /// No client connected for the seat timeout: the match is abandoned.
+    pub abandoned: bool,
 }
 
 /// One match on a worker.
@@ -52,6 +66,10 @@ pub(crate) struct HostedMatch<G: HostedGame> {
     pub finished_at: Option<Instant>,
 }
 
+/// The outcome of a match closed before its result (no one connected for
+/// the seat timeout, or a drain ran out of time).
+pub(crate) const ABANDONED: &str = "abandoned";
+
 /// A finished (or abandoned) match, as written to the results file: the
 /// game's report (its result hook) with each player's client id.
 #[derive(Debug, Clone, Serialize)]
@@ -61,7 +79,8 @@ pub(crate) struct ResultLine {
     pub mode: String,
     pub map: String,
     pub ticks: u32,
-    /// `finished`, or `abandoned` when a drain timed out first.
+    /// `finished`, or [`ABANDONED`] when no one was connected for the seat
+    /// timeout or a drain timed out first.
     pub outcome: &'static str,
     /// The winning team or player as the game names it; `None`: a draw or
     /// abandoned.
@@ -102,11 +121,16 @@ impl<G: HostedGame> HostedMatch<G> {
         let mut seats = Vec::with_capacity(roster.len());
         for &client_id in roster {
             let player = game.join().map_err(|e| e.to_string())?;
+            // Nobody is connected yet: the first connect is a reconnect
+            // (a full state, the game's introductions).
+            game.link_lost(player).map_err(|e| e.to_string())?;
             seats.push(Seat {
                 client_id,
                 player,
                 slot: None,
                 connects: 0,
+                empty_since: Some(first_deadline),
+                released: false,
             });
         }
         let rate = game.config().tick_rate_hz;
@@ -138,6 +162,60 @@ impl<G: HostedGame> HostedMatch<G> {
     /// Seats whose client is connected.
     pub(crate) fn connected(&self) -> usize {
         self.seats.iter().filter(|s| s.slot.is_some()).count()
+    }
+
+    /// The client of the seat holding `player` connected on net slot
+    /// `slot`: a full state and the game's reconnect hook
+    /// follow (whether first connect or a comeback, and after a release:
+    /// the game hands the player back).
+    pub(crate) fn seat_connected(&mut self, player: PlayerId, slot: usize) -> bool {
+        let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) else {
+            return false;
+        };
+        seat.slot = Some(slot);
+        seat.connects += 1;
+        seat.empty_since = None;
+        seat.released = false;
+        let _ = self.game.reconnect(player);
+        true
+    }
+
+    /// The connection on net slot `slot` of the seat holding `player` is
+    /// gone (a replaced connection's seat already holds the new slot and
+    /// stays as it is).
+    pub(crate) fn seat_lost(&mut self, player: PlayerId, slot: usize, now: Instant) {
+        let Some(seat) = self.seats.iter_mut().find(|s| s.player == player) else {
+            return;
+        };
+        if seat.slot != Some(slot) {
+            return;
+        }
+        seat.slot = None;
+        seat.empty_since = Some(now);
+        let _ = self.game.link_lost(player);
+    }
+
+    /// Releases every seat empty for `timeout` (the game's
+    /// `seat_released` hook), and says whether the match is abandoned: no
+    /// client connected, the last one gone (or none ever come) `timeout` ago.
+    /// A finished match is left alone.
+    pub(crate) fn check_seats(&mut self, now: Instant, timeout: Duration) -> SeatCheck {
+        let mut check = SeatCheck::default();
+        if self.finished_at.is_some() {
+            return check;
+        }
+        let overdue = |since: Option<Instant>| {
+            since.is_some_and(|at| now.saturating_duration_since(at) >= timeout)
+        };
+        for seat in &mut self.seats {
+            if !seat.released && overdue(seat.empty_since) {
+                seat.released = true;
+                check.released += 1;
+                let _ = self.game.release_seat(seat.player);
+            }
+        }
+        check.abandoned = self.seats.iter().all(|s| overdue(s.empty_since));
+        check
     }
 
     /// Moves the deadline one period on from a tick that started at `now`;
@@ -230,7 +308,7 @@ impl<G: HostedGame> HostedMatch<G> {
             outcome: if result.is_some() {
                 "finished"
             } else {
-                "abandoned"
+                ABANDONED
             },
             winner: report.winner,
             summary: report.summary.into_iter().collect(),
@@ -264,21 +342,27 @@ mod tests {
         cost: Duration::from_nanos(1),
     };
 
-    #[test]
-    fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
-        let start = Instant::now();
-        let mut m = HostedMatch::<Arena>::new(
+    /// A match of `mode` at `rate_hz` seating `roster`, alone in its phase,
+    /// first tick due at `start`.
+    fn hosted(mode_name: &str, rate_hz: u32, roster: &[u64], start: Instant) -> HostedMatch<Arena> {
+        HostedMatch::<Arena>::new(
             "m-1".to_owned(),
-            mode("5v5"),
+            mode(mode_name),
             &ArenaSettings::default(),
-            128,
-            &[1, 2],
+            rate_hz,
+            roster,
             7,
             ModeBudget::unlimited(),
             ALONE,
             start,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_match_far_behind_skips_ahead_and_counts_the_late_start() {
+        let start = Instant::now();
+        let mut m = hosted("5v5", 128, &[1, 2], start);
         m.advance_deadline(start);
         assert_eq!(m.deadline, start + m.period);
         assert_eq!(m.late_starts, 0);
@@ -304,20 +388,50 @@ mod tests {
     }
 
     #[test]
+    fn empty_seats_are_released_and_a_match_nobody_plays_is_abandoned() {
+        let start = Instant::now();
+        let timeout = Duration::from_secs(30);
+        let mut m = hosted("5v5", 128, &[1, 2], start);
+        let (a, b) = (m.seats[0].player, m.seats[1].player);
+        assert!(m.seat_connected(a, 0));
+        let check = m.check_seats(start + timeout, timeout);
+        assert_eq!(
+            check,
+            SeatCheck {
+                released: 1,
+                abandoned: false
+            },
+            "b never came: its seat is released, a plays on"
+        );
+        assert!(m.seats[1].released && !m.seats[0].released);
+        // a's link dies; a replaced connection (another slot) changes nothing.
+        m.seat_lost(a, 5, start + timeout);
+        assert_eq!(m.seats[0].slot, Some(0));
+        let gone = start + timeout * 2;
+        m.seat_lost(a, 0, gone);
+        assert_eq!(m.check_seats(gone, timeout), SeatCheck::default());
+        // b comes back after its release, then leaves again.
+        assert!(m.seat_connected(b, 1));
+        assert!(!m.seats[1].released);
+        m.seat_lost(b, 1, gone);
+        let later = gone + timeout;
+        assert_eq!(
+            m.check_seats(later, timeout),
+            SeatCheck {
+                released: 2,
+                abandoned: true
+            }
+        );
+        assert_eq!(m.check_seats(later, timeout).released, 0, "released once");
+        assert_eq!(m.result_line().outcome, ABANDONED);
+        m.finished_at = Some(later);
+        assert_eq!(m.check_seats(later, timeout), SeatCheck::default());
+    }
+
+    #[test]
     fn a_match_at_its_own_rate_ticks_at_its_own_period() {
         let start = Instant::now();
-        let mut m = HostedMatch::<Arena>::new(
-            "m-1".to_owned(),
-            mode("plaza100"),
-            &ArenaSettings::default(),
-            64,
-            &[1],
-            7,
-            ModeBudget::unlimited(),
-            ALONE,
-            start,
-        )
-        .unwrap();
+        let mut m = hosted("plaza100", 64, &[1], start);
         assert_eq!(m.period, Duration::from_nanos(15_625_000));
         assert_eq!(m.mode, "plaza100");
         assert_eq!(m.info(0, "127.0.0.1:1".parse().unwrap()).tick_rate_hz, 64);

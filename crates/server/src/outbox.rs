@@ -37,6 +37,11 @@ pub struct ResultRecord {
     pub mode: String,
     /// Every seated player.
     pub players: Vec<ResultPlayer>,
+    /// The match ended before its result: no one was connected for the
+    /// seat timeout, or a drain ran out of time (every outcome a draw).
+    /// Left out when false, so older gateways take the body as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
 }
 
 /// The outbox directory.
@@ -201,6 +206,7 @@ mod tests {
                 score: 3,
                 outcome: Outcome::Win,
             }],
+            abandoned: false,
         }
     }
 

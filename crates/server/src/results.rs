@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::error::ServerError;
-use crate::hosted::ResultLine;
+use crate::hosted::{ABANDONED, ResultLine};
 use crate::outbox::{Outbox, ResultPlayer, ResultRecord};
 
 /// Matches retired by their worker whose result is not yet durable, and the
@@ -183,5 +183,6 @@ pub(crate) fn record_of(line: &ResultLine) -> Result<ResultRecord, String> {
         match_id: line.match_id.clone(),
         mode: line.mode.clone(),
         players,
+        abandoned: line.outcome == ABANDONED,
     })
 }

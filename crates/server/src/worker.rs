@@ -54,6 +54,8 @@ const RECEIVE_SHARE_OF_PERIOD: u32 = 4;
 /// and ride on the wake-up of the next tick when it comes within another
 /// period: a busy worker wakes for its ticks only.
 const NET_TIMER_PERIOD: Duration = Duration::from_millis(5);
+/// How often seats are checked against the seat timeout.
+const SEAT_CHECK_PERIOD: Duration = Duration::from_millis(100);
 /// Longest client message (inputs, resync requests).
 const MESSAGE_BYTES: usize = 1500;
 
@@ -135,6 +137,7 @@ pub(crate) struct WorkerSetup {
     pub max_matches: usize,
     pub budgets: Arc<Budgets>,
     pub linger: Duration,
+    pub seat_timeout: Duration,
     pub timer_slack_us: u64,
     pub phase_group_share: f64,
     pub pin_to: Option<usize>,
@@ -159,6 +162,9 @@ pub(crate) struct Worker<G: HostedGame> {
     roster: HashMap<u64, (String, PlayerId)>,
     budgets: Arc<Budgets>,
     linger: Duration,
+    /// A seat empty this long is released; a match empty this long ends.
+    seat_timeout: Duration,
+    seats_checked_at: Instant,
     commands: Receiver<WorkerCommand>,
     results: ResultSender,
     load: Arc<WorkerLoad>,
@@ -209,6 +215,8 @@ impl<G: HostedGame> Worker<G> {
             roster: HashMap::with_capacity(slots),
             budgets: setup.budgets,
             linger: setup.linger,
+            seat_timeout: setup.seat_timeout,
+            seats_checked_at: now,
             commands: setup.commands,
             results: setup.results,
             load: setup.load,
@@ -243,6 +251,7 @@ impl<G: HostedGame> Worker<G> {
                     self.matches[i].finished_at.get_or_insert(now - self.linger);
                 }
             }
+            self.check_seats(now);
             self.retire_finished(now);
             if self.drain_deadline.is_some() && self.matches.is_empty() {
                 self.service_network(now, now, Timers::Due);
@@ -428,6 +437,10 @@ impl<G: HostedGame> Worker<G> {
                     "event_queue_full",
                     self.matches.iter().map(|m| m.game.events_dropped()).sum(),
                 )))
+                .chain(std::iter::once((
+                    "event_queue_overflow",
+                    self.matches.iter().map(|m| m.game.event_overflows()).sum(),
+                )))
                 .collect(),
             players_connected: self.net.connected_clients(),
         }
@@ -513,7 +526,7 @@ impl<G: HostedGame> Worker<G> {
                 ServerEvent::Connected {
                     slot, client_id, ..
                 } => self.seat(slot, client_id),
-                ServerEvent::Disconnected { slot, .. } => self.unseat(slot),
+                ServerEvent::Disconnected { slot, .. } => self.unseat(slot, now),
             }
         }
         // Seated clients get their packets from their match's tick; what else
@@ -529,7 +542,7 @@ impl<G: HostedGame> Worker<G> {
             self.net.handle_timeout(now);
             while let Some(event) = self.net.poll_event() {
                 if let ServerEvent::Disconnected { slot, .. } = event {
-                    self.unseat(slot);
+                    self.unseat(slot, now);
                 }
             }
         }
@@ -584,30 +597,40 @@ impl<G: HostedGame> Worker<G> {
             let _ = self.net.disconnect(slot);
             return;
         };
-        let m = &mut self.matches[i];
-        let Some(seat) = m.seats.iter_mut().find(|s| s.player == player) else {
+        // Whether first connect, a comeback or a rejoin that replaced a
+        // dead connection: a full state from here on.
+        if !self.matches[i].seat_connected(player, slot) {
             return;
-        };
-        seat.slot = Some(slot);
-        seat.connects += 1;
-        // Whether first connect or a comeback: a full state from here on.
-        let _ = m.game.reconnect(player);
+        }
         if let Some(owner) = self.slot_owner.get_mut(slot) {
             *owner = Some((i, player));
         }
     }
 
-    fn unseat(&mut self, slot: usize) {
+    fn unseat(&mut self, slot: usize, now: Instant) {
         let Some(owner) = self.slot_owner.get_mut(slot) else {
             return;
         };
         if let Some((i, player)) = owner.take()
-            && let Some(seat) = self
-                .matches
-                .get_mut(i)
-                .and_then(|m| m.seats.iter_mut().find(|s| s.player == player))
+            && let Some(m) = self.matches.get_mut(i)
         {
-            seat.slot = None;
+            m.seat_lost(player, slot, now);
+        }
+    }
+
+    /// Every [`SEAT_CHECK_PERIOD`]: seats empty for the seat timeout are
+    /// released (the game's hook), and a match nobody has been connected to
+    /// for as long ends as abandoned (retired at once: no one is there to
+    /// hear its end).
+    fn check_seats(&mut self, now: Instant) {
+        if now < self.seats_checked_at + SEAT_CHECK_PERIOD {
+            return;
+        }
+        self.seats_checked_at = now;
+        for m in &mut self.matches {
+            if m.check_seats(now, self.seat_timeout).abandoned {
+                m.finished_at = Some(now.checked_sub(self.linger).unwrap_or(now));
+            }
         }
     }
 

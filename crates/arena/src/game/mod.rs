@@ -36,6 +36,7 @@ use hightick_engine::world::ReplicationWorld;
 use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, PlayerId, TickContext};
 use hightick_proto::{BitWriter, InputCommand, ProtoError};
 
+use crate::bot::{Bot, BotStyle};
 use crate::event::{ArenaEvent, RoundEndReason, RoundPhase};
 use crate::input::{ArenaInput, Buttons};
 use hightick_telemetry::Subsystem;
@@ -155,6 +156,9 @@ pub struct Arena {
     fog_input: Box<[(Team, Pose, bool)]>,
     shots_fired: u64,
     hits: u64,
+    /// Per player: the bot playing for it while its seat is released (its
+    /// client gone for the host's seat timeout), until it comes back.
+    stand_ins: Box<[Option<Bot>]>,
 }
 
 impl Arena {
@@ -218,6 +222,7 @@ impl Arena {
             fog_input: vec![(Team::Attackers, Pose::default(), false); players].into_boxed_slice(),
             shots_fired: 0,
             hits: 0,
+            stand_ins: vec![None; players].into_boxed_slice(),
         })
     }
 
@@ -250,6 +255,13 @@ impl Arena {
     /// The round clock and score.
     pub fn clock(&self) -> &RoundClock {
         &self.clock
+    }
+
+    /// Whether a bot plays for `player` (its seat was released).
+    pub fn stood_in(&self, player: PlayerId) -> bool {
+        self.stand_ins
+            .get(usize::from(player.0))
+            .is_some_and(Option::is_some)
     }
 
     /// The player in slot `player`, if any.
@@ -631,7 +643,22 @@ impl Game for Arena {
     }
 
     fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        // Back from a released seat: the player takes over from its bot.
+        if let Some(bot) = self.stand_ins.get_mut(usize::from(player.0)) {
+            *bot = None;
+        }
         self.introduce(ctx, player);
+    }
+
+    /// A bot takes over: the team keeps its numbers and the round its
+    /// rules, the fighter keeps its money, kills and result line, and the
+    /// player gets it back if it returns ([`Game::reconnect`]). Removing
+    /// the fighter instead would leave a 5v4 for the rest of the match.
+    fn seat_released(&mut self, _ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        let i = usize::from(player.0);
+        if let Some(bot) = self.stand_ins.get_mut(i) {
+            *bot = Some(Bot::new(player, self.seed ^ 0x5EA7, BotStyle::default()));
+        }
     }
 
     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
@@ -644,6 +671,7 @@ impl Game for Arena {
             ctx.world.despawn(e);
         }
         self.shots[i] = None;
+        self.stand_ins[i] = None;
         self.history.clear(player);
         for seen in self.visible.iter_mut() {
             seen.remove(f.body);
@@ -658,6 +686,12 @@ impl Game for Arena {
         source: InputSource,
     ) {
         let i = usize::from(player.0);
+        let stand_in = self.stand_ins[i].take().map(|mut bot| {
+            let command = bot.command(&*self, ctx.tick());
+            self.stand_ins[i] = Some(bot);
+            command
+        });
+        let command = stand_in.as_ref().unwrap_or(command);
         let phase = self.clock.phase;
         let buying = command.payload.buttons.contains(Buttons::BUY);
         if phase == Phase::Buy && buying && !self.buy_held[i] {

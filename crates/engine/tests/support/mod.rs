@@ -52,6 +52,9 @@ impl ReliableEvent for Note {
     }
 }
 
+/// What the toy's reconnect hook tells a player (who it is, say).
+pub(crate) const WELCOME: Note = Note(u16::MAX);
+
 /// Group 0: position and the tick it last moved. Group 1 (avatars): health.
 pub(crate) const MOTION: u8 = 0;
 pub(crate) const HEALTH: u8 = 1;
@@ -117,6 +120,11 @@ pub(crate) struct Toy {
     pub nudge_on_join: Option<EntityId>,
     /// Events to send at the next tick (`None`: to everyone).
     pub events_to_send: Vec<(Option<PlayerId>, Note)>,
+    /// Players the reconnect hook ran for, in order (it sends them
+    /// [`WELCOME`]).
+    pub reconnects: Vec<PlayerId>,
+    /// Players whose seat was released, in order.
+    pub released: Vec<PlayerId>,
     rng: ChaCha8Rng,
     orb_count: usize,
     spawned: bool,
@@ -138,6 +146,8 @@ impl Toy {
             teleports: Vec::with_capacity(entities),
             events_to_send: Vec::with_capacity(16),
             nudge_on_join: None,
+            reconnects: Vec::with_capacity(players),
+            released: Vec::with_capacity(players),
             rng: ChaCha8Rng::seed_from_u64(seed),
             orb_count: orbs,
             spawned: false,
@@ -246,6 +256,15 @@ impl Game for Toy {
             self.move_to(ctx.world, n, m.x + 1, m.y);
         }
         Ok(())
+    }
+
+    fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        self.reconnects.push(player);
+        ctx.send_event(player, WELCOME);
+    }
+
+    fn seat_released(&mut self, _ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        self.released.push(player);
     }
 
     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {

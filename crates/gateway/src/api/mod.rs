@@ -118,6 +118,11 @@ fn table() -> RouteTable<Shared> {
             get(play::status).delete(play::cancel),
         )
         .route(
+            "/v1/matches/{match_id}/rejoin",
+            &["POST"],
+            post(play::rejoin),
+        )
+        .route(
             "/v1/hosts",
             &["GET", "POST"],
             get(servers::hosts).post(servers::heartbeat),

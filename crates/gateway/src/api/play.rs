@@ -1,5 +1,6 @@
 //! Matchmaking tickets: join a mode's queue, poll (or long-poll) for the
-//! match and its connect token, leave.
+//! match and its connect token, leave; and rejoining a running match with a
+//! fresh connect token.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use serde_json::json;
 
 use super::auth::Authed;
 use super::{ApiError, JsonBody, Shared, query_int};
-use crate::matchmaking::{MatchStatus, MatchmakingError};
+use crate::matchmaking::{MatchStatus, MatchmakingError, RejoinError};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,5 +104,32 @@ pub(crate) async fn cancel(
             "the ticket is being matched or already matched",
         )
         .field("ticket")),
+    }
+}
+
+/// `POST /v1/matches/{match_id}/rejoin`: a fresh connect token to the same
+/// host, match and seat, for a player whose connection died (it may come
+/// from any address; the host hands it the seat with full state).
+pub(crate) async fn rejoin(
+    State(state): State<Shared>,
+    who: Authed,
+    Path(match_id): Path<String>,
+) -> Result<Response, ApiError> {
+    match state.matchmaker.rejoin(who.account_id, &match_id) {
+        Ok(assignment) => Ok(Json(assignment).into_response()),
+        Err(RejoinError::NoMatch) => {
+            Err(ApiError::not_found("no such match running (unknown or over)").field("match_id"))
+        }
+        Err(RejoinError::NotInMatch) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_in_match",
+            "the account holds no seat in that match",
+        )
+        .field("match_id")),
+        Err(RejoinError::Token) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "token",
+            "no connect token could be made",
+        )),
     }
 }

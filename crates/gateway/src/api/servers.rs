@@ -154,6 +154,10 @@ pub(crate) struct ResultBody {
     match_id: String,
     mode: String,
     players: Vec<PlayerBody>,
+    /// The match ended before its result (no one connected for the host's
+    /// seat timeout, or a drain ran out): every reward defaults to 0.
+    #[serde(default)]
+    abandoned: bool,
 }
 
 pub(crate) async fn result(
@@ -178,9 +182,13 @@ pub(crate) async fn result(
                     team: p.team,
                     score: p.score,
                     outcome,
-                    reward: p
-                        .reward
-                        .unwrap_or_else(|| state.config.rewards.for_outcome(outcome)),
+                    reward: p.reward.unwrap_or_else(|| {
+                        if body.abandoned {
+                            0
+                        } else {
+                            state.config.rewards.for_outcome(outcome)
+                        }
+                    }),
                 }
             })
             .collect(),
@@ -189,6 +197,8 @@ pub(crate) async fn result(
     result.validate()?;
     let match_id = result.match_id.clone();
     let ack = state.results.submit(Write::MatchResult(result)).await?;
+    // Over: its players cannot rejoin it any more.
+    state.matchmaker.match_over(&match_id);
     let recorded = matches!(ack, WriteAck::Match(MatchRecorded::Recorded));
     #[cfg(feature = "fault-injection")]
     if recorded && state.faults.crash_after_result_commit {

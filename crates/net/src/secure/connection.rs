@@ -21,6 +21,9 @@ pub enum DisconnectReason {
     ClosedByPeer,
     /// Nothing arrived from the other side for the token's timeout.
     TimedOut,
+    /// Server: the same client completed a handshake with a fresh token (a
+    /// rejoin, perhaps from a new address) and took over the slot.
+    Replaced,
     /// Client: every server listed in the token refused it (server full).
     Denied,
     /// Client: no server listed in the token answered the handshake in time.

@@ -6,7 +6,8 @@
 //! keys), [`wire`] (packet layouts, sealing and opening in place, over the
 //! byte cursors of `cursor.rs`), [`replay`] (the replay window),
 //! `token_history.rs` (token reuse protection), `link.rs` (one connection's
-//! sealed link: ciphers, send sequence, replay window, timeouts), the
+//! sealed link: ciphers, send sequence, replay window, timeouts), [`pacing`]
+//! (a server connection's token bucket), the
 //! [`Server`] and [`Client`] state machines built on them, the vocabulary
 //! both ends share (`connection.rs`: [`Transmit`], [`DisconnectReason`]), drop
 //! [`counters`] by [`DropKind`], and the layer's [`error`], [`NetError`].
@@ -25,6 +26,7 @@ pub mod crypto;
 mod cursor;
 pub mod error;
 mod link;
+pub mod pacing;
 pub mod replay;
 pub mod server;
 pub mod token;
@@ -36,5 +38,6 @@ pub use connection::{DisconnectReason, Transmit};
 pub use counters::{DropCounters, DropKind};
 pub use crypto::Key;
 pub use error::NetError;
+pub use pacing::Pacing;
 pub use server::{Server, ServerConfig, ServerEvent};
 pub use token::{ConnectToken, OpenedToken, PrivateToken, ServerAddresses, TokenParams};

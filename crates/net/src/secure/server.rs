@@ -16,6 +16,11 @@
 //!   answered before the sender proved it holds the token's keys;
 //! - a token used from a second address, or again after its connection ended,
 //!   is refused;
+//! - a client id already connected may connect again with a fresh token, from
+//!   any address (a rejoin after its link died, before the old connection
+//!   timed out): once the new handshake completes, the new connection takes
+//!   over the slot (`Disconnected { reason: Replaced }`, then `Connected`,
+//!   same slot);
 //! - lookups by address and client id are O(1) in maps sized at start; the
 //!   packet path allocates nothing (a slot's packet endpoint is allocated when
 //!   the client connects).
@@ -34,6 +39,7 @@ use crate::secure::counters::{DropCounters, DropKind};
 use crate::secure::crypto::{ChallengeCipher, Key, MAC_BYTES, PacketCipher};
 use crate::secure::error::NetError;
 use crate::secure::link::{Link, earliest, timeout_from_seconds};
+use crate::secure::pacing::{Pacer, Pacing};
 use crate::secure::token::{
     CHALLENGE_TOKEN_BYTES, ConnectToken, USER_DATA_BYTES, open_challenge, seal_challenge,
 };
@@ -68,6 +74,10 @@ pub struct ServerConfig {
     pub disconnect_packets: u32,
     /// The packet layer of every slot (clients must use the same).
     pub packet: PacketConfig,
+    /// Pacing of each connection's packets beyond the host's own (one per
+    /// [`Server::transmit_payload`] call): `None` (the default) sends what
+    /// [`Server::poll_transmit`] has at once. See [`crate::secure::pacing`].
+    pub pacing: Option<Pacing>,
 }
 
 impl ServerConfig {
@@ -88,6 +98,7 @@ impl ServerConfig {
             keep_alive_interval: Duration::from_millis(100),
             disconnect_packets: 10,
             packet: PacketConfig::default(),
+            pacing: None,
         }
     }
 
@@ -116,6 +127,9 @@ impl ServerConfig {
             );
         }
         self.packet.validate()?;
+        if let Some(pacing) = &self.pacing {
+            pacing.validate()?;
+        }
         Ok(())
     }
 }
@@ -177,6 +191,8 @@ struct Connection {
     /// The client has sent a keep-alive or payload since connecting.
     confirmed: bool,
     endpoint: PacketEndpoint,
+    /// Its bucket, when the server paces.
+    pacer: Option<Pacer>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -500,6 +516,9 @@ impl Server {
         });
         // Writing resolves timed-out packets as lost, whether or not it
         // leaves a packet to send.
+        if let (Some(pacer), Some(len)) = (conn.pacer.as_mut(), len) {
+            pacer.spend(len);
+        }
         if conn.endpoint.deliveries_pending() {
             self.mark_readable(slot);
         }
@@ -639,7 +658,7 @@ impl Server {
         )
         .map_err(|e| token_drop_kind(&e))?;
         let private = &opened.private;
-        if self.client_ids.contains_key(&private.client_id) {
+        if self.holds_token(private.client_id, &opened.mac) {
             return Err(DropKind::AlreadyConnected);
         }
         self.tokens
@@ -651,7 +670,9 @@ impl Server {
             Some(&Peer::Pending(i)) => Some(i),
             _ => None,
         };
-        if !self.slots.iter().any(Slot::is_free) {
+        // A rejoin takes its own slot over: it needs no free one.
+        let rejoin = self.client_ids.contains_key(&private.client_id);
+        if !rejoin && !self.slots.iter().any(Slot::is_free) {
             // Tell the client, sealed with its token's key: 25 bytes for 1078 received.
             match existing {
                 Some(i)
@@ -785,8 +806,12 @@ impl Server {
         if client_id != pending.client_id {
             return Err(DropKind::InvalidChallenge);
         }
-        if self.client_ids.contains_key(&client_id) {
+        let mac = pending.mac;
+        if self.holds_token(client_id, &mac) {
             return Err(DropKind::AlreadyConnected);
+        }
+        if let Some(&slot) = self.client_ids.get(&client_id) {
+            return self.replace_connection(now, index, slot);
         }
         let Some(slot) = self.slots.iter().position(Slot::is_free) else {
             self.deny_pending(index);
@@ -798,27 +823,92 @@ impl Server {
         let address = pending.link.address;
         self.slots[slot] = Slot {
             state: SlotState::Connected,
-            connection: Some(Connection {
-                link: pending.link,
-                client_id,
-                mac: pending.mac,
-                user_data,
-                confirmed: false,
-                endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
-            }),
+            connection: Some(self.connection_of(pending, client_id, user_data, now)),
             awaiting_event: false,
             readable: false,
         };
         self.connected += 1;
         self.active.push(slot);
-        self.peers.insert(address, Peer::Slot(slot));
         self.client_ids.insert(client_id, slot);
+        self.announce(slot, address, client_id, user_data);
+        Ok(())
+    }
+
+    /// A connection took `slot` from `address`: datagrams from there are
+    /// its, the host hears of it, and a keep-alive confirms it to the client.
+    fn announce(
+        &mut self,
+        slot: usize,
+        address: SocketAddr,
+        client_id: u64,
+        user_data: [u8; USER_DATA_BYTES],
+    ) {
+        self.peers.insert(address, Peer::Slot(slot));
         self.events.push_back(ServerEvent::Connected {
             slot,
             client_id,
             user_data,
         });
         self.queue_reply(Reply::KeepAlive { slot, address });
+    }
+
+    /// The connection a completed handshake makes: its link, a fresh
+    /// packet layer and, when the server paces, a full bucket.
+    fn connection_of(
+        &self,
+        pending: Pending,
+        client_id: u64,
+        user_data: [u8; USER_DATA_BYTES],
+        now: Instant,
+    ) -> Connection {
+        Connection {
+            link: pending.link,
+            client_id,
+            mac: pending.mac,
+            user_data,
+            confirmed: false,
+            endpoint: PacketEndpoint::new_shared(Arc::clone(&self.packet), now),
+            pacer: self.config.pacing.map(|p| Pacer::new(now, &p)),
+        }
+    }
+
+    /// Whether `client_id` is connected with the token whose tag is `mac`
+    /// (a fresh token of a connected client may take its slot over).
+    fn holds_token(&self, client_id: u64, mac: &[u8; MAC_BYTES]) -> bool {
+        self.client_ids
+            .get(&client_id)
+            .and_then(|&slot| self.connection(slot))
+            .is_some_and(|c| c.mac == *mac)
+    }
+
+    /// The handshake in entry `index` completed for a client already
+    /// connected in `slot`: the old connection ends (its token spent, its
+    /// address forgotten, `Disconnected { reason: Replaced }`) and the new
+    /// one takes the same slot with a fresh packet layer (`Connected`).
+    fn replace_connection(
+        &mut self,
+        now: Instant,
+        index: usize,
+        slot: usize,
+    ) -> Result<(), DropKind> {
+        let Some(pending) = self.take_pending(index) else {
+            return Err(DropKind::UnknownAddress);
+        };
+        let Some(old) = self.slots[slot].connection.take() else {
+            return Err(DropKind::UnknownAddress);
+        };
+        let client_id = old.client_id;
+        self.peers.remove(&old.link.address);
+        self.tokens.spend(&old.mac);
+        self.events.push_back(ServerEvent::Disconnected {
+            slot,
+            client_id,
+            reason: DisconnectReason::Replaced,
+        });
+        let address = pending.link.address;
+        let user_data = pending.user_data;
+        self.slots[slot].connection = Some(self.connection_of(pending, client_id, user_data, now));
+        self.announce(slot, address, client_id, user_data);
         Ok(())
     }
 
@@ -957,6 +1047,7 @@ impl Server {
 
     fn write_slot(&mut self, now: Instant, slot: usize, buf: &mut [u8]) -> Option<Transmit> {
         let interval = self.config.keep_alive_interval;
+        let pacing = self.config.pacing;
         let max_clients = self.slots.len() as u32;
         let s = &mut self.slots[slot];
         match s.state {
@@ -981,19 +1072,28 @@ impl Server {
                 let conn = s.connection.as_mut()?;
                 let destination = conn.link.address;
                 let endpoint = &mut conn.endpoint;
-                let len = conn
-                    .link
-                    .seal(now, PacketKind::Payload, buf, |body| {
+                let held = match (conn.pacer.as_mut(), &pacing) {
+                    (Some(pacer), Some(pacing)) => !pacer.ready(now, pacing),
+                    _ => false,
+                };
+                let payload = if held {
+                    None
+                } else {
+                    conn.link.seal(now, PacketKind::Payload, buf, |body| {
                         endpoint.write_packet(now, body).map(|(_, len)| len)
                     })
-                    .or_else(|| {
-                        if now < conn.link.keep_alive_at(interval, now) {
-                            return None;
-                        }
-                        conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
-                            wire::write_keep_alive_body(body, slot as u32, max_clients)
-                        })
-                    })?;
+                };
+                if let (Some(pacer), Some(len)) = (conn.pacer.as_mut(), payload) {
+                    pacer.spend(len);
+                }
+                let len = payload.or_else(|| {
+                    if now < conn.link.keep_alive_at(interval, now) {
+                        return None;
+                    }
+                    conn.link.seal(now, PacketKind::KeepAlive, buf, |body| {
+                        wire::write_keep_alive_body(body, slot as u32, max_clients)
+                    })
+                })?;
                 Some(Transmit { destination, len })
             }
         }
@@ -1008,7 +1108,14 @@ impl Server {
         let replies = (!self.replies.is_empty()).then_some(now);
         let slots = self.active.iter().map(|&i| &self.slots[i]).flat_map(|s| {
             match (s.state, &s.connection) {
-                (SlotState::Connected, Some(c)) => c.link.wakeups(&c.endpoint, interval, now),
+                (SlotState::Connected, Some(c)) => {
+                    let mut at = c.link.wakeups(&c.endpoint, interval, now);
+                    // A paced connection's packets wait for its bucket.
+                    if let (Some(pacer), Some(pacing)) = (&c.pacer, &self.config.pacing) {
+                        at[2] = at[2].map(|t| t.max(pacer.ready_at(pacing)));
+                    }
+                    at
+                }
                 (SlotState::Closing { .. }, Some(_)) => [Some(now), None, None],
                 _ => [None; 3],
             }

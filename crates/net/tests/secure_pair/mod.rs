@@ -97,12 +97,23 @@ impl Gateway {
     }
 
     pub(crate) fn server(&mut self, max_clients: usize, now: Instant) -> Server {
-        let config = ServerConfig::new(
+        self.server_with(max_clients, now, |_| {})
+    }
+
+    /// [`Self::server`] with its config changed by `tweak` first.
+    pub(crate) fn server_with(
+        &mut self,
+        max_clients: usize,
+        now: Instant,
+        tweak: impl FnOnce(&mut ServerConfig),
+    ) -> Server {
+        let mut config = ServerConfig::new(
             PROTOCOL,
             self.private_key.clone(),
             server_addr(),
             max_clients,
         );
+        tweak(&mut config);
         Server::new(config, now, UNIX_START, &mut self.rng).unwrap()
     }
 }
@@ -144,6 +155,8 @@ pub(crate) struct Pair {
     pub captured_from_client: Vec<Vec<u8>>,
     /// Every datagram the server sent to the client.
     pub captured_from_server: Vec<Vec<u8>>,
+    /// When each of those was sent.
+    pub captured_from_server_at: Vec<Instant>,
     pub capture: bool,
     /// Datagrams sent to an address nobody listens on.
     pub stray: usize,
@@ -172,6 +185,7 @@ impl Pair {
             client_events: Vec::new(),
             captured_from_client: Vec::new(),
             captured_from_server: Vec::new(),
+            captured_from_server_at: Vec::new(),
             capture: false,
             stray: 0,
             buf: vec![0; MAX_PACKET_BYTES],
@@ -214,6 +228,7 @@ impl Pair {
             if t.destination == self.client_addr {
                 if self.capture {
                     self.captured_from_server.push(bytes.to_vec());
+                    self.captured_from_server_at.push(self.now);
                 }
                 self.to_client.send(self.now, bytes);
             } else {

@@ -106,6 +106,9 @@ pub(crate) struct BareClient {
     pub net: Client,
     pub socket: UdpSocket,
     pub server: SocketAddr,
+    /// A relay (`hightick netem`) the datagrams go through, if any: sent to
+    /// it, and what comes from it is the server's.
+    pub via: Option<SocketAddr>,
     pub snapshots: u64,
     pub full_resyncs: u64,
     pub events: u64,
@@ -128,6 +131,7 @@ impl BareClient {
             net,
             socket,
             server,
+            via: None,
             snapshots: 0,
             full_resyncs: 0,
             events: 0,
@@ -144,10 +148,17 @@ impl BareClient {
             self.net.handle_timeout(now);
         }
         while let Some(t) = self.net.poll_transmit(now, &mut self.buf) {
-            let _ = self.socket.send_to(&self.buf[..t.len], t.destination);
+            let _ = self
+                .socket
+                .send_to(&self.buf[..t.len], self.via.unwrap_or(t.destination));
         }
         while let Ok((n, from)) = self.socket.recv_from(&mut self.buf) {
             self.bytes_in += n as u64;
+            let from = if Some(from) == self.via {
+                self.server
+            } else {
+                from
+            };
             self.net.handle_datagram(now, from, &mut self.buf[..n]);
         }
         while let Some(m) = self.net.poll_message(&mut self.message) {
