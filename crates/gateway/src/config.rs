@@ -48,6 +48,14 @@
 //! # [[hosts]]                     # server hosts known without registering
 //! # admin = "127.0.0.1:7780"
 //! # capacity = 64
+//!
+//! [push]                          # the WebSocket push channel, GET /v1/events
+//! queue = 64                      # pushes queued per socket; a full queue closes it (slow reader)
+//! send_timeout_ms = 10000         # one push slower than this to write closes its socket
+//! ping_s = 20                     # ping interval; silent for two intervals closes a socket
+//! max_sockets = 100000            # sockets at once; past it an upgrade gets 503
+//! max_message_bytes = 4096        # largest message a client may send
+//! max_client_messages = 64        # messages a client may send per ping interval
 //! ```
 
 use hightick_telemetry::config_file::{self, ConfigFileError};
@@ -174,6 +182,8 @@ pub struct GatewayConfig {
     pub hosts: Vec<StaticHost>,
     /// Currency per outcome.
     pub rewards: RewardPolicy,
+    /// The WebSocket push channel.
+    pub push: crate::push::PushConfig,
 }
 
 impl Default for GatewayConfig {
@@ -209,6 +219,7 @@ impl Default for GatewayConfig {
             ],
             hosts: Vec::new(),
             rewards: RewardPolicy::default(),
+            push: crate::push::PushConfig::default(),
         }
     }
 }
@@ -313,6 +324,9 @@ impl GatewayConfig {
             if self.catalog[..i].iter().any(|c| c.item_id == item.item_id) {
                 return bad("catalog.item_id", "listed twice");
             }
+        }
+        if let Some((field, rule)) = self.push.invalid_field() {
+            return bad(field, rule);
         }
         for host in &self.hosts {
             if !(1..=100_000).contains(&host.capacity) {

@@ -17,6 +17,7 @@ use crate::hosts::Hosts;
 use crate::login::Logins;
 use crate::matchmaking::{Matchmaker, TokenSettings};
 use crate::metrics::RequestCounts;
+use crate::push::{Hub, positions};
 use crate::rate_limit::RateLimit;
 use crate::secrets::Secrets;
 use crate::session::SessionSigner;
@@ -117,6 +118,7 @@ impl Gateway {
             &fixed,
             Duration::from_secs(config.host_timeout_s),
         ));
+        let push = Hub::new(&config.push);
         let matchmaker = Matchmaker::start(
             &config.modes,
             Arc::clone(&hosts),
@@ -126,13 +128,16 @@ impl Gateway {
                 connect_timeout_s: config.connect_timeout_s,
             },
             ticket_ttl,
+            Arc::clone(&push),
         );
+        positions::start(&matchmaker, &push);
         let state = Arc::new(AppState {
             config: config.clone(),
             store,
             logins,
             signer,
             matchmaker,
+            push,
             hosts,
             results: writer.sender(),
             server_secret: secrets.server_secret.clone(),
@@ -189,6 +194,8 @@ pub fn serve(
     secrets: Secrets,
     started: impl FnOnce(SocketAddr),
 ) -> Result<(), GatewayError> {
+    // Every push socket is an open file: take all the process may have.
+    crate::nofile::raise_to_hard_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .thread_name("hightick-gateway")
         .enable_all()

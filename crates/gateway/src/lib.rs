@@ -26,6 +26,10 @@
 //!   admission latency and matchmaking wait histograms, auth workers busy), `/healthz`, and the
 //!   OpenAPI document ([`api::OPENAPI`], `openapi.json` in this crate) at
 //!   `/openapi.json`. Per-IP rate limits answer `429` with `Retry-After`.
+//! - **Push** ([`push`]): `GET /v1/events` upgrades to a WebSocket that
+//!   pushes a queued login's position and admission, matchmaking positions,
+//!   a match found (with its connect token) and a cancel; the polling routes
+//!   stay and read the same state.
 //!
 //! Every refusal is a JSON body `{"error", "message", "field"}` naming the
 //! field at fault; bad input never reaches the database unchecked.
@@ -61,6 +65,8 @@ pub mod hosts;
 pub mod login;
 pub mod matchmaking;
 pub mod metrics;
+mod nofile;
+pub mod push;
 pub mod rate_limit;
 pub mod secrets;
 pub mod session;

@@ -48,6 +48,18 @@ pub struct Grant {
     pub expires_at_ms: i64,
 }
 
+impl Grant {
+    /// The ticket route's (and the login routes') JSON body for it.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({
+            "status": "admitted",
+            "account_id": self.account_id,
+            "session_token": self.session_token,
+            "expires_at_ms": self.expires_at_ms,
+        })
+    }
+}
+
 /// What a login comes to.
 pub type LoginOutcome = Result<Grant, ApiError>;
 

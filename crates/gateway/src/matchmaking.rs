@@ -5,6 +5,10 @@
 //! allocated address as the only server). When no host can take the match,
 //! the players go back to the head of the queue and the allocation is tried
 //! again shortly; nobody gets an error for it.
+//!
+//! Every change a player would poll for is also published to the push
+//! [`Hub`]: a match found and a cancel at once, queue positions once a second
+//! ([`crate::push::positions`] reads them with [`Matchmaker::queued_positions`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -16,10 +20,12 @@ use base64::Engine as _;
 use hightick_net::{ConnectToken, Key, TokenParams};
 use hightick_telemetry::prometheus::durations::DurationHistogram;
 use serde::Serialize;
+use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
 use crate::config::ModeConfig;
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
+use crate::push::{Hub, event};
 
 /// How often waiting groups retry allocation when no host had room.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
@@ -86,6 +92,43 @@ struct LiveMatch {
     formed_at: Instant,
 }
 
+impl MatchStatus {
+    /// The ticket route's JSON body for `ticket` in this state (the push
+    /// channel sends the same body).
+    pub fn body(&self, ticket: &str) -> Value {
+        match self {
+            Self::Queued {
+                position,
+                waiting,
+                needed,
+            } => json!({
+                "status": "queued",
+                "ticket": ticket,
+                "position": position,
+                "waiting": waiting,
+                "needed": needed,
+            }),
+            Self::Forming => json!({ "status": "forming", "ticket": ticket }),
+            Self::Matched(a) => json!({
+                "status": "matched",
+                "ticket": ticket,
+                "match": a,
+            }),
+        }
+    }
+}
+
+/// One queued ticket's place, as [`Matchmaker::queued_positions`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedPosition {
+    /// Its account.
+    pub account_id: i64,
+    /// The ticket.
+    pub ticket: String,
+    /// Its state (always [`MatchStatus::Queued`]).
+    pub status: MatchStatus,
+}
+
 /// Why a join or cancel was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MatchmakingError {
@@ -133,6 +176,8 @@ struct Inner {
     failed_allocations: AtomicU64,
     /// Time from joining a queue to a match found, per player.
     wait: DurationHistogram,
+    /// Where found matches and cancels are pushed.
+    hub: Arc<Hub>,
 }
 
 /// Token settings of a matchmaker.
@@ -152,18 +197,30 @@ pub struct Matchmaker {
     inner: Arc<Inner>,
 }
 
+/// A handle that does not keep the matchmaker alive.
+#[derive(Debug, Clone)]
+pub struct WeakMatchmaker(std::sync::Weak<Inner>);
+
+impl WeakMatchmaker {
+    /// The matchmaker, while it lives.
+    pub fn upgrade(&self) -> Option<Matchmaker> {
+        self.0.upgrade().map(|inner| Matchmaker { inner })
+    }
+}
+
 fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Matchmaker {
-    /// Queues for `modes` allocating on `hosts`. Starts its task on the
-    /// current tokio runtime.
+    /// Queues for `modes` allocating on `hosts`, pushing to `hub`. Starts
+    /// its task on the current tokio runtime.
     pub fn start(
         modes: &[ModeConfig],
         hosts: Arc<Hosts>,
         tokens: TokenSettings,
         ticket_ttl: Duration,
+        hub: Arc<Hub>,
     ) -> Self {
         let inner = Arc::new(Inner {
             modes: modes.iter().map(|m| (m.name.clone(), m.players)).collect(),
@@ -182,6 +239,7 @@ impl Matchmaker {
             formed: AtomicU64::new(0),
             failed_allocations: AtomicU64::new(0),
             wait: DurationHistogram::default(),
+            hub,
         });
         tokio::spawn(form_matches(Arc::downgrade(&inner)));
         Self { inner }
@@ -274,6 +332,10 @@ impl Matchmaker {
         if let Some(q) = state.queues.get_mut(&mode) {
             q.retain(|t| t != ticket);
         }
+        drop(state);
+        let body = json!({ "ticket": ticket });
+        let text = event::render("match_cancelled", body, event::now_ms());
+        self.inner.hub.publish(account_id, text);
         Ok(true)
     }
 
@@ -307,6 +369,42 @@ impl Matchmaker {
     /// Match `match_id`'s result is in: no rejoins from now on.
     pub fn match_over(&self, match_id: &str) {
         lock(&self.inner.state).live.remove(match_id);
+    }
+
+    /// The account's live ticket and where it stands, if it has one.
+    pub fn current(&self, account_id: i64) -> Option<(String, MatchStatus)> {
+        let state = lock(&self.inner.state);
+        let id = state.by_account.get(&account_id)?;
+        let t = state.tickets.get(id)?;
+        Some((id.clone(), self.inner.status_of(&state, id, t)))
+    }
+
+    /// Every queued ticket with its position, in one pass over the queues.
+    pub fn queued_positions(&self) -> Vec<QueuedPosition> {
+        let state = lock(&self.inner.state);
+        let mut out = Vec::with_capacity(state.queues.values().map(VecDeque::len).sum());
+        for (mode, queue) in &state.queues {
+            let needed = self.inner.modes.get(mode).copied().unwrap_or(0);
+            for (i, id) in queue.iter().enumerate() {
+                if let Some(t) = state.tickets.get(id) {
+                    out.push(QueuedPosition {
+                        account_id: t.account_id,
+                        ticket: id.clone(),
+                        status: MatchStatus::Queued {
+                            position: i + 1,
+                            waiting: queue.len(),
+                            needed,
+                        },
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// A handle that does not keep the matchmaker alive.
+    pub fn downgrade(&self) -> WeakMatchmaker {
+        WeakMatchmaker(Arc::downgrade(&self.inner))
     }
 
     /// Players waiting, all modes.
@@ -443,6 +541,7 @@ impl Inner {
         };
         let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
         let now = Instant::now();
+        let mut found = Vec::with_capacity(group.len());
         let mut state = lock(&self.state);
         state.live.insert(
             match_id.clone(),
@@ -463,17 +562,23 @@ impl Inner {
                 t.forming = false;
                 t.finished_at = Some(now);
                 self.wait.record(now.saturating_duration_since(t.joined_at));
-                t.outcome.send_replace(Some(Assignment {
+                let assignment = Assignment {
                     match_id: match_id.clone(),
                     mode: mode.to_owned(),
                     address: allocated.address,
                     connect_token,
                     token_expires_unix,
                     roster: accounts.clone(),
-                }));
+                };
+                t.outcome.send_replace(Some(assignment.clone()));
+                found.push((*account, ticket, MatchStatus::Matched(assignment)));
             }
         }
         drop(state);
+        for (account, ticket, status) in found {
+            let text = event::render("match_found", status.body(ticket), event::now_ms());
+            self.hub.publish(account, text);
+        }
         self.formed.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -534,6 +639,7 @@ mod tests {
                 connect_timeout_s: 5,
             },
             Duration::from_secs(60),
+            Hub::new(&crate::push::PushConfig::default()),
         )
     }
 

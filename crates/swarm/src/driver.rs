@@ -36,9 +36,10 @@ use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
 use crate::match_bot::MatchBotConfig;
 use crate::play::{MatchPlayer, MatchTicket, decode_token};
 use crate::player::{Phase, Player, PlayerValues};
+use crate::push::{Arrived, Dial, PushLink};
 use crate::request_log::{Entry, RequestLog};
 use crate::scenario::template::Escape;
-use crate::scenario::{Capture, HttpStep, Model, Scenario, Step, StepKind};
+use crate::scenario::{Capture, HttpStep, Model, PushWait, Scenario, Step, StepKind};
 use crate::wheel::TimerWheel;
 
 /// Which part of a distributed run this process is.
@@ -159,6 +160,15 @@ enum Done {
         player: u32,
         result: Result<MatchSample, ErrorKind>,
     },
+    PushOpened {
+        player: u32,
+        result: Result<PushLink, ErrorKind>,
+    },
+    Pushed {
+        player: u32,
+        link: Option<PushLink>,
+        result: Result<Arrived, ErrorKind>,
+    },
 }
 
 type Flight = Pin<Box<dyn Future<Output = Done> + Send>>;
@@ -177,6 +187,8 @@ struct Driver {
     alive: u64,
     wheel: TimerWheel,
     pools: Vec<KeepAlivePool>,
+    /// Each player's push socket, once a push step opened it.
+    links: Vec<Option<PushLink>>,
     flights: FuturesUnordered<Flight>,
     rng: SmallRng,
     due: Vec<u32>,
@@ -248,6 +260,7 @@ impl Driver {
             free: Vec::new(),
             alive: 0,
             pools,
+            links: Vec::new(),
             flights: FuturesUnordered::new(),
             due: Vec::new(),
             paced: VecDeque::new(),
@@ -455,6 +468,9 @@ impl Driver {
 
     fn leave(&mut self, p: u32) {
         self.alive = self.alive.saturating_sub(1);
+        if let Some(link) = self.links.get_mut(p as usize) {
+            *link = None;
+        }
         if self.scenario.model == Model::Open {
             self.free.push(p);
         }
@@ -466,10 +482,18 @@ impl Driver {
             return;
         };
         match &step.kind {
-            StepKind::Http(h) => match self.build_request(h, p) {
-                Some(request) => self.send(p, h.target, request, h.timeout),
-                None => self.failed(p, step, ErrorKind::Template, now),
-            },
+            StepKind::Http(h) => {
+                if let Some(push) = &h.push {
+                    match self.links.get_mut(p as usize) {
+                        Some(Some(link)) => link.discard_queued(),
+                        _ => return self.open_push(p, h, push, step, now),
+                    }
+                }
+                match self.build_request(h, p) {
+                    Some(request) => self.send(p, h.target, request, h.timeout),
+                    None => self.failed(p, step, ErrorKind::Template, now),
+                }
+            }
             StepKind::PlayMatch(m) => {
                 self.body.clear();
                 let player = &self.players[p as usize];
@@ -522,6 +546,115 @@ impl Driver {
                 }));
             }
         }
+    }
+
+    /// Opens player `p`'s push socket; the step starts when it is open.
+    fn open_push(&mut self, p: u32, h: &HttpStep, push: &PushWait, step: &Step, now: Instant) {
+        let target = &self.scenario.targets[h.target];
+        let player = &self.players[p as usize];
+        let mut values = PlayerValues {
+            player,
+            rng: &mut self.rng,
+            agent: self.plan.shard.index,
+        };
+        let mut path = target.prefix.clone();
+        let mut headers = Vec::with_capacity(push.headers.len());
+        let rendered = push
+            .url
+            .render(&mut path, &mut values, Escape::None)
+            .is_ok()
+            && push.headers.iter().all(|(name, t)| {
+                let mut value = String::new();
+                let ok = t.render(&mut value, &mut values, Escape::None).is_ok();
+                headers.push((name.clone(), value));
+                ok
+            });
+        if !rendered {
+            return self.failed(p, step, ErrorKind::Template, now);
+        }
+        let sources = &self.scenario.http.sources;
+        let dial = Dial {
+            addr: self.plan.addrs[h.target],
+            source: (!sources.is_empty()).then(|| sources[player.id as usize % sources.len()]),
+            authority: target.authority.clone(),
+            path,
+            headers,
+            timeout: h.timeout,
+        };
+        self.flights.push(Box::pin(async move {
+            let result = crate::push::open(dial).await;
+            Done::PushOpened { player: p, result }
+        }));
+    }
+
+    /// Waits on player `p`'s push socket for the push answering its step
+    /// (false: the player has no socket).
+    fn await_push(&mut self, p: u32, push: &PushWait, answer: &[u8]) -> bool {
+        let Some(link) = self.links.get_mut(p as usize).and_then(Option::take) else {
+            return false;
+        };
+        let event = push.event.clone();
+        let max_wait = push.max_wait;
+        let same = push.same.clone().and_then(|pointer| {
+            let doc = serde_json::from_slice::<serde_json::Value>(answer).ok()?;
+            let value = doc.pointer(&pointer)?.clone();
+            Some((pointer, value))
+        });
+        self.flights.push(Box::pin(async move {
+            let same = same.as_ref().map(|(p, v)| (p.as_str(), v));
+            let (link, result) = link.wait(&event, same, max_wait).await;
+            Done::Pushed {
+                player: p,
+                link,
+                result,
+            }
+        }));
+        true
+    }
+
+    /// The push a step waited for came (or not).
+    fn pushed(
+        &mut self,
+        p: u32,
+        link: Option<PushLink>,
+        result: Result<Arrived, ErrorKind>,
+        now: Instant,
+    ) {
+        if let Some(slot) = self.links.get_mut(p as usize) {
+            *slot = link;
+        }
+        let scenario = self.scenario.clone();
+        let Some(step) = self.players[p as usize].current(&scenario) else {
+            return;
+        };
+        let StepKind::Http(h) = &step.kind else {
+            return;
+        };
+        let arrived = match result {
+            Ok(arrived) => arrived,
+            Err(kind) => {
+                self.record(|i| i.record_error(step.id, kind, 0));
+                return self.give_up(p, step, now);
+            }
+        };
+        let player = &mut self.players[p as usize];
+        if !capture_doc(player, &h.captures, &arrived.doc) {
+            self.record(|i| i.record_error(step.id, ErrorKind::Capture, 0));
+            return self.give_up(p, step, now);
+        }
+        let step_us = micros(now, player.began);
+        let latency = h
+            .push
+            .as_ref()
+            .map(|w| w.latency_id)
+            .zip(arrived.latency_us);
+        self.record(|i| {
+            i.record_step_time(step.id, step_us);
+            if let Some((id, us)) = latency {
+                i.record_ok(id, us);
+            }
+        });
+        self.succeeded(p, step, now);
     }
 
     /// Renders a step's request for player `p` (`None`: a variable is
@@ -647,6 +780,22 @@ impl Driver {
                 }
             }
             Done::Match { player, result } => self.match_over(player, result, now),
+            Done::PushOpened { player, result } => match result {
+                Ok(link) => {
+                    let slot = player as usize;
+                    if self.links.len() <= slot {
+                        self.links.resize_with(slot + 1, || None);
+                    }
+                    self.links[slot] = Some(link);
+                    self.start(player, now);
+                }
+                Err(kind) => self.request_failed(player, kind, now),
+            },
+            Done::Pushed {
+                player,
+                link,
+                result,
+            } => self.pushed(player, link, result, now),
         }
     }
 
@@ -738,6 +887,13 @@ impl Driver {
         if !h.captures.is_empty()
             && !capture(&mut self.players[p as usize], &h.captures, &answer.body)
         {
+            if let Some(push) = &h.push
+                && self.await_push(p, push, &answer.body)
+            {
+                // Not in the answer yet: it comes by push.
+                self.record(|i| i.record_ok(step.id, us));
+                return;
+            }
             self.record(|i| i.record_error(step.id, ErrorKind::Capture, us));
             return self.give_up(p, step, now);
         }
@@ -861,6 +1017,11 @@ fn capture(player: &mut Player, captures: &[Capture], body: &[u8]) -> bool {
     let Ok(doc) = serde_json::from_slice::<serde_json::Value>(body) else {
         return false;
     };
+    capture_doc(player, captures, &doc)
+}
+
+/// Stores `captures` from a JSON document; false if one is missing.
+fn capture_doc(player: &mut Player, captures: &[Capture], doc: &serde_json::Value) -> bool {
     for c in captures {
         let value = match doc.pointer(&c.pointer) {
             Some(serde_json::Value::String(s)) => s.clone(),

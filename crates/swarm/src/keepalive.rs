@@ -14,6 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
+use tokio::net::TcpStream;
 
 use crate::http1::Connection;
 use crate::interval::ErrorKind;
@@ -129,25 +130,28 @@ pub async fn connect(
     source: Option<IpAddr>,
     timeout: Duration,
 ) -> Result<Sender, ErrorKind> {
-    let dial = async {
-        let socket = if addr.is_ipv4() {
-            tokio::net::TcpSocket::new_v4()
-        } else {
-            tokio::net::TcpSocket::new_v6()
-        }
-        .map_err(|_| ErrorKind::Connect)?;
-        if let Some(ip) = source {
-            socket
-                .bind(SocketAddr::new(ip, 0))
-                .map_err(|_| ErrorKind::Connect)?;
-        }
-        let stream = socket.connect(addr).await.map_err(|_| ErrorKind::Connect)?;
-        let _ = stream.set_nodelay(true);
-        Ok(Connection::new(stream))
-    };
-    tokio::time::timeout(timeout, dial)
+    tokio::time::timeout(timeout, dial(addr, source))
         .await
         .unwrap_or(Err(ErrorKind::Timeout))
+        .map(Connection::new)
+}
+
+/// A TCP connection to `addr` from `source` (if given), without delay.
+pub async fn dial(addr: SocketAddr, source: Option<IpAddr>) -> Result<TcpStream, ErrorKind> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(|_| ErrorKind::Connect)?;
+    if let Some(ip) = source {
+        socket
+            .bind(SocketAddr::new(ip, 0))
+            .map_err(|_| ErrorKind::Connect)?;
+    }
+    let stream = socket.connect(addr).await.map_err(|_| ErrorKind::Connect)?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 /// Sends `request` on `sender` and reads the whole response. The sender

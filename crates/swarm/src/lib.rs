@@ -98,6 +98,7 @@ pub mod metrics;
 pub mod pacing;
 mod play;
 mod player;
+mod push;
 pub mod report;
 pub mod request_log;
 pub mod result;

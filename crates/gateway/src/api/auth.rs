@@ -6,7 +6,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hightick_store::{MAX_ID_LEN, MAX_NAME_LEN, StoreError};
 use serde::Deserialize;
@@ -28,15 +28,28 @@ impl FromRequestParts<Shared> for Authed {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
-        let value = parts
-            .headers
-            .get(header::AUTHORIZATION)
+        let token = bearer(&parts.headers)?
             .ok_or_else(|| ApiError::unauthorized("missing `Authorization: Bearer` token"))?;
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| ApiError::unauthorized("expected `Authorization: Bearer <token>`"))?;
+        Self::check(state, token).await
+    }
+}
+
+/// The bearer token of `headers`, if there is an `Authorization` header.
+pub(crate) fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(Some)
+        .ok_or_else(|| ApiError::unauthorized("expected `Authorization: Bearer <token>`"))
+}
+
+impl Authed {
+    /// Checks a session `token`: signature, expiry and the store's record.
+    pub(crate) async fn check(state: &Shared, token: &str) -> Result<Self, ApiError> {
         let now = now_ms();
         let claims = state
             .signer
@@ -144,14 +157,7 @@ async fn submit(state: &Shared, job: LoginJob) -> Result<Response, ApiError> {
 }
 
 fn admitted(outcome: LoginOutcome) -> Result<Response, ApiError> {
-    let grant = outcome?;
-    Ok(Json(json!({
-        "status": "admitted",
-        "account_id": grant.account_id,
-        "session_token": grant.session_token,
-        "expires_at_ms": grant.expires_at_ms,
-    }))
-    .into_response())
+    Ok(Json(outcome?.body()).into_response())
 }
 
 fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {

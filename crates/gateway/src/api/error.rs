@@ -103,14 +103,20 @@ impl From<StoreError> for ApiError {
 /// Seconds a client is asked to wait after a storage failure.
 const STORAGE_RETRY_AFTER_S: u64 = 1;
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = json!({
+impl ApiError {
+    /// Its JSON body: `{"error", "message", "field"}`.
+    pub fn body(&self) -> serde_json::Value {
+        json!({
             "error": self.code,
             "message": self.message,
             "field": self.field,
-        });
-        let mut response = (self.status, Json(body)).into_response();
+        })
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body())).into_response();
         if let Some(s) = self.retry_after_s
             && let Ok(v) = HeaderValue::from_str(&s.to_string())
         {

@@ -5,9 +5,11 @@
 
 mod auth;
 mod error;
+mod events;
 mod meta;
 mod ops;
 mod play;
+mod push_socket;
 mod servers;
 
 use std::net::SocketAddr;
@@ -30,6 +32,7 @@ use crate::hosts::Hosts;
 use crate::login::Logins;
 use crate::matchmaking::Matchmaker;
 use crate::metrics::RequestCounts;
+use crate::push::Hub;
 use crate::rate_limit::RateLimit;
 use crate::session::SessionSigner;
 
@@ -44,6 +47,8 @@ pub(crate) struct AppState {
     pub logins: Admission<Logins>,
     pub signer: SessionSigner,
     pub matchmaker: Matchmaker,
+    /// The push sockets.
+    pub push: Arc<Hub>,
     pub hosts: Arc<Hosts>,
     pub results: WriteSender,
     pub server_secret: String,
@@ -128,6 +133,7 @@ fn table() -> RouteTable<Shared> {
             get(servers::hosts).post(servers::heartbeat),
         )
         .route("/v1/results", &["POST"], post(servers::result))
+        .route("/v1/events", &["GET"], get(events::events))
 }
 
 /// The API router over `state`.

@@ -93,6 +93,32 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
         "hightick_gateway_allocation_failures_total",
         "Allocation rounds no host accepted.",
         state.matchmaker.failed_allocations(),
+    )?;
+    let p = state.push.counts();
+    m.gauge(
+        "hightick_gateway_push_sockets",
+        "Push WebSockets open.",
+        p.sockets,
+    )?;
+    m.counter(
+        "hightick_gateway_pushes_total",
+        "Pushes queued for WebSockets.",
+        p.pushed,
+    )?;
+    m.counter(
+        "hightick_gateway_push_dropped_slow_total",
+        "Push WebSockets closed because their queue was full (slow readers).",
+        p.dropped_slow,
+    )?;
+    m.counter(
+        "hightick_gateway_push_dropped_other_total",
+        "Push WebSockets closed for silence, a slow write or chatter.",
+        p.dropped_other,
+    )?;
+    m.counter(
+        "hightick_gateway_push_refused_total",
+        "Push upgrades refused because the socket limit was reached.",
+        p.refused_full,
     )
 }
 

@@ -22,34 +22,11 @@ pub(crate) struct Join {
 }
 
 fn view(ticket: &str, status: &MatchStatus) -> Response {
-    match status {
-        MatchStatus::Queued {
-            position,
-            waiting,
-            needed,
-        } => (
-            StatusCode::ACCEPTED,
-            Json(json!({
-                "status": "queued",
-                "ticket": ticket,
-                "position": position,
-                "waiting": waiting,
-                "needed": needed,
-            })),
-        )
-            .into_response(),
-        MatchStatus::Forming => (
-            StatusCode::ACCEPTED,
-            Json(json!({ "status": "forming", "ticket": ticket })),
-        )
-            .into_response(),
-        MatchStatus::Matched(a) => Json(json!({
-            "status": "matched",
-            "ticket": ticket,
-            "match": a,
-        }))
-        .into_response(),
-    }
+    let code = match status {
+        MatchStatus::Matched(_) => StatusCode::OK,
+        MatchStatus::Queued { .. } | MatchStatus::Forming => StatusCode::ACCEPTED,
+    };
+    (code, Json(status.body(ticket))).into_response()
 }
 
 pub(crate) async fn join(

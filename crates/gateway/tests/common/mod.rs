@@ -4,6 +4,8 @@
 //! of keep-alive connections.
 #![allow(dead_code)]
 
+pub(crate) mod host;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

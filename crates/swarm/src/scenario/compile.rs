@@ -14,8 +14,8 @@ use super::raw::{self, Model, RawRetry, RawScenario, RawStep};
 use super::template::{Builtin, Template, Var};
 use super::think::ThinkTime;
 use super::{
-    Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, Scenario, Step, StepKind,
-    TargetSpec, duration,
+    Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, PushWait, Scenario, Step,
+    StepKind, TargetSpec, duration,
 };
 use crate::error::SwarmError;
 use crate::pacing::PacingConfig;
@@ -644,6 +644,7 @@ impl<'a> Compiler<'a> {
             .name
             .clone()
             .unwrap_or_else(|| format!("{} {}", method, url.get_ref()));
+        let push = self.push_wait(raw, path, &name, &headers)?;
         let id = self.step_id(name);
         Ok(Step {
             id,
@@ -666,8 +667,71 @@ impl<'a> Compiler<'a> {
                 max_wait: raw.max_wait.map_or(Duration::from_secs(600), |d| d.0),
                 timeout: raw.timeout.map_or(http.timeout, |d| d.0),
                 retry: step_retry,
+                push,
             })),
         })
+    }
+
+    /// Compiles a step's `push = { ... }`, if it has one.
+    fn push_wait(
+        &mut self,
+        raw: &RawStep,
+        path: &str,
+        name: &str,
+        step_headers: &[(HeaderName, Template)],
+    ) -> Compiled<Option<PushWait>> {
+        let Some(push) = &raw.push else {
+            return Ok(None);
+        };
+        if raw.poll_url.is_some() || !raw.wait_while_status.is_empty() {
+            return self.err(
+                push.span(),
+                &format!("{path}.push"),
+                "push replaces polling: drop poll_url and wait_while_status",
+            );
+        }
+        let p = push.get_ref();
+        if p.event.get_ref().is_empty() {
+            return self.err(
+                p.event.span(),
+                &format!("{path}.push.event"),
+                "a push type such as \"match_found\"",
+            );
+        }
+        let url = match &p.url {
+            Some(u) if !u.get_ref().starts_with('/') => {
+                return self.err(
+                    u.span(),
+                    &format!("{path}.push.url"),
+                    "a path starting with `/`",
+                );
+            }
+            Some(u) => self.template(u, &format!("{path}.push.url"))?,
+            None => Template::compile("/v1/events", self.resolver())
+                .or_else(|m| self.err(push.span(), &format!("{path}.push.url"), m))?,
+        };
+        let headers = match &p.headers {
+            Some(h) => self.headers(h, &format!("{path}.push.headers"))?,
+            None => step_headers.to_vec(),
+        };
+        if let Some(same) = &p.same
+            && !(same.get_ref().is_empty() || same.get_ref().starts_with('/'))
+        {
+            return self.err(
+                same.span(),
+                &format!("{path}.push.same"),
+                "a JSON pointer such as \"/ticket\" (RFC 6901)",
+            );
+        }
+        let latency_id = self.step_id(format!("{name} push"));
+        Ok(Some(PushWait {
+            event: p.event.get_ref().clone(),
+            url,
+            headers,
+            same: p.same.as_ref().map(|s| s.get_ref().clone()),
+            max_wait: p.max_wait.map_or(Duration::from_secs(600), |d| d.0),
+            latency_id,
+        }))
     }
 
     /// Compiles a `play_match` step, refusing any HTTP request field beside it.
@@ -687,6 +751,7 @@ impl<'a> Compiler<'a> {
             ("json", raw.json.is_some()),
             ("capture", !raw.capture.is_empty()),
             ("headers", !raw.headers.is_empty()),
+            ("push", raw.push.is_some()),
         ];
         if let Some((field, _)) = conflicting.iter().find(|(_, set)| *set) {
             return self.err(
@@ -772,9 +837,18 @@ impl<'a> Compiler<'a> {
 
     /// The step's headers, each name checked and each value a template.
     fn step_headers(&self, raw: &RawStep, path: &str) -> Compiled<Vec<(HeaderName, Template)>> {
+        self.headers(&raw.headers, &format!("{path}.headers"))
+    }
+
+    /// Header templates from a `headers` table at `path`.
+    fn headers(
+        &self,
+        raw: &std::collections::BTreeMap<String, Spanned<String>>,
+        path: &str,
+    ) -> Compiled<Vec<(HeaderName, Template)>> {
         let mut headers = Vec::new();
-        for (name, value) in &raw.headers {
-            let field = format!("{path}.headers.{name}");
+        for (name, value) in raw {
+            let field = format!("{path}.{name}");
             let Ok(h) = HeaderName::from_bytes(name.as_bytes()) else {
                 return self.err(value.span(), &field, "not a header name");
             };

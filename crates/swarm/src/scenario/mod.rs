@@ -47,7 +47,9 @@
 //! `headers`, `body` or `json`, `expect_status`, `capture`,
 //! `wait_while_status` + `wait_capture` + `poll_url` + `wait_interval` +
 //! `max_wait` for queues (ask, get a ticket, poll the ticket), `timeout`,
-//! `retry`, `think`) or a `play_match = { token = "{{connect_token}}" }`
+//! `retry`, `think`, and `push = { event, url, headers, same, max_wait }`
+//! to wait for the answer on the player's WebSocket instead of polling:
+//! [`PushWait`]) or a `play_match = { token = "{{connect_token}}" }`
 //! that plays a match with a [`MatchBot`](crate::MatchBot).
 
 #![warn(missing_docs)]
@@ -287,6 +289,30 @@ pub struct HttpStep {
     pub timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
+    /// Wait for the answer on the player's push socket instead of polling.
+    pub push: Option<PushWait>,
+}
+
+/// A step's wait on the player's push socket (`push = { ... }`): after an
+/// accepted answer whose captures are not all there yet (a `202` with a
+/// ticket), the step waits for a push of type `event` and captures from it.
+/// The socket is opened (`url`, `headers`) before the player's first such
+/// request and kept: one WebSocket per player.
+#[derive(Debug, Clone)]
+pub struct PushWait {
+    /// The push's `type`.
+    pub event: String,
+    /// The socket's path (default `/v1/events`).
+    pub url: Template,
+    /// The socket's request headers (default: the step's own).
+    pub headers: Vec<(HeaderName, Template)>,
+    /// A JSON pointer whose value must be the same in the answer and the
+    /// push (`/ticket`), so an old push never answers a new request.
+    pub same: Option<String>,
+    /// The longest it waits.
+    pub max_wait: Duration,
+    /// The step id its event-to-client latency is recorded under (`<step> push`).
+    pub latency_id: u16,
 }
 
 impl HttpStep {

@@ -140,6 +140,19 @@ pub(super) struct RawStep {
     pub retry: Option<RawRetry>,
     pub think: Option<ThinkTime>,
     pub play_match: Option<Spanned<RawPlayMatch>>,
+    pub push: Option<Spanned<RawPush>>,
+}
+
+/// `push = { event = "match_found", ... }`: the step's answer comes by the
+/// player's push socket instead of polling.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPush {
+    pub event: Spanned<String>,
+    pub url: Option<Spanned<String>>,
+    pub headers: Option<BTreeMap<String, Spanned<String>>>,
+    pub same: Option<Spanned<String>>,
+    pub max_wait: Option<DurationText>,
 }
 
 /// How a connect token is written in a response.

@@ -335,3 +335,32 @@ fn a_request_log_is_off_unless_asked_for_and_checked() {
     assert_eq!((log.path.to_str(), log.keep), (Some("r.log"), 2));
     assert_eq!(log.rotate_bytes, 64 << 20);
 }
+
+#[test]
+fn a_push_wait_compiles_with_its_defaults_and_refuses_polling_beside_it() {
+    let base = "users = 1\nduration = \"1s\"\n[targets]\nt = \"http://127.0.0.1:1\"\n\
+                [[behaviour]]\nname = \"b\"\n[[behaviour.step]]\nname = \"mm\"\nmethod = \"POST\"\n\
+                url = \"/v1/matchmaking/tickets\"\nheaders = { authorization = \"Bearer x\" }\n\
+                capture = { token = \"/match/connect_token\" }\n";
+    let good = parse(&format!(
+        "{base}push = {{ event = \"match_found\", same = \"/ticket\" }}\n"
+    ))
+    .unwrap();
+    let StepKind::Http(h) = &good.behaviours[0].steps[0].kind else {
+        panic!("an HTTP step")
+    };
+    let push = h.push.as_ref().expect("a push wait");
+    assert_eq!(push.event, "match_found");
+    assert_eq!(push.same.as_deref(), Some("/ticket"));
+    assert_eq!(push.headers.len(), 1, "the step's own headers by default");
+    assert_eq!(good.step_names[push.latency_id as usize], "mm push");
+    let (line, field, message) = error(&format!(
+        "{base}wait_while_status = [202]\npush = {{ event = \"match_found\" }}\n"
+    ));
+    assert_eq!((line, field.as_str()), (14, "behaviour[0].step[0].push"));
+    assert!(message.contains("replaces polling"), "{message}");
+    let (_, field, _) = error(&format!(
+        "{base}push = {{ event = \"match_found\", same = \"ticket\" }}\n"
+    ));
+    assert_eq!(field, "behaviour[0].step[0].push.same");
+}
