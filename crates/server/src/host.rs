@@ -46,6 +46,8 @@ pub struct Host {
     workers: Vec<JoinHandle<()>>,
     results: Option<JoinHandle<()>>,
     link: Option<JoinHandle<()>>,
+    #[cfg(feature = "agones")]
+    agones: Option<crate::agones::link::AgonesLink>,
     admin: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
 }
 
@@ -62,6 +64,12 @@ impl Host {
         signals: bool,
     ) -> Result<Self, ServerError> {
         config.validate()?;
+        if config.agones && cfg!(not(feature = "agones")) {
+            return Err(ServerError::Agones(
+                "this build has no Agones support (cargo feature `agones` of hightick-server)"
+                    .to_owned(),
+            ));
+        }
         let budgets = Arc::new(match &config.budgets {
             Some(path) => Budgets::load(path)?,
             None => Budgets::defaults(),
@@ -83,6 +91,12 @@ impl Host {
         let mut sinks = ResultSinks::default();
         if let Some(path) = &config.results {
             sinks.file = Some(ResultSinks::open_file(path)?);
+        }
+        let mut agones_ended = None;
+        if config.agones {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            sinks.ended = Some(tx);
+            agones_ended = Some(rx);
         }
         let mut link_records = None;
         if let Some((outbox, _)) = &link {
@@ -180,6 +194,19 @@ impl Host {
             )?),
             _ => None,
         };
+        #[cfg(feature = "agones")]
+        let agones = match agones_ended {
+            Some(ended) => Some(crate::agones::link::start(
+                crate::agones::link::LinkSetup {
+                    port: config.agones_sdk_port,
+                    state: Arc::clone(&state),
+                    ended,
+                },
+            )?),
+            None => None,
+        };
+        #[cfg(not(feature = "agones"))]
+        drop(agones_ended);
         let mut workers = Vec::with_capacity(count);
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
@@ -212,6 +239,8 @@ impl Host {
             workers,
             results: Some(results),
             link,
+            #[cfg(feature = "agones")]
+            agones,
             admin: Some((stop, admin)),
         })
     }
@@ -242,10 +271,18 @@ impl Host {
         self.drain(self.drain_timeout);
     }
 
-    /// Waits until every worker has drained, the results are written and
-    /// the admin API is closed. Call [`Self::drain`] first (or send SIGTERM
-    /// to a host started by [`serve`]), or this waits forever.
-    pub fn wait(mut self) {
+    /// Waits until every worker has drained, the results are written, the
+    /// Agones GameServer (with `agones`) is Shutdown and the admin API is
+    /// closed. Call [`Self::drain`] first (or send SIGTERM to a host started
+    /// by [`serve`]), or this waits forever.
+    pub fn wait(self) {
+        if let Err(e) = self.finish() {
+            eprintln!("hightick serve: {e}");
+        }
+    }
+
+    /// [`Self::wait`], with the Agones lifecycle's error if it failed.
+    fn finish(mut self) -> Result<(), ServerError> {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
@@ -255,10 +292,18 @@ impl Host {
         if let Some(l) = self.link.take() {
             let _ = l.join();
         }
+        #[cfg(feature = "agones")]
+        let agones = self
+            .agones
+            .take()
+            .map_or(Ok(()), crate::agones::link::AgonesLink::finish);
+        #[cfg(not(feature = "agones"))]
+        let agones = Ok(());
         if let Some((stop, thread)) = self.admin.take() {
             let _ = stop.send(());
             let _ = thread.join();
         }
+        agones
     }
 }
 
@@ -272,8 +317,7 @@ pub fn serve<G: HostedGame>(
 ) -> Result<(), ServerError> {
     let host = Host::start_inner::<G>(config, key, true)?;
     started(&host);
-    host.wait();
-    Ok(())
+    host.finish()
 }
 
 /// The outbox and the gateway's URL and secret, for a host with a gateway.

@@ -1,0 +1,147 @@
+//! `hightick serve --agones` as a process against the real Agones SDK
+//! server in local mode (`../shared/tools/agones-sdk-server`; the test says
+//! loudly that it is skipped when the tool is missing): Ready once warm
+//! with its labels, health pings, two allocations read from annotations
+//! and counted on the Counter `matches`, then SIGTERM: the drain ends both
+//! matches, their slots come back, the GameServer is Shutdown and the
+//! process exits cleanly with both results written.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hightick_server::MatchInfo;
+use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER, WORKER};
+use hightick_server::agones::local::LocalSdkServer;
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn state(gs: &Value) -> &str {
+    gs["status"]["state"].as_str().unwrap_or_default()
+}
+
+fn matches(gs: &Value) -> i64 {
+    LocalSdkServer::counter(gs, "matches").map_or(-1, |(count, _)| count)
+}
+
+fn hosted(admin: &str) -> Vec<MatchInfo> {
+    ureq::get(&format!("http://{admin}/v1/matches"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap()
+}
+
+#[test]
+fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
+    let Some(tool) = LocalSdkServer::tool_or_skip("the `serve --agones` lifecycle test") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("hightick-cli-agones-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
+    let key_file = dir.join("key.hex");
+    std::fs::write(&key_file, "cd".repeat(32)).unwrap();
+    let config = dir.join("host.toml");
+    std::fs::write(&config, "match_linger_s = 0.2\n").unwrap();
+    let results = dir.join("results.jsonl");
+    let stderr = dir.join("serve.stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hightick"))
+        .args(["serve", "--agones", "--agones-sdk-port"])
+        .arg(sidecar.grpc_port.to_string())
+        .args(["--bind", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
+        .args(["--workers", "2", "--drain-timeout", "0", "--config"])
+        .arg(&config)
+        .arg("--key-file")
+        .arg(&key_file)
+        .arg("--results")
+        .arg(&results)
+        .stdout(Stdio::piped())
+        .stderr(File::create(&stderr).unwrap())
+        .spawn()
+        .expect("hightick serve starts");
+    let log = || std::fs::read_to_string(&stderr).unwrap_or_default();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let admin = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("no admin address in {first:?}"))
+        .to_owned();
+
+    let gs = sidecar
+        .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
+        .unwrap_or_else(|e| panic!("{e}\n{}", log()));
+    let labels = &gs["object_meta"]["labels"];
+    assert_eq!(labels["agones.dev/sdk-hightick-game"], "arena", "{gs}");
+    assert_eq!(
+        labels["agones.dev/sdk-hightick-version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    // Pings come while the workers beat.
+    let start = Instant::now();
+    while sidecar.log_text().matches("Health Ping Received").count() < 2 {
+        assert!(start.elapsed() < WAIT, "no health pings: {}", log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Two allocations, each one more on the Counter.
+    sidecar
+        .allocate(&[(MATCH_ID, "m-a"), (MODE, "5v5"), (ROSTER, "1,2,3")])
+        .unwrap();
+    sidecar
+        .wait_until(WAIT, "the first allocation", |gs| {
+            state(gs) == "Allocated" && matches(gs) == 1
+        })
+        .unwrap();
+    sidecar
+        .allocate(&[
+            (MATCH_ID, "m-b"),
+            (MODE, "5v5"),
+            (ROSTER, "4,5"),
+            (WORKER, "0"),
+        ])
+        .unwrap();
+    let start = Instant::now();
+    let listed = loop {
+        let listed = hosted(&admin);
+        if listed.len() == 2 || start.elapsed() > WAIT {
+            break listed;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ids: Vec<&str> = listed.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m-a", "m-b"], "{}", log());
+    assert_eq!(listed[1].worker, 0);
+    assert_eq!(listed[0].players, 3);
+    assert_eq!(matches(&sidecar.game_server().unwrap()), 2);
+
+    // SIGTERM: drain, both slots back, Shutdown, a clean exit.
+    // SAFETY: kill sends a signal to our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    sidecar
+        .wait_until(WAIT, "Shutdown", |gs| state(gs) == "Shutdown")
+        .unwrap_or_else(|e| panic!("{e}\n{}", log()));
+    assert_eq!(matches(&sidecar.game_server().unwrap()), 0, "{}", log());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < WAIT, "serve did not exit: {}", log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}: {}", log());
+    let written = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(written.lines().count(), 2, "{written}");
+    assert!(
+        written.contains("m-a") && written.contains("m-b"),
+        "{written}"
+    );
+}
