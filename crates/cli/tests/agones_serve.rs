@@ -6,15 +6,15 @@
 //! matches, their slots come back, the GameServer is Shutdown and the
 //! process exits cleanly with both results written.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
 
 use hightick_server::MatchInfo;
 use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER, WORKER};
 use hightick_server::agones::local::LocalSdkServer;
 use serde_json::Value;
+use support::Served;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -49,35 +49,34 @@ fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
     let config = dir.join("host.toml");
     std::fs::write(&config, "match_linger_s = 0.2\n").unwrap();
     let results = dir.join("results.jsonl");
-    let stderr = dir.join("serve.stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hightick"))
-        .args(["serve", "--agones", "--agones-sdk-port"])
-        .arg(sidecar.grpc_port.to_string())
-        .args(["--bind", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
-        .args(["--workers", "2", "--drain-timeout", "0", "--config"])
-        .arg(&config)
-        .arg("--key-file")
-        .arg(&key_file)
-        .arg("--results")
-        .arg(&results)
-        .stdout(Stdio::piped())
-        .stderr(File::create(&stderr).unwrap())
-        .spawn()
-        .expect("hightick serve starts");
-    let log = || std::fs::read_to_string(&stderr).unwrap_or_default();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let admin = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no admin address in {first:?}"))
-        .to_owned();
+    let port = sidecar.grpc_port.to_string();
+    let mut served = Served::start(
+        [
+            "--agones",
+            "--agones-sdk-port",
+            &port,
+            "--bind",
+            "127.0.0.1:0",
+            "--admin",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--drain-timeout",
+            "0",
+            "--config",
+            config.to_str().unwrap(),
+            "--key-file",
+            key_file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &dir.join("serve.stderr"),
+    );
+    let admin = served.admin.clone();
 
     let gs = sidecar
         .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
-        .unwrap_or_else(|e| panic!("{e}\n{}", log()));
+        .unwrap_or_else(|e| panic!("{e}\n{}", served.log()));
     let labels = &gs["object_meta"]["labels"];
     assert_eq!(labels["agones.dev/sdk-hightick-game"], "arena", "{gs}");
     assert_eq!(
@@ -87,7 +86,7 @@ fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
     // Pings come while the workers beat.
     let start = Instant::now();
     while sidecar.log_text().matches("Health Ping Received").count() < 2 {
-        assert!(start.elapsed() < WAIT, "no health pings: {}", log());
+        assert!(start.elapsed() < WAIT, "no health pings: {}", served.log());
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -117,27 +116,24 @@ fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let ids: Vec<&str> = listed.iter().map(|m| m.id.as_str()).collect();
-    assert_eq!(ids, ["m-a", "m-b"], "{}", log());
+    assert_eq!(ids, ["m-a", "m-b"], "{}", served.log());
     assert_eq!(listed[1].worker, 0);
     assert_eq!(listed[0].players, 3);
     assert_eq!(matches(&sidecar.game_server().unwrap()), 2);
 
     // SIGTERM: drain, both slots back, Shutdown, a clean exit.
-    // SAFETY: kill sends a signal to our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    served.sigterm();
     sidecar
         .wait_until(WAIT, "Shutdown", |gs| state(gs) == "Shutdown")
-        .unwrap_or_else(|e| panic!("{e}\n{}", log()));
-    assert_eq!(matches(&sidecar.game_server().unwrap()), 0, "{}", log());
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < WAIT, "serve did not exit: {}", log());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success(), "{status}: {}", log());
+        .unwrap_or_else(|e| panic!("{e}\n{}", served.log()));
+    assert_eq!(
+        matches(&sidecar.game_server().unwrap()),
+        0,
+        "{}",
+        served.log()
+    );
+    let status = served.wait_exit(WAIT);
+    assert!(status.success(), "{status}: {}", served.log());
     let written = std::fs::read_to_string(&results).unwrap();
     assert_eq!(written.lines().count(), 2, "{written}");
     assert!(

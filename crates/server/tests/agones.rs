@@ -99,8 +99,8 @@ fn the_adapter_passes_the_agones_sdk_conformance_check() {
     );
 }
 
-/// Allocations through annotations: a bad one is refused and gives its
-/// counter slot back; a good one is created on the worker it names, counts
+/// Allocations through annotations: one without them or with a bad one is
+/// refused and gives its counter slot back; a good one is created on the worker it names, counts
 /// on the Counter while it runs, and when it ends the GameServer is Ready
 /// again; a drain ends in Shutdown.
 #[test]
@@ -127,6 +127,14 @@ fn a_host_follows_its_allocations() {
     );
     assert!(labels["agones.dev/sdk-hightick-build"].is_string(), "{gs}");
 
+    // An allocation that names no match (an allocator without the
+    // annotations): refused, its slot given back, Ready again.
+    sidecar.allocate(&[]).unwrap();
+    sidecar
+        .wait_until(WAIT, "the unnamed allocation refused", |gs| {
+            state(gs) == "Ready" && matches(gs) == 0
+        })
+        .unwrap();
     // A roster that is no roster: refused, its slot given back, Ready again.
     sidecar
         .allocate(&[(MATCH_ID, "bad-1"), (MODE, "5v5"), (ROSTER, "one,two")])

@@ -159,6 +159,17 @@ impl Adapter {
             .map_err(failed("UpdateCounter matches -1"))
     }
 
+    /// Sets the [`MATCHES_COUNTER`] to 0 (a stray count: allocations the
+    /// host never saw).
+    pub async fn reset_matches(&mut self) -> Result<(), ServerError> {
+        self.sdk
+            .beta()
+            .clone()
+            .set_counter_count(MATCHES_COUNTER, 0)
+            .await
+            .map_err(failed("UpdateCounter matches = 0"))
+    }
+
     /// The SDK itself, for the calls the host does not make (Allocate,
     /// Reserve, annotations): the conformance test's driver uses them.
     pub fn sdk(&mut self) -> &mut agones::Sdk {

@@ -3,12 +3,29 @@
 //! back, and when an emptied GameServer may go back to Ready.
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use super::annotations::{Allocation, MATCH_ID};
 use crate::error::ServerError;
 
 /// The GameServer state an allocation puts it in.
 pub(crate) const ALLOCATED: &str = "Allocated";
+/// How long the `matches` counter may hold a count with no allocation's
+/// match running before the count is taken for stray (allocations whose
+/// annotations were overwritten before the host saw them) and reset.
+pub(crate) const STRAY_GRACE: Duration = Duration::from_secs(10);
+
+/// What to do with an idle GameServer, given its `matches` count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Idle {
+    /// The count is 0: back to Ready.
+    Ready,
+    /// An allocation may be on its way: wait for its update.
+    Wait,
+    /// The count has been held for [`STRAY_GRACE`] with nothing running:
+    /// set it to 0, then Ready.
+    Reset,
+}
 
 /// What a GameServer update asks of the host.
 #[derive(Debug)]
@@ -37,17 +54,31 @@ pub(crate) struct Lifecycle {
     live: HashSet<String>,
     /// Whether the GameServer was Allocated at its last update.
     allocated: bool,
+    /// Since when an idle GameServer's counter has held a count.
+    stray_since: Option<Instant>,
 }
 
 impl Lifecycle {
     /// Takes a GameServer update (its state and annotations).
     pub(crate) fn observe(&mut self, state: &str, annotations: &HashMap<String, String>) -> Update {
+        let was_allocated = self.allocated;
         self.allocated = state == ALLOCATED;
         if !self.allocated {
             return Update::Nothing;
         }
         let Some(id) = annotations.get(MATCH_ID) else {
-            return Update::Nothing;
+            // Allocated afresh without a match: an allocator that wrote no
+            // annotations. Its counter slot goes back.
+            return match was_allocated {
+                true => Update::Nothing,
+                false => Update::Refuse {
+                    match_id: "(none)".to_owned(),
+                    error: ServerError::Allocation {
+                        annotation: MATCH_ID,
+                        reason: "missing".to_owned(),
+                    },
+                },
+            };
         };
         if self.last_match_id.as_ref() == Some(id) {
             return Update::Nothing;
@@ -66,6 +97,7 @@ impl Lifecycle {
     /// The match of an allocation is running.
     pub(crate) fn created(&mut self, match_id: &str) {
         self.live.insert(match_id.to_owned());
+        self.stray_since = None;
     }
 
     /// A match ended: `true` if an allocation made it (its counter slot is
@@ -86,9 +118,26 @@ impl Lifecycle {
         self.allocated && self.live.is_empty()
     }
 
+    /// What to do, [`Self::idle`], with `count` on the `matches` counter
+    /// read at `now`.
+    pub(crate) fn idle_count(&mut self, count: i64, now: Instant) -> Idle {
+        if count <= 0 {
+            self.stray_since = None;
+            return Idle::Ready;
+        }
+        let since = *self.stray_since.get_or_insert(now);
+        if now.saturating_duration_since(since) >= STRAY_GRACE {
+            self.stray_since = None;
+            Idle::Reset
+        } else {
+            Idle::Wait
+        }
+    }
+
     /// The adapter asked for Ready.
     pub(crate) fn readied(&mut self) {
         self.allocated = false;
+        self.stray_since = None;
     }
 }
 
@@ -141,6 +190,37 @@ mod tests {
         assert!(l.idle());
         l.readied();
         assert!(!l.idle());
+    }
+
+    #[test]
+    fn a_count_held_with_nothing_running_is_reset_after_the_grace() {
+        let mut l = Lifecycle::default();
+        let _ = l.observe(ALLOCATED, &gs("m-1", "1"));
+        let t0 = Instant::now();
+        assert_eq!(l.idle_count(0, t0), Idle::Ready);
+        // Two allocations' annotations, one seen: the count stays at 1.
+        assert_eq!(l.idle_count(1, t0), Idle::Wait);
+        assert_eq!(l.idle_count(1, t0 + STRAY_GRACE / 2), Idle::Wait);
+        assert_eq!(l.idle_count(1, t0 + STRAY_GRACE), Idle::Reset);
+        // A new match in between starts the wait over.
+        assert_eq!(l.idle_count(1, t0), Idle::Wait);
+        l.created("m-2");
+        assert_eq!(l.idle_count(1, t0 + STRAY_GRACE), Idle::Wait);
+    }
+
+    #[test]
+    fn an_allocation_without_annotations_is_refused() {
+        let mut l = Lifecycle::default();
+        let _ = l.observe("Ready", &HashMap::new());
+        assert!(matches!(
+            l.observe(ALLOCATED, &HashMap::new()),
+            Update::Refuse { .. }
+        ));
+        // Its later updates are not refused again.
+        assert!(matches!(
+            l.observe(ALLOCATED, &HashMap::new()),
+            Update::Nothing
+        ));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::adapter::{Adapter, GameServerView, Watch};
-use super::lifecycle::{Lifecycle, Update};
+use super::lifecycle::{Idle, Lifecycle, STRAY_GRACE, Update};
 use super::progress::{Beat, Progress};
 use crate::admin::AdminState;
 use crate::error::ServerError;
@@ -168,7 +168,7 @@ async fn live(
             Some(id) = ended.recv() => {
                 if host.ended(&id) {
                     give_back(sdk).await;
-                    maybe_ready(sdk, state, host).await;
+                    settle(sdk, state, host).await;
                 }
             }
             update = next(&mut watch) => match update {
@@ -188,6 +188,8 @@ async fn live(
                     // The health stream broke (the sidecar restarted?): a new one.
                     health = sdk.health();
                 }
+                // An idle GameServer still Allocated: Ready, or a stray count.
+                settle(sdk, state, host).await;
             }
         }
     }
@@ -232,14 +234,14 @@ async fn allocated(
                         refused.status, refused.message
                     );
                     give_back(sdk).await;
-                    maybe_ready(sdk, state, host).await;
+                    settle(sdk, state, host).await;
                 }
             }
         }
         Update::Refuse { match_id, error } => {
             eprintln!("hightick serve: agones: allocation {match_id} refused: {error}");
             give_back(sdk).await;
-            maybe_ready(sdk, state, host).await;
+            settle(sdk, state, host).await;
         }
     }
 }
@@ -253,20 +255,35 @@ async fn give_back(sdk: &mut Adapter) {
 
 /// Back to Ready when the GameServer is Allocated with no allocation's
 /// match left, not draining, and the counter agrees (an allocation on its
-/// way has already counted itself there).
-async fn maybe_ready(sdk: &mut Adapter, state: &AdminState, host: &mut Lifecycle) {
+/// way has already counted itself there). A count held with nothing
+/// running for [`STRAY_GRACE`] is reset first.
+async fn settle(sdk: &mut Adapter, state: &AdminState, host: &mut Lifecycle) {
     if !host.idle() || state.draining.load(Ordering::SeqCst) {
         return;
     }
-    match sdk.matches_allocated().await {
-        Ok(0) => match sdk.ready().await {
-            Ok(()) => {
-                host.readied();
-                eprintln!("hightick serve: agones: no match left, Ready again");
+    let count = match sdk.matches_allocated().await {
+        Ok(count) => count,
+        Err(e) => return log(&e),
+    };
+    match host.idle_count(count, Instant::now()) {
+        Idle::Wait => return,
+        Idle::Ready => {}
+        Idle::Reset => {
+            eprintln!(
+                "hightick serve: agones: the matches counter held {count} for {STRAY_GRACE:?} \
+                 with no allocation's match running (allocations overwritten before they were \
+                 seen?): set to 0"
+            );
+            if let Err(e) = sdk.reset_matches().await {
+                return log(&e);
             }
-            Err(e) => log(&e),
-        },
-        Ok(_) => {}
+        }
+    }
+    match sdk.ready().await {
+        Ok(()) => {
+            host.readied();
+            eprintln!("hightick serve: agones: no match left, Ready again");
+        }
         Err(e) => log(&e),
     }
 }

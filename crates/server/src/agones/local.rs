@@ -37,8 +37,11 @@ use serde_json::{Value, json};
 pub const TOOL_ENV: &str = "HIGHTICK_AGONES_SDK_SERVER";
 /// The GameServer's name in the file.
 const NAME: &str = "hightick-local";
+/// The annotation [`LocalSdkServer::allocate`] numbers its allocations with,
+/// to see when the tool has taken each.
+const SEQUENCE: &str = "local.hightick.dev/allocation";
 /// How often [`LocalSdkServer::wait_until`] looks.
-const POLL: Duration = Duration::from_millis(5);
+const POLL: Duration = Duration::from_millis(2);
 /// Longest the tool may take to answer after it starts.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -56,6 +59,7 @@ pub struct LocalSdkServer {
     pub http_port: u16,
     file: PathBuf,
     log: PathBuf,
+    allocations: std::sync::atomic::AtomicU64,
 }
 
 impl LocalSdkServer {
@@ -150,6 +154,7 @@ impl LocalSdkServer {
             http_port,
             file,
             log,
+            allocations: std::sync::atomic::AtomicU64::new(0),
         };
         let deadline = Instant::now() + START_TIMEOUT;
         while server.game_server().is_err() {
@@ -201,17 +206,22 @@ impl LocalSdkServer {
     /// Plays the allocator: the GameServer becomes `Allocated` with
     /// `annotations` and its Counter `matches` one higher, as a
     /// GameServerAllocation with that metadata and counter action does.
-    /// (Labels the SDK set are dropped: the file is the whole GameServer.)
+    /// Returns once the tool shows it. (Labels the SDK set are dropped: the
+    /// file is the whole GameServer.)
     pub fn allocate(&self, annotations: &[(&str, &str)]) -> Result<(), String> {
         let gs = self.game_server()?;
         let (count, capacity) = Self::counter(&gs, "matches").ok_or("no Counter matches")?;
         if count >= capacity {
             return Err(format!("Counter matches is full ({count} of {capacity})"));
         }
-        let annotations: serde_json::Map<String, Value> = annotations
+        let sequence = 1 + self
+            .allocations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut annotations: serde_json::Map<String, Value> = annotations
             .iter()
             .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
             .collect();
+        annotations.insert(SEQUENCE.to_owned(), Value::from(sequence.to_string()));
         write_game_server(
             &self.file,
             "Allocated",
@@ -219,7 +229,12 @@ impl LocalSdkServer {
             count + 1,
             capacity,
         )
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+        let taken = sequence.to_string();
+        self.wait_until(START_TIMEOUT, "the allocation taken", |gs| {
+            gs["object_meta"]["annotations"][SEQUENCE] == taken.as_str()
+        })
+        .map(drop)
     }
 
     /// A Counter's count and capacity in a GameServer as `GET /gameserver`
