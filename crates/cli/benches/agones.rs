@@ -49,32 +49,8 @@ fn run(tool: &std::path::Path, n: usize, round: usize) -> (Duration, Duration) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sidecar = LocalSdkServer::start_local(tool, &dir, 64).unwrap();
-    let key_file = dir.join("key.hex");
-    std::fs::write(&key_file, "ef".repeat(32)).unwrap();
-    let config = dir.join("host.toml");
-    std::fs::write(&config, "match_linger_s = 0.0\n").unwrap();
-    let port = sidecar.grpc_port.to_string();
     let start = Instant::now();
-    let mut served = Served::start(
-        [
-            "--agones",
-            "--agones-sdk-port",
-            &port,
-            "--bind",
-            "127.0.0.1:0",
-            "--admin",
-            "127.0.0.1:0",
-            "--workers",
-            "2",
-            "--drain-timeout",
-            "0",
-            "--config",
-            config.to_str().unwrap(),
-            "--key-file",
-            key_file.to_str().unwrap(),
-        ],
-        &dir.join("serve.stderr"),
-    );
+    let mut served = Served::agones(&dir, sidecar.grpc_port, 0.0);
     sidecar
         .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
         .unwrap();

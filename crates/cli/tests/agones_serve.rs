@@ -44,34 +44,8 @@ fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
-    let key_file = dir.join("key.hex");
-    std::fs::write(&key_file, "cd".repeat(32)).unwrap();
-    let config = dir.join("host.toml");
-    std::fs::write(&config, "match_linger_s = 0.2\n").unwrap();
+    let mut served = Served::agones(&dir, sidecar.grpc_port, 0.2);
     let results = dir.join("results.jsonl");
-    let port = sidecar.grpc_port.to_string();
-    let mut served = Served::start(
-        [
-            "--agones",
-            "--agones-sdk-port",
-            &port,
-            "--bind",
-            "127.0.0.1:0",
-            "--admin",
-            "127.0.0.1:0",
-            "--workers",
-            "2",
-            "--drain-timeout",
-            "0",
-            "--config",
-            config.to_str().unwrap(),
-            "--key-file",
-            key_file.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ],
-        &dir.join("serve.stderr"),
-    );
     let admin = served.admin.clone();
 
     let gs = sidecar

@@ -50,6 +50,38 @@ impl Served {
         served
     }
 
+    /// `hightick serve --agones` in `dir` (its key, config and stderr go
+    /// there) against the SDK server on `sdk_port`: two workers on loopback,
+    /// drain timeout 0, matches lingering `linger_s`, results to
+    /// `dir/results.jsonl`.
+    pub(crate) fn agones(dir: &Path, sdk_port: u16, linger_s: f64) -> Self {
+        let key_file = dir.join("key.hex");
+        std::fs::write(&key_file, "cd".repeat(32)).unwrap();
+        let config = dir.join("host.toml");
+        std::fs::write(&config, format!("match_linger_s = {linger_s:?}\n")).unwrap();
+        let port = sdk_port.to_string();
+        let loopback = ["--bind", "127.0.0.1:0", "--admin", "127.0.0.1:0"];
+        let files = [
+            "--config",
+            config.to_str().unwrap(),
+            "--key-file",
+            key_file.to_str().unwrap(),
+            "--results",
+        ];
+        let results = dir.join("results.jsonl");
+        let agones = ["--agones", "--agones-sdk-port", &port];
+        let rest = ["--workers", "2", "--drain-timeout", "0"];
+        Self::start(
+            agones
+                .into_iter()
+                .chain(loopback)
+                .chain(rest)
+                .chain(files)
+                .chain([results.to_str().unwrap()]),
+            &dir.join("serve.stderr"),
+        )
+    }
+
     /// What it wrote to stderr so far.
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
