@@ -48,6 +48,17 @@
 //! # [[hosts]]                     # server hosts known without registering
 //! # admin = "127.0.0.1:7780"
 //! # capacity = 64
+//!
+//! # [agones]                      # allocate through the Agones allocator, not the hosts (docs/AGONES.md)
+//! # allocator = "https://agones-allocator.agones-system.svc:443"  # REST, mutual TLS
+//! # namespace = "default"         # the Fleet's namespace
+//! # fleet = "hightick"            # GameServers labelled agones.dev/fleet = this
+//! # match_labels = { "agones.dev/sdk-hightick-version" = "0.1.0" }  # and these labels too
+//! # game_ports = 1                # ports game-0..game-N-1 per GameServer: the host's workers
+//! # client_cert_file = "allocator/client.crt"  # the gateway's client certificate (PEM)
+//! # client_key_file = "allocator/client.key"   # its key (PEM)
+//! # ca_file = "allocator/ca.crt"  # the CA of the allocator's server certificate (PEM)
+//! # timeout_s = 5                 # longest one allocation may take
 //! ```
 
 use hightick_telemetry::config_file::{self, ConfigFileError};
@@ -57,6 +68,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agones::AgonesConfig;
 use crate::error::GatewayError;
 
 /// A matchmaking queue.
@@ -174,6 +186,8 @@ pub struct GatewayConfig {
     pub hosts: Vec<StaticHost>,
     /// Currency per outcome.
     pub rewards: RewardPolicy,
+    /// Allocate through the Agones allocator instead of the hosts.
+    pub agones: Option<AgonesConfig>,
 }
 
 impl Default for GatewayConfig {
@@ -209,6 +223,7 @@ impl Default for GatewayConfig {
             ],
             hosts: Vec::new(),
             rewards: RewardPolicy::default(),
+            agones: None,
         }
     }
 }
@@ -318,6 +333,9 @@ impl GatewayConfig {
             if !(1..=100_000).contains(&host.capacity) {
                 return bad("hosts.capacity", "must be in 1..=100000");
             }
+        }
+        if let Some(agones) = &self.agones {
+            agones.validate()?;
         }
         Ok(())
     }
