@@ -70,6 +70,16 @@ impl Host {
                     .to_owned(),
             ));
         }
+        // The admin runtime, and with `signals` the SIGTERM/SIGINT handlers,
+        // before any thread starts: once the host says it is up (or Ready
+        // to Agones), a SIGTERM drains it rather than killing it.
+        let admin_runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let signals = match signals {
+            true => Some(Signals::install(&admin_runtime)?),
+            false => None,
+        };
         let budgets = Arc::new(match &config.budgets {
             Some(path) => Budgets::load(path)?,
             None => Budgets::defaults(),
@@ -224,10 +234,11 @@ impl Host {
             .name("hightick-admin".to_owned())
             .spawn(move || {
                 run_admin(
+                    admin_runtime,
                     listener,
                     admin_state,
                     stopped,
-                    signals.then_some(drain_timeout),
+                    signals.map(|s| (s, drain_timeout)),
                 )
             })?;
         Ok(Self {
@@ -335,19 +346,31 @@ fn link_setup(config: &HostConfig, url: &str) -> Result<(Outbox, (String, String
     Ok((outbox, (url.to_owned(), config.load_server_secret()?)))
 }
 
+/// SIGTERM and SIGINT, caught (registered on the admin runtime).
+#[derive(Debug)]
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install(runtime: &tokio::runtime::Runtime) -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _in_runtime = runtime.enter();
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
 fn run_admin(
+    runtime: tokio::runtime::Runtime,
     listener: TcpListener,
     state: Arc<AdminState>,
     stopped: oneshot::Receiver<()>,
-    drain_on_signal: Option<Duration>,
+    drain_on_signal: Option<(Signals, Duration)>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(_) => return,
-    };
     runtime.block_on(async move {
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             return;
@@ -361,8 +384,8 @@ fn run_admin(
                 sampler.sample_timeline().await;
             }
         });
-        if let Some(timeout) = drain_on_signal {
-            tokio::spawn(watch_signals(Arc::clone(&state), timeout));
+        if let Some((signals, timeout)) = drain_on_signal {
+            tokio::spawn(watch_signals(Arc::clone(&state), signals, timeout));
         }
         let _ = axum::serve(listener, router(state))
             .with_graceful_shutdown(async move {
@@ -372,14 +395,8 @@ fn run_admin(
     });
 }
 
-async fn watch_signals(state: Arc<AdminState>, timeout: Duration) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return;
-    };
+async fn watch_signals(state: Arc<AdminState>, signals: Signals, timeout: Duration) {
+    let Signals { mut term, mut int } = signals;
     let mut deadline = timeout;
     loop {
         tokio::select! {
