@@ -47,7 +47,7 @@ fn overlaps_vertically(feet_y: f32, height: f32, b: &Aabb) -> bool {
 
 /// Whether the circle of radius `r` around `c` overlaps the box footprint.
 fn overlaps_footprint(c: Vec2, r: f32, b: &Aabb) -> bool {
-    c.distance_squared(b.closest_footprint_point(c)) < (r - CONTACT_EPSILON).powi(2)
+    c.distance_squared(b.closest_footprint_point(c)) < squared(r - CONTACT_EPSILON)
 }
 
 impl Map {
@@ -311,7 +311,7 @@ pub(crate) fn sweep_circle_rect(c: Vec2, d: Vec2, r: f32, lo: Vec2, hi: Vec2) ->
     let q = c.clamp(lo, hi);
     let off = c - q;
     let dist2 = off.length_squared();
-    if dist2 < (r - CONTACT_EPSILON).powi(2) {
+    if dist2 < squared(r - CONTACT_EPSILON) {
         // Already overlapping: block only motion that goes deeper.
         let normal = if dist2 > 1e-12 {
             off / dist2.sqrt()
@@ -391,6 +391,11 @@ fn nearest_side_normal(c: Vec2, lo: Vec2, hi: Vec2) -> Vec2 {
         }
     }
     normals[best]
+}
+
+/// `x * x`, spelled out: `powi` is left to the platform's math library.
+fn squared(x: f32) -> f32 {
+    x * x
 }
 
 #[cfg(test)]

@@ -68,6 +68,7 @@ pub mod hosting;
 pub mod input;
 mod map;
 pub mod map_file;
+pub mod motion;
 mod movement;
 mod occluder;
 mod pose;

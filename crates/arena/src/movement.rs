@@ -154,7 +154,9 @@ pub struct MoveInput {
 impl MoveInput {
     /// An input from view yaw and stick axes: `forward` and `right` in `[-1, 1]`.
     pub fn from_axes(yaw: f32, forward: f32, right: f32) -> Self {
-        let (s, c) = yaw.sin_cos();
+        // libm, not the platform's sin/cos: the same bits on every machine,
+        // so a client predicting this move on ARM agrees with an x86 server.
+        let (s, c) = libm::sincosf(yaw);
         let fwd = Vec2::new(s, c);
         let rgt = Vec2::new(-c, s);
         Self {

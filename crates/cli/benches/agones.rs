@@ -14,15 +14,15 @@
 //! 2 ms over its REST port. Run with:
 //! `cargo bench -p hightick-cli --bench agones`
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+#[path = "../tests/served/mod.rs"]
+mod served;
 
 use std::time::{Duration, Instant};
 
 use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER};
 use hightick_server::agones::local::LocalSdkServer;
 use serde_json::Value;
-use support::Served;
+use served::Served;
 
 const RUNS: usize = 5;
 const DRAINING: [usize; 3] = [0, 8, 32];

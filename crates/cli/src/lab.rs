@@ -30,6 +30,7 @@ use crate::demo::record::{HistoryDbArgs, RecordArgs};
 
 #[cfg(feature = "history")]
 mod history;
+mod soak;
 
 /// `hightick lab ...`.
 #[derive(Debug, Args)]
@@ -42,6 +43,9 @@ pub(crate) struct LabArgs {
 enum LabCommand {
     /// Step the number of matches until budgets break; report games per core.
     Sweep(Box<SweepArgs>),
+    /// Run matches for a long time, sampling memory, files, threads, CPU per
+    /// tick and late ticks every interval; judge them for growth.
+    Soak(Box<soak::SoakArgs>),
     /// Chart per-subsystem mean and p99 across recorded commits (HTML).
     #[cfg(feature = "history")]
     History(history::HistoryArgs),
@@ -147,6 +151,7 @@ struct CompareArgs {
 pub(crate) fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
     match &args.command {
         LabCommand::Sweep(a) => sweep::<G>(a),
+        LabCommand::Soak(a) => soak::soak::<G>(a),
         #[cfg(feature = "history")]
         LabCommand::History(a) => history::run(a),
         LabCommand::Compare(a) => compare_runs(a),

@@ -3,8 +3,11 @@
 //! - `run SCENARIO [--agents a,b]`: run locally or on agents; live progress,
 //!   summary table, JSON result, HTML report, a raw per-request log only with
 //!   `--request-log`; exit status 1 if a threshold fails;
+//!   `--metrics ADDR` serves the live figures as Prometheus text;
 //! - `check SCENARIO`: read and validate a scenario, say what it will do;
-//! - `agent --listen ADDR`: run shards of coordinators' runs;
+//! - `agent [--listen ADDR] [--secret-file PATH] [--allow-target NET|HOST:PORT]`:
+//!   run shards of the runs of coordinators that hold the shared secret,
+//!   against allowed targets only;
 //! - `compare A.json B.json`: per-step differences;
 //! - `target --listen ADDR`: a minimal local HTTP target;
 //! - `selftest`: hold many players against a target in a separate process and
@@ -23,7 +26,8 @@ use clap::{Args, Subcommand};
 use hightick_engine::BotGame;
 use hightick_server::process;
 use hightick_swarm::aggregate::Progress;
-use hightick_swarm::distributed::{Agent, run_distributed};
+use hightick_swarm::distributed::{Agent, AgentConfig, AllowList, SharedSecret, run_distributed};
+use hightick_swarm::metrics::MetricsEndpoint;
 use hightick_swarm::report::{render_comparison, render_html, render_table};
 use hightick_swarm::request_log::RequestLogConfig;
 use hightick_swarm::result::RunResult;
@@ -51,9 +55,21 @@ enum SwarmCommand {
     },
     /// Run shards of coordinators' runs, streaming interval histograms back.
     Agent {
-        /// Where to listen for a coordinator.
-        #[arg(long, default_value = "0.0.0.0:7700")]
+        /// Where to listen for a coordinator (loopback unless told otherwise).
+        #[arg(long, default_value = "127.0.0.1:7700")]
         listen: SocketAddr,
+        /// The secret coordinators must prove they hold (at least 32 bytes);
+        /// else the file $HIGHTICK_SWARM_SECRET_FILE names, else $HIGHTICK_SWARM_SECRET.
+        #[arg(long, value_name = "PATH")]
+        secret_file: Option<PathBuf>,
+        /// Where runs may send load: a network (10.0.0.0/8), an address, or
+        /// host:port (repeatable, or comma-separated); default loopback only.
+        #[arg(
+            long = "allow-target",
+            value_name = "NET|HOST:PORT",
+            value_delimiter = ','
+        )]
+        allow_targets: Vec<String>,
         /// Serve one run, then exit (for a Kubernetes Job).
         #[arg(long)]
         once: bool,
@@ -95,6 +111,10 @@ pub(crate) struct RunArgs {
     /// How long to keep trying agents that do not accept yet.
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     agent_wait: Duration,
+    /// With --agents: the secret they share (at least 32 bytes); else the
+    /// file $HIGHTICK_SWARM_SECRET_FILE names, else $HIGHTICK_SWARM_SECRET.
+    #[arg(long, value_name = "PATH")]
+    secret_file: Option<PathBuf>,
     /// Players (closed model) or the most alive at once (open model).
     #[arg(long)]
     users: Option<u64>,
@@ -126,6 +146,10 @@ pub(crate) struct RunArgs {
     /// No progress line.
     #[arg(long)]
     quiet: bool,
+    /// Serve the run's figures as Prometheus text at `http://ADDR/metrics`
+    /// (players, requests, errors by kind, response-time histogram).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 /// Flags of `hightick swarm selftest`.
@@ -165,9 +189,22 @@ pub(crate) fn run_command<G: BotGame>(args: &SwarmArgs) -> Result<()> {
         SwarmCommand::Check { scenario } => check(scenario),
         SwarmCommand::Agent {
             listen,
+            secret_file,
+            allow_targets,
             once,
             threads,
-        } => agent(*listen, *once, *threads, player),
+        } => {
+            let config = AgentConfig {
+                listen: *listen,
+                secret: SharedSecret::load(secret_file.as_deref())?,
+                allow: if allow_targets.is_empty() {
+                    AllowList::loopback()
+                } else {
+                    AllowList::parse(allow_targets)?
+                },
+            };
+            agent(config, *once, *threads, player)
+        }
         SwarmCommand::Compare { a, b } => {
             let a = RunResult::load(a)?;
             let b = RunResult::load(b)?;
@@ -273,22 +310,44 @@ fn run_scenario(a: &RunArgs, player: MatchPlayer) -> Result<()> {
             None => scenario.request_log = Some(RequestLogConfig::at(path)),
         }
     }
+    let secret = if a.agents.is_empty() {
+        None
+    } else {
+        Some(SharedSecret::load(a.secret_file.as_deref())?)
+    };
     let scenario = Arc::new(scenario);
     let rt = runtime(a.threads)?;
     let stop = stop_on_ctrl_c(&rt);
     let line = ProgressLine::new(scenario.total_duration(), a.quiet);
     eprintln!("{}", describe(&scenario, &a.agents));
-    let result = if a.agents.is_empty() {
-        rt.block_on(run(scenario, player, stop, |p| line.show(p)))?
-    } else {
-        rt.block_on(run_distributed(
+    let endpoint = match a.metrics {
+        Some(listen) => {
+            let endpoint = rt.block_on(MetricsEndpoint::start(listen))?;
+            eprintln!(
+                "hightick swarm: metrics at http://{}/metrics",
+                endpoint.addr
+            );
+            Some(endpoint)
+        }
+        None => None,
+    };
+    let observe = |p: &Progress| {
+        line.show(p);
+        if let Some(endpoint) = &endpoint {
+            endpoint.publish(&p.figures);
+        }
+    };
+    let result = match &secret {
+        None => rt.block_on(run(scenario, player, stop, observe))?,
+        Some(secret) => rt.block_on(run_distributed(
             scenario,
             &o,
             &a.agents,
+            secret,
             a.agent_wait,
             stop,
-            |p| line.show(p),
-        ))?
+            observe,
+        ))?,
     };
     line.finish();
     write_outputs(&result, a.json.as_deref(), Some(&a.report))?;
@@ -381,13 +440,18 @@ fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn agent(listen: SocketAddr, once: bool, threads: usize, player: MatchPlayer) -> Result<()> {
+fn agent(config: AgentConfig, once: bool, threads: usize, player: MatchPlayer) -> Result<()> {
     let rt = runtime(threads)?;
     rt.block_on(async {
-        let agent = Agent::bind(listen, player).await?;
-        println!("hightick swarm agent: listening on {}", agent.local_addr()?);
+        let allowed = config.allow.to_string();
+        let agent = Agent::bind(config, player).await?;
+        println!(
+            "hightick swarm agent: listening on {}; load only to {allowed}",
+            agent.local_addr()?
+        );
         loop {
-            match agent.serve_one().await {
+            let refused = |r| eprintln!("hightick swarm agent: {r}");
+            match agent.serve_one(refused).await {
                 Ok(run) => eprintln!(
                     "hightick swarm agent: shard {} done, {} intervals, {} requests",
                     run.shard,

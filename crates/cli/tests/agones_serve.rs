@@ -6,7 +6,7 @@
 //! matches, their slots come back, the GameServer is Shutdown and the
 //! process exits cleanly with both results written.
 
-mod support;
+mod served;
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use hightick_server::MatchInfo;
 use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER, WORKER};
 use hightick_server::agones::local::LocalSdkServer;
 use serde_json::Value;
-use support::Served;
+use served::Served;
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -40,6 +40,45 @@ fn a_bad_flag_is_a_clear_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
 }
 
+#[test]
+fn a_swarm_agent_will_not_start_without_a_long_enough_secret_or_with_a_bad_allow_list() {
+    let dir = std::env::temp_dir().join(format!("hightick-cli-agent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let short = dir.join("short.secret");
+    std::fs::write(&short, "only 16 bytes!!\n").unwrap();
+    let good = dir.join("good.secret");
+    std::fs::write(&good, "ab".repeat(32)).unwrap();
+    let agent = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hightick"))
+            .args(["swarm", "agent", "--listen", "127.0.0.1:0", "--once"])
+            .args(extra)
+            .env_remove("HIGHTICK_SWARM_SECRET")
+            .env_remove("HIGHTICK_SWARM_SECRET_FILE")
+            .output()
+            .expect("the hightick binary runs");
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = agent(&["--secret-file", short.to_str().unwrap()]);
+    assert!(
+        err.contains(short.to_str().unwrap()) && err.contains("15 bytes; at least 32"),
+        "{err}"
+    );
+    let err = agent(&[]);
+    assert!(err.contains("--secret-file"), "{err}");
+    let err = agent(&[
+        "--secret-file",
+        good.to_str().unwrap(),
+        "--allow-target",
+        "10.0.0.1/8",
+    ]);
+    assert!(
+        err.contains("10.0.0.1/8") && err.contains("host bits"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `hightick swarm target` on any port, as a child that exits when its
 /// stdin closes (on drop).
 struct SwarmTarget {

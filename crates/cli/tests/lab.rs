@@ -1,7 +1,8 @@
 //! `hightick lab` end to end with the real binary: a short two-step sweep (a real
 //! server child process and real bots) writes JSON with the fields its report needs,
 //! two recorded sweeps of one commit compare without a regression, the history draws,
-//! and a run 30% slower in one subsystem fails `lab compare`.
+//! and a run 30% slower in one subsystem fails `lab compare`; a short soak samples the
+//! server every interval and judges the samples.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -257,4 +258,63 @@ fn a_subsystem_thirty_percent_slower_fails_compare() {
     let out = hightick(&dir, &["lab", "compare", "a.json", "bad.json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The soak's smoke test (the real one runs 30 minutes: `hightick lab soak`): one
+/// match for 12 s sampled every 3 s gives four samples of a live server and a verdict
+/// on each bound. Whether the bounds held on this shared machine is not asserted: the
+/// exit code says it, and the JSON and report are written either way.
+#[test]
+fn a_short_soak_samples_the_server_and_judges_the_samples() {
+    let dir = scratch("soak");
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "soak",
+            "--matches",
+            "1",
+            "--duration",
+            "12s",
+            "--interval",
+            "3s",
+            "--warmup",
+            "2s",
+            "--workers",
+            "1",
+            "--json",
+            "soak.json",
+            "--report",
+            "soak.html",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("soak.json"))
+            .unwrap_or_else(|_| panic!("{}", text(&out))),
+    )
+    .unwrap();
+    let samples = v["run"]["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 3, "{}", text(&out));
+    for s in samples {
+        assert!(s["rss_bytes"].as_u64().unwrap() > 1_000_000, "{s}");
+        assert!(s["open_files"].as_u64().unwrap() >= 3, "{s}");
+        assert!(s["threads"].as_u64().unwrap() >= 2, "{s}");
+        assert!(s["ticks"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["cpu_per_tick_us"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    let bounds = v["verdict"]["bounds"].as_array().expect("bounds");
+    assert_eq!(bounds.len(), 5, "{}", text(&out));
+    assert_eq!(
+        out.status.success(),
+        v["verdict"]["held"].as_bool().unwrap(),
+        "{}",
+        text(&out)
+    );
+    assert!(stdout.contains("soak: "), "{}", text(&out));
+    let html = std::fs::read_to_string(dir.join("soak.html")).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("resident memory"),
+        "report"
+    );
 }

@@ -3,12 +3,12 @@
 //! running one ended at the drain timeout with its result written whole —
 //! and exits cleanly. Bad config is one clear line.
 
-mod support;
+mod served;
 
 use std::process::Command;
 use std::time::Duration;
 
-use support::Served;
+use served::Served;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("hightick-cli-{name}-{}", std::process::id()));

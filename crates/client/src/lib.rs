@@ -67,6 +67,7 @@ mod core;
 mod driver;
 mod error;
 pub mod interpolation;
+pub mod prediction;
 pub mod quality;
 mod stats;
 
@@ -74,5 +75,6 @@ pub use crate::core::{GameClient, GameClientConfig, PositionOf};
 pub use driver::UdpClient;
 pub use error::ClientError;
 pub use interpolation::Interpolation;
+pub use prediction::{PredictionConfig, PredictionStats, Predictor};
 pub use quality::{Quality, QualityProbe};
 pub use stats::ClientStats;

@@ -127,6 +127,7 @@ pub mod input;
 pub mod interest;
 pub mod lag_comp;
 pub mod mode;
+pub mod prediction;
 pub mod replication;
 pub mod runtime;
 pub mod tick;
@@ -142,6 +143,7 @@ pub use game::{Game, JoinRefused, TickContext};
 pub use hightick_proto::EntityId;
 pub use interest::InterestSet;
 pub use mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
+pub use prediction::Predict;
 pub use runtime::Match;
 
 /// A player slot in a match (`0..max_players`); also names the player's

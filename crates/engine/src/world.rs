@@ -83,6 +83,13 @@ impl std::ops::BitOr for GroupMask {
     }
 }
 
+impl std::ops::Not for GroupMask {
+    type Output = Self;
+    fn not(self) -> Self {
+        Self(!self.0)
+    }
+}
+
 impl std::ops::BitAnd for GroupMask {
     type Output = Self;
     fn bitand(self, rhs: Self) -> Self {
@@ -100,6 +107,14 @@ pub trait Archetype: Copy + Eq + Debug + Send + Sync + 'static {
     fn from_wire_id(id: u8) -> Option<Self>;
     /// The field groups entities of this archetype replicate.
     fn groups(self) -> GroupMask;
+    /// The groups (among [`groups`](Self::groups)) only the entity's owner
+    /// is sent, as named by
+    /// [`ReplicationSource::owner`](crate::replication::ReplicationSource::owner):
+    /// e.g. the exact motion state a client predicts its own player from.
+    /// Default: none.
+    fn owner_groups(self) -> GroupMask {
+        GroupMask::EMPTY
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -15,9 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hightick_telemetry::prometheus::durations::DurationHistogram;
 use tokio::sync::{Notify, Semaphore, watch};
-
-use crate::metrics::LatencyHistogram;
 
 /// What an auth worker does with one job.
 pub trait Work: Send + Sync + 'static {
@@ -105,7 +104,7 @@ struct Inner<W: Work> {
     ticket_ttl: Duration,
     /// Moving average of one job's duration, microseconds.
     service_us: AtomicU64,
-    latency: LatencyHistogram,
+    latency: DurationHistogram,
     admitted: AtomicU64,
     queued_total: AtomicU64,
     refused_full: AtomicU64,
@@ -175,7 +174,7 @@ impl<W: Work> Admission<W> {
             capacity,
             ticket_ttl,
             service_us: AtomicU64::new(1_000),
-            latency: LatencyHistogram::default(),
+            latency: DurationHistogram::default(),
             admitted: AtomicU64::new(0),
             queued_total: AtomicU64::new(0),
             refused_full: AtomicU64::new(0),
@@ -284,7 +283,7 @@ impl<W: Work> Admission<W> {
     }
 
     /// Time from submission to outcome, every job.
-    pub fn latency(&self) -> &LatencyHistogram {
+    pub fn latency(&self) -> &DurationHistogram {
         &self.inner.latency
     }
 

@@ -26,7 +26,7 @@
 //!   results are posted with the server secret and stored idempotently by
 //!   match id through the store's batching writer.
 //! - `/metrics` (Prometheus: requests by route and status, login queue depth,
-//!   admission latency histogram, auth workers busy), `/healthz`, and the
+//!   admission latency and matchmaking wait histograms, auth workers busy), `/healthz`, and the
 //!   OpenAPI document ([`api::OPENAPI`], `openapi.json` in this crate) at
 //!   `/openapi.json`. Per-IP rate limits answer `429` with `Retry-After`.
 //!

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use hightick_net::{ConnectToken, Key, TokenParams};
+use hightick_telemetry::prometheus::durations::DurationHistogram;
 use serde::Serialize;
 use tokio::sync::{Notify, watch};
 
@@ -87,6 +88,7 @@ struct Ticket {
     mode: String,
     forming: bool,
     outcome: watch::Sender<Option<Assignment>>,
+    joined_at: Instant,
     finished_at: Option<Instant>,
 }
 
@@ -112,6 +114,8 @@ struct Inner {
     wake: Notify,
     formed: AtomicU64,
     failed_allocations: AtomicU64,
+    /// Time from joining a queue to a match found, per player.
+    wait: DurationHistogram,
 }
 
 /// Token settings of a matchmaker.
@@ -160,6 +164,7 @@ impl Matchmaker {
             wake: Notify::new(),
             formed: AtomicU64::new(0),
             failed_allocations: AtomicU64::new(0),
+            wait: DurationHistogram::default(),
         });
         tokio::spawn(form_matches(Arc::downgrade(&inner)));
         Self { inner }
@@ -191,6 +196,7 @@ impl Matchmaker {
                 mode: mode.to_owned(),
                 forming: false,
                 outcome,
+                joined_at: Instant::now(),
                 finished_at: None,
             },
         );
@@ -271,6 +277,11 @@ impl Matchmaker {
     /// Allocation attempts no host accepted.
     pub fn failed_allocations(&self) -> u64 {
         self.inner.failed_allocations.load(Ordering::Relaxed)
+    }
+
+    /// Time from joining a queue to a match found, per player.
+    pub fn wait_times(&self) -> &DurationHistogram {
+        &self.inner.wait
     }
 }
 
@@ -397,6 +408,7 @@ impl Inner {
             if let Some(t) = state.tickets.get_mut(ticket) {
                 t.forming = false;
                 t.finished_at = Some(now);
+                self.wait.record(now.saturating_duration_since(t.joined_at));
                 t.outcome.send_replace(Some(Assignment {
                     match_id: match_id.clone(),
                     mode: mode.to_owned(),

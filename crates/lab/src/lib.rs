@@ -65,6 +65,7 @@ mod link_row;
 pub mod load;
 #[cfg(feature = "history")]
 pub mod results_db;
+pub mod soak;
 pub mod summary;
 pub mod sweep;
 mod sweep_chart;
@@ -82,6 +83,9 @@ pub use html::render_html;
 pub use load::{LoadSpec, Phase, Progress, run_load};
 #[cfg(feature = "history")]
 pub use results_db::{HistoryLocation, ResultsDb};
+pub use soak::{
+    SoakBound, SoakSample, SoakVerdict, judge, render_soak_html, render_soak_table, render_verdict,
+};
 pub use summary::{
     BotRow, DropRow, HostFacts, LinkRow, NetworkRow, QualityRow, RunSummary, TargetStats, TickRow,
     TimelinePoint, games_per_core,

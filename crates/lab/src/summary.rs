@@ -71,6 +71,10 @@ pub struct RunSummary {
     /// The bots behind the impairment proxy, when some were (`--link`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<LinkRow>,
+    /// A soak's samples, one per interval (empty unless the run was
+    /// sampled: [`LoadSpec::sample_every`](crate::LoadSpec::sample_every)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<crate::soak::SoakSample>,
 }
 
 /// Facts about the host a run happened on, so runs can be compared.

@@ -104,6 +104,7 @@ fn synthetic() -> RunSummary {
         match_tick_p99_us: Vec::new(),
         quality: None,
         link: None,
+        samples: Vec::new(),
     }
 }
 

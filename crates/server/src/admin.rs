@@ -4,7 +4,8 @@
 //! - `GET /healthz`: `200 {"status":"ok"|"draining"}`
 //! - `GET /metrics`: Prometheus text (frame-time histograms per mode and
 //!   subsystem, overruns, budget violations, traffic, drops by reason,
-//!   matches, players, process CPU)
+//!   matches, players, workers, results not yet written or acknowledged,
+//!   process CPU and memory); docs/OPERATIONS.md lists every family
 //! - `GET /v1/matches`: every hosted match ([`MatchInfo`], its tick rate
 //!   among the fields)
 //! - `POST /v1/matches`: [`CreateMatch`] -> `201` [`MatchInfo`] with the
@@ -19,7 +20,6 @@
 //!   first, as `/v1/stats` shows them; cheap to poll, as it asks the workers
 //!   nothing (the timeline is sampled once a second anyway).
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,7 +33,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use hightick_engine::mode::{Mode, TICK_RATES_HZ};
+use hightick_telemetry::TelemetryError;
 use hightick_telemetry::prometheus;
+use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition, Kind};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -41,7 +43,7 @@ use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::identity::MatchIds;
 use crate::outbox::is_file_safe;
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
-use crate::process::process_cpu_seconds;
+use crate::process::{process_cpu_seconds, rss_bytes};
 use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
 use crate::results::Settling;
 use crate::worker::{WorkerCommand, WorkerReport};
@@ -398,8 +400,21 @@ async fn reset_stats(State(state): State<Shared>) -> Response {
 
 async fn metrics(State(state): State<Shared>) -> Response {
     let reports = state.reports().await;
-    let modes = merge_modes(&reports);
     let mut text = String::with_capacity(64 * 1024);
+    if let Err(e) = render_metrics(&state, &reports, &mut text) {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+    }
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
+}
+
+/// The host's `/metrics` body: the frame statistics per mode, then the
+/// host's own families.
+fn render_metrics(
+    state: &AdminState,
+    reports: &[WorkerReport],
+    text: &mut String,
+) -> Result<(), TelemetryError> {
+    let modes = merge_modes(reports);
     let labels: Vec<[(&str, &str); 1]> = modes.keys().map(|m| [("mode", m.as_str())]).collect();
     let series: Vec<prometheus::Series<'_>> = modes
         .values()
@@ -409,102 +424,90 @@ async fn metrics(State(state): State<Shared>) -> Response {
             stats: &m.stats,
         })
         .collect();
-    if let Err(e) = prometheus::render(&mut text, &series) {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
-    }
-    let net = network_stats(&reports);
+    prometheus::render(text, &series)?;
+    let net = network_stats(reports);
+    let mut m = Exposition::new(text);
     let matches: usize = reports.iter().map(|r| r.matches.len()).sum();
     let players: usize = reports.iter().map(|r| r.players_connected).sum();
-    let mut gauge = |name: &str, kind: &str, help: &str, value: String| {
-        let _ = writeln!(
-            text,
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-        );
-    };
-    gauge(
-        "hightick_matches",
-        "gauge",
-        "Matches hosted.",
-        matches.to_string(),
-    );
-    gauge(
-        "hightick_players_connected",
-        "gauge",
-        "Clients connected.",
-        players.to_string(),
-    );
-    gauge(
+    m.gauge("hightick_matches", "Matches hosted.", matches)?;
+    m.gauge("hightick_players_connected", "Clients connected.", players)?;
+    m.gauge(
+        "hightick_workers",
+        "Worker threads (each owns a socket and its matches).",
+        state.workers.len(),
+    )?;
+    m.gauge(
         "hightick_draining",
-        "gauge",
         "1 while the host drains (no new matches).",
-        u8::from(state.draining.load(Ordering::SeqCst)).to_string(),
-    );
-    gauge(
+        u8::from(state.draining.load(Ordering::SeqCst)),
+    )?;
+    m.counter(
         "hightick_packets_received_total",
-        "counter",
         "Datagrams received.",
-        net.packets_in.to_string(),
-    );
-    gauge(
-        "hightick_bytes_received_total",
-        "counter",
-        "Bytes received.",
-        net.bytes_in.to_string(),
-    );
-    gauge(
+        net.packets_in,
+    )?;
+    m.counter(
+        "hightick_received_bytes_total",
+        "Datagram bytes received.",
+        net.bytes_in,
+    )?;
+    m.counter(
         "hightick_packets_sent_total",
-        "counter",
         "Datagrams sent.",
-        net.packets_out.to_string(),
-    );
-    gauge(
-        "hightick_bytes_sent_total",
-        "counter",
-        "Bytes sent.",
-        net.bytes_out.to_string(),
-    );
-    gauge(
+        net.packets_out,
+    )?;
+    m.counter(
+        "hightick_sent_bytes_total",
+        "Datagram bytes sent.",
+        net.bytes_out,
+    )?;
+    m.counter(
         "hightick_send_dropped_total",
-        "counter",
         "Datagrams the kernel refused to send.",
-        net.send_dropped.to_string(),
-    );
-    gauge(
+        net.send_dropped,
+    )?;
+    m.counter(
         "hightick_unknown_clients_total",
-        "counter",
         "Connections with a valid token but on no roster.",
-        net.unknown_clients.to_string(),
-    );
+        net.unknown_clients,
+    )?;
     let late: u64 = modes.values().map(|m| m.late_starts).sum();
-    gauge(
+    m.counter(
         "hightick_late_tick_starts_total",
-        "counter",
         "Match-ticks that started more than one period after their deadline.",
-        late.to_string(),
-    );
-    gauge(
-        "process_cpu_seconds_total",
-        "counter",
-        "User and system CPU time of the host process.",
-        format!("{:.3}", process_cpu_seconds()),
-    );
-    let _ = writeln!(
-        text,
-        "# HELP hightick_datagrams_dropped_total Received datagrams dropped, by reason.\n# TYPE hightick_datagrams_dropped_total counter"
-    );
+        late,
+    )?;
+    m.family(
+        "hightick_datagrams_dropped_total",
+        Kind::Counter,
+        "Received datagrams dropped, by reason.",
+    )?;
     for d in &net.drops {
-        let _ = writeln!(
-            text,
-            "hightick_datagrams_dropped_total{{reason=\"{}\"}} {}",
-            d.reason, d.count
-        );
+        m.sample(
+            "hightick_datagrams_dropped_total",
+            &[("reason", &d.reason)],
+            d.count,
+        )?;
     }
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response()
+    m.gauge(
+        "hightick_results_settling",
+        "Finished matches whose result is not yet written (file, outbox).",
+        state.settling.pending(),
+    )?;
+    m.gauge(
+        "hightick_results_unacknowledged",
+        "Results in the outbox the gateway has not yet acknowledged.",
+        state.settling.unacknowledged(),
+    )?;
+    m.counter(
+        "process_cpu_seconds_total",
+        "User and system CPU time of the host process.",
+        format_args!("{:.3}", process_cpu_seconds()),
+    )?;
+    m.gauge(
+        "process_resident_memory_bytes",
+        "Resident memory of the host process.",
+        rss_bytes(),
+    )?;
+    Ok(())
 }

@@ -112,6 +112,7 @@ impl Link {
                 next_heartbeat = now + self.setup.heartbeat;
             }
             self.post_due(Instant::now());
+            self.settling.set_unacknowledged(self.deliveries.len());
             if let Some(until) = flush_until
                 && (self.deliveries.len() == 0 || Instant::now() >= until)
             {
@@ -128,7 +129,10 @@ impl Link {
                 continue;
             }
             match records.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-                Ok(record) => self.add(record, Instant::now()),
+                Ok(record) => {
+                    self.add(record, Instant::now());
+                    self.settling.set_unacknowledged(self.deliveries.len());
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     flush_until = Some(Instant::now() + FLUSH_TIMEOUT);

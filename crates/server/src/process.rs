@@ -120,19 +120,63 @@ pub fn cpu_seconds_of(pid: &str) -> Option<f64> {
 /// Resident memory of this process, bytes (from /proc/self/statm; 0 if it
 /// cannot be read).
 pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| {
-            // SAFETY: sysconf has no preconditions.
-            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-            pages * page.max(1) as u64
-        })
+    rss_bytes_of("self").unwrap_or(0)
+}
+
+/// Resident memory of process `pid` (`"self"` for this one), bytes, from
+/// /proc/PID/statm; `None` if it cannot be read.
+pub fn rss_bytes_of(pid: &str) -> Option<u64> {
+    let pages = std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * page.max(1) as u64)
+}
+
+/// What a long run watches of a process for leaks: memory, open files and
+/// threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcessFacts {
+    /// Resident memory, bytes.
+    pub rss_bytes: u64,
+    /// Open file descriptors (sockets included).
+    pub open_files: u64,
+    /// Threads.
+    pub threads: u64,
+}
+
+/// [`ProcessFacts`] of process `pid` (`"self"` for this one), from /proc;
+/// `None` if the process is gone or /proc cannot be read.
+pub fn process_facts(pid: &str) -> Option<ProcessFacts> {
+    let open_files = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(ProcessFacts {
+        rss_bytes: rss_bytes_of(pid)?,
+        open_files,
+        threads,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_has_memory_files_and_threads() {
+        let facts = process_facts("self").unwrap();
+        assert!(facts.rss_bytes > 0 && facts.open_files >= 3 && facts.threads >= 1);
+        assert!(process_facts("0").is_none());
+    }
 
     #[test]
     fn this_process_has_used_some_cpu() {

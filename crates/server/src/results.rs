@@ -24,10 +24,24 @@ use crate::outbox::{Outbox, ResultPlayer, ResultRecord};
 #[derive(Debug, Default)]
 pub(crate) struct Settling {
     pending: AtomicUsize,
+    /// Results in the outbox the gateway has not acknowledged (set by the
+    /// gateway link).
+    unacknowledged: AtomicUsize,
     live: Mutex<HashSet<String>>,
 }
 
 impl Settling {
+    /// Results in the outbox the gateway has not yet acknowledged (0 for a
+    /// host without a gateway).
+    pub(crate) fn unacknowledged(&self) -> usize {
+        self.unacknowledged.load(Ordering::Relaxed)
+    }
+
+    /// The gateway link's count of results it still has to deliver.
+    pub(crate) fn set_unacknowledged(&self, n: usize) {
+        self.unacknowledged.store(n, Ordering::Relaxed);
+    }
+
     /// Retired matches whose result is not yet written.
     pub(crate) fn pending(&self) -> usize {
         self.pending.load(Ordering::SeqCst)

@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 
 use crate::interval::{Interval, latency_histogram};
+use crate::metrics::LiveFigures;
 use crate::pacing::Pacer;
 use crate::result::{LoadPoint, PacingSummary, RunResult, StepPoint, Totals};
 use crate::scenario::{Model, Scenario};
@@ -35,6 +36,8 @@ pub struct Progress {
     pub errors: u64,
     /// The paced rate, if pacing.
     pub paced_rate: Option<f64>,
+    /// Everything measured so far, as `/metrics` shows it.
+    pub figures: LiveFigures,
 }
 
 impl fmt::Display for Progress {
@@ -76,6 +79,7 @@ pub struct Aggregate {
     peak_users: u64,
     started_unix_ms: u64,
     last_t: Duration,
+    figures: LiveFigures,
 }
 
 impl Aggregate {
@@ -101,6 +105,7 @@ impl Aggregate {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
             last_t: Duration::ZERO,
+            figures: LiveFigures::default(),
         }
     }
 
@@ -129,6 +134,7 @@ impl Aggregate {
 
         let mut all = self.recycled();
         interval.all_latencies_into(&mut all);
+        self.figures.add(interval, &all);
         let q = |h: &Histogram<u64>, q: f64| {
             if h.is_empty() {
                 0
@@ -198,6 +204,9 @@ impl Aggregate {
     /// Adds what finished after the last interval (the drain) to the totals only.
     pub fn absorb(&mut self, late: &Interval) {
         self.total.add(late);
+        let mut all = latency_histogram();
+        late.all_latencies_into(&mut all);
+        self.figures.add_counts(late, &all);
     }
 
     /// How the run is going.
@@ -212,6 +221,7 @@ impl Aggregate {
             p99_us: last.map_or(0, |p| p.p99_us),
             errors: self.total.failed(),
             paced_rate: self.rate(),
+            figures: self.figures,
         }
     }
 

@@ -30,6 +30,7 @@ use http_body_util::Full;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::distributed::AllowList;
 use crate::interval::{ErrorKind, Interval, MatchSample};
 use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
 use crate::match_bot::MatchBotConfig;
@@ -138,6 +139,9 @@ pub struct DriverPlan {
     pub log: Option<RequestLog>,
     /// The game `play_match` steps play.
     pub player: MatchPlayer,
+    /// Where load may go: a connect token naming a server off this list
+    /// fails its step (an agent's `--allow-target`; anywhere for local runs).
+    pub allow: Arc<AllowList>,
 }
 
 enum Done {
@@ -483,6 +487,10 @@ impl Driver {
                 let Some(token) = decode_token(&self.body, m.encoding) else {
                     return self.failed(p, step, ErrorKind::Match, now);
                 };
+                let servers = token.server_addresses.as_slice();
+                if !servers.iter().all(|a| self.plan.allow.allows_addr(*a)) {
+                    return self.failed(p, step, ErrorKind::Match, now);
+                }
                 let loopback = token
                     .server_addresses
                     .as_slice()

@@ -76,6 +76,39 @@ pub enum SwarmError {
     /// breaks the protocol.
     #[error("agent protocol: {0}")]
     Protocol(String),
+    /// The agents' shared secret could not be read, or is too short.
+    #[error("swarm secret from {origin}: {reason}")]
+    Secret {
+        /// Where it was read from (a file, `$VARIABLE`).
+        origin: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An agent and this coordinator did not authenticate each other.
+    #[error("agent {agent}: {reason}")]
+    Auth {
+        /// The agent (`host:port`).
+        agent: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An agent's allow-list entry does not read.
+    #[error("--allow-target {0}")]
+    AllowList(String),
+    /// A scenario's target is outside the agent's allow-list.
+    #[error(
+        "target `{target}` ({url}, at {addr}) is outside this agent's allow-list ({allowed}); start the agent with --allow-target to allow it"
+    )]
+    TargetRefused {
+        /// The target's name in the scenario.
+        target: String,
+        /// Its URL.
+        url: String,
+        /// The address it resolved to.
+        addr: SocketAddr,
+        /// The allow-list.
+        allowed: String,
+    },
     /// A report could not be drawn.
     #[error("report: {0}")]
     Report(#[from] hightick_report::ReportError),

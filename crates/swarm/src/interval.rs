@@ -74,7 +74,8 @@ pub enum ErrorKind {
     /// A template needed a variable the player has not captured, or
     /// rendered into something that is not a valid URL or header.
     Template,
-    /// A match could not start (bad token, socket) or the bot failed.
+    /// A match could not start (bad token, socket, a server outside an
+    /// agent's allow-list) or the bot failed.
     Match,
     /// Open model: an arrival found every player slot busy.
     Overflow,

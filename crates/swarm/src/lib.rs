@@ -63,7 +63,8 @@
 //!
 //! Running it: [`run::run`] in this process, or
 //! [`distributed::run_distributed`] on agents; `hightick swarm run` wires
-//! either to a progress line and the reports.
+//! either to a progress line and the reports, and with `--metrics ADDR` to
+//! [`metrics::MetricsEndpoint`] (Prometheus text at `/metrics`).
 //!
 //! A fleet of match bots without a scenario:
 //!
@@ -93,6 +94,7 @@ pub mod http1;
 pub mod interval;
 pub mod keepalive;
 mod match_bot;
+pub mod metrics;
 pub mod pacing;
 mod play;
 mod player;

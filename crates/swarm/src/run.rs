@@ -10,6 +10,7 @@ use std::time::Instant;
 use tokio::task::JoinHandle;
 
 use crate::aggregate::{Aggregate, Progress};
+use crate::distributed::AllowList;
 use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
 use crate::error::SwarmError;
 use crate::interval::Interval;
@@ -49,15 +50,20 @@ pub struct LocalSwarm {
 impl LocalSwarm {
     /// Starts this process's share (`shard`) of `scenario`, its clock at
     /// `start`, on the current tokio runtime; `play_match` steps play bots
-    /// of `player`'s game.
+    /// of `player`'s game. Every target, as resolved, and every game server
+    /// a connect token names must be on `allow`: a target that is not fails
+    /// the start before anything is sent, a server that is not fails its
+    /// match step.
     pub async fn start(
         scenario: Arc<Scenario>,
         shard: Shard,
         start: Instant,
         seed: u64,
         player: MatchPlayer,
+        allow: Arc<AllowList>,
     ) -> Result<Self, SwarmError> {
         let addrs = resolve_targets(&scenario).await?;
+        allow.check_targets(&scenario.targets, &addrs)?;
         let drivers = if scenario.drivers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -90,6 +96,7 @@ impl LocalSwarm {
                     .wrapping_add(u64::from(shard.index) << 32 | u64::from(driver)),
                 log: log.clone(),
                 player,
+                allow: allow.clone(),
             };
             tasks.push(tokio::spawn(drive(plan, slot.clone(), control.clone())));
             slots.push(slot);
@@ -166,6 +173,7 @@ pub async fn run(
         start,
         rand::random(),
         player,
+        Arc::new(AllowList::anywhere()),
     )
     .await?;
     let mut aggregate = Aggregate::new(&scenario, 1);

@@ -1,6 +1,8 @@
 //! Reading a TOML config file as every hightick service does (the host's and
 //! the gateway's): the file's own I/O error, a parse error at the line and
 //! column an editor shows, and a field out of range by its dotted name.
+//! Secrets beside the config ([`read_secret`]): from a file (a mounted
+//! Kubernetes Secret), a variable naming that file, or a variable holding it.
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +78,63 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, Conf
     })
 }
 
+/// A secret's bytes and where they came from (for error messages). `Debug`
+/// never shows the bytes.
+pub struct Secret {
+    /// The secret, surrounding ASCII whitespace (a file's last newline) trimmed.
+    pub bytes: Vec<u8>,
+    /// Where it came from: the file's path or `$VARIABLE`.
+    pub origin: String,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({} bytes from {})", self.bytes.len(), self.origin)
+    }
+}
+
+/// The secret in the file at `path` (any bytes, surrounding ASCII whitespace
+/// trimmed); the error names the file.
+pub fn read_secret_file(path: &Path) -> Result<Vec<u8>, ConfigFileError> {
+    let bytes = std::fs::read(path).map_err(|source| ConfigFileError::Read {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    Ok(bytes.trim_ascii().to_vec())
+}
+
+/// A secret from the first of: `file` (a flag or config field), the file
+/// named by `${env}_FILE`, the value of `$env`. `None` when none is set (an
+/// empty variable counts as unset); an unreadable file is an error naming it.
+pub fn read_secret(file: Option<&Path>, env: &str) -> Result<Option<Secret>, ConfigFileError> {
+    read_secret_in(file, env, |name| std::env::var_os(name))
+}
+
+/// [`read_secret`] with the environment given as `var` (tests).
+fn read_secret_in(
+    file: Option<&Path>,
+    env: &str,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<Option<Secret>, ConfigFileError> {
+    let from_file = |path: &Path| {
+        read_secret_file(path).map(|bytes| Secret {
+            bytes,
+            origin: path.display().to_string(),
+        })
+    };
+    if let Some(path) = file {
+        return from_file(path).map(Some);
+    }
+    let set = |name: &str| var(name).filter(|v| !v.is_empty());
+    if let Some(path) = set(&format!("{env}_FILE")) {
+        return from_file(Path::new(&path)).map(Some);
+    }
+    Ok(set(env).map(|value| Secret {
+        bytes: value.into_encoded_bytes().trim_ascii().to_vec(),
+        origin: format!("${env}"),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +157,41 @@ mod tests {
         );
         let err = ConfigFileError::invalid("port", "must be above 0");
         assert_eq!(err.to_string(), "config field `port`: must be above 0");
+    }
+
+    #[test]
+    fn secrets_come_from_a_file_a_variable_naming_one_or_a_variable() {
+        let dir = std::env::temp_dir().join(format!("hightick-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("secret");
+        std::fs::write(&file, b"\xff binary secret\n").unwrap();
+        let env = "HIGHTICK_SECRET";
+        let none = |_: &str| None;
+        assert!(read_secret_in(None, env, none).unwrap().is_none());
+        let s = read_secret_in(Some(&file), env, none).unwrap().unwrap();
+        assert_eq!(s.bytes, b"\xff binary secret");
+        assert_eq!(s.origin, file.display().to_string());
+        assert!(!format!("{s:?}").contains("binary"), "Debug shows no bytes");
+        let value = |name: &str| (name == env).then(|| " from the variable\n".into());
+        let s = read_secret_in(None, env, value).unwrap().unwrap();
+        assert_eq!(s.bytes, b"from the variable");
+        assert_eq!(s.origin, "$HIGHTICK_SECRET");
+        let both = |name: &str| match name {
+            "HIGHTICK_SECRET_FILE" => Some(file.clone().into_os_string()),
+            _ => Some("ignored".into()),
+        };
+        assert_eq!(
+            read_secret_in(None, env, both).unwrap().unwrap().bytes,
+            b"\xff binary secret"
+        );
+        let empty = |_: &str| Some("".into());
+        assert!(read_secret_in(None, env, empty).unwrap().is_none());
+        let missing = dir.join("missing");
+        let err = read_secret_in(Some(&missing), env, none).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&missing.display().to_string()),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -18,12 +18,20 @@
 //!
 //! All memory is reserved when the recorder is built: steady-state frames do
 //! not allocate. Off the tick path, [`prometheus::render`] writes the
-//! statistics as Prometheus text for `/metrics`, and [`FrameSummary`] gives
+//! statistics as Prometheus text for `/metrics` (with
+//! [`prometheus::text::Exposition`], the one writer every `/metrics` in the
+//! workspace uses), and [`FrameSummary`] gives
 //! the mean, p50, p90, p99 and max a report or run history needs.
 //!
 //! What this crate is not: it does not serve HTTP, read sockets, spawn
 //! threads or aggregate across hosts; the server and lab crates do that with
 //! what it produces. It never reads the wall clock on the tick path.
+//!
+//! With the cargo feature `tracy`, every scope is also a zone of the Tracy
+//! frame profiler (named after its subsystem, its sub-scope name as text)
+//! and every frame a Tracy frame, so a developer can attach Tracy to a live
+//! server and read each tick (docs/PROFILING.md). Without the feature nothing
+//! of it is compiled in.
 //!
 //! [`alloc`] counts heap allocations per thread for zero-allocation tests, and
 //! [`bench`](mod@bench) is the small measuring harness every `cargo bench` target in the
@@ -75,6 +83,8 @@ mod sub_scope;
 mod subsystem;
 mod summary;
 pub mod text_position;
+#[cfg(feature = "tracy")]
+mod tracy;
 
 pub use budget::{Budget, BudgetTarget, Budgets, DEFAULT_BUDGETS_TOML, ModeBudget};
 pub use clock::{MockTime, TscClock};

@@ -199,6 +199,8 @@ impl FrameRecorder {
             tick,
             start_raw,
             open: true,
+            #[cfg(feature = "tracy")]
+            _tracy: crate::tracy::tick_frame(tick),
         }
     }
 
@@ -364,6 +366,9 @@ pub struct Frame<'r> {
     tick: u64,
     start_raw: u64,
     open: bool,
+    /// Feature `tracy`: the tick's Tracy frame, ended after the frame closes.
+    #[cfg(feature = "tracy")]
+    _tracy: Option<crate::tracy::TickFrame>,
 }
 
 impl Frame<'_> {
@@ -373,13 +378,19 @@ impl Frame<'_> {
     #[inline]
     pub fn scope(&self, subsystem: Subsystem, name: &'static str) -> Scope<'_> {
         let sub = self.recorder.sub_scopes.lookup(subsystem, name);
-        self.recorder.live.open(subsystem, sub)
+        self.recorder
+            .live
+            .open(subsystem, sub)
+            .traced(subsystem, name)
     }
 
     /// Opens a scope charged to `subsystem` with no sub-scope.
     #[inline]
     pub fn enter(&self, subsystem: Subsystem) -> Scope<'_> {
-        self.recorder.live.open(subsystem, None)
+        self.recorder
+            .live
+            .open(subsystem, None)
+            .traced(subsystem, "")
     }
 
     /// The tick this frame records.

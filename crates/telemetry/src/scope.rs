@@ -130,6 +130,8 @@ impl LiveFrame {
             return Scope {
                 live: self,
                 level: INERT,
+                #[cfg(feature = "tracy")]
+                zone: None,
             };
         };
         slot.set(Entry {
@@ -140,6 +142,8 @@ impl LiveFrame {
         Scope {
             live: self,
             level: d as u32,
+            #[cfg(feature = "tracy")]
+            zone: None,
         }
     }
 
@@ -171,6 +175,27 @@ impl LiveFrame {
 pub struct Scope<'f> {
     live: &'f LiveFrame,
     level: u32,
+    /// Feature `tracy`: the scope's Tracy zone, ended after the scope closes.
+    #[cfg(feature = "tracy")]
+    zone: Option<crate::tracy::Zone>,
+}
+
+impl Scope<'_> {
+    /// The scope, also a Tracy zone of `subsystem` named `name` (feature
+    /// `tracy`; without it, the scope as it is).
+    #[cfg(feature = "tracy")]
+    #[inline]
+    pub(crate) fn traced(mut self, subsystem: Subsystem, name: &'static str) -> Self {
+        self.zone = crate::tracy::zone(subsystem, name);
+        self
+    }
+
+    /// Without feature `tracy`: the scope as it is.
+    #[cfg(not(feature = "tracy"))]
+    #[inline(always)]
+    pub(crate) fn traced(self, _: Subsystem, _: &'static str) -> Self {
+        self
+    }
 }
 
 impl Drop for Scope<'_> {

@@ -31,7 +31,7 @@ impl Arena {
             );
             let shot = Shot {
                 shooter,
-                origin: pose.eye(&self.params),
+                origin: pose.eye(&self.stage.params),
                 dir,
                 range: spec.range,
                 aim_time: TickTime::new(pending.aim_tick.min(now), 0.0),
@@ -44,7 +44,7 @@ impl Arena {
             });
             if let Some(hit) =
                 self.resolver
-                    .resolve(&self.map, &self.history, &shot, now, candidates)
+                    .resolve(&self.stage.map, &self.history, &shot, now, candidates)
             {
                 self.hits += 1;
                 self.apply_hit(ctx, shooter, hit.target, hit.zone, hit.distance);

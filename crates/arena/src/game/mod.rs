@@ -22,6 +22,7 @@ mod arms;
 mod combat;
 mod config;
 mod player;
+mod predict;
 mod round;
 mod rules;
 mod wire;
@@ -39,21 +40,36 @@ use crate::event::{ArenaEvent, RoundEndReason, RoundPhase};
 use crate::input::{ArenaInput, Buttons};
 use hightick_telemetry::Subsystem;
 
+use crate::motion::{ArenaMotion, MoveRule, Stage, stride};
 use crate::rewind::{Shot, ShotResolver};
 use crate::weapon::{Loadout, Slot, damage, spread_direction};
-use crate::{
-    FogOfWar, FogParams, Map, MapError, MoveInput, MovementLimits, MovementParams, Pose, Team,
-    check_displacement, move_and_slide, move_and_slide_within,
-};
+use crate::{FogOfWar, FogParams, Map, MapError, MovementParams, Pose, Team};
 
 pub use arms::{ARMOR_POINTS, ARMOR_PRICE};
 pub use config::ArenaConfig;
 pub use player::{Fighter, Item};
 pub use round::{Phase, RoundClock};
 pub use wire::{
-    ArenaKind, ArenaReplica, MONEY, ReplicaTransform, TRANSFORM, TransformCodec, VITALS, WORLD_MAX,
-    WORLD_MIN, WireTransform, WireVitals,
+    ArenaKind, ArenaReplica, MONEY, MOTION, ReplicaTransform, TRANSFORM, TransformCodec, VITALS,
+    WORLD_MAX, WORLD_MIN, WireTransform, WireVitals,
 };
+
+/// Ticks between the motions sent to a player's client when nothing else
+/// calls for one (once a second at 128 Hz). Until acknowledged a motion
+/// goes again with every snapshot (push replication resends the newest
+/// value), so each costs about a round trip of snapshots.
+pub const MOTION_KEYFRAME_TICKS: Tick = 128;
+
+/// What the round lets fighter `f` do with its movement during `phase`.
+fn move_rule(phase: Phase, f: &Fighter, map: &Map) -> MoveRule {
+    if !f.alive || matches!(phase, Phase::Waiting | Phase::MatchOver) {
+        MoveRule::Still
+    } else if phase == Phase::Buy && map.buy_zone(f.team).is_some() {
+        MoveRule::Fenced(f.team)
+    } else {
+        MoveRule::Free
+    }
+}
 
 /// Why an arena could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -115,15 +131,18 @@ struct PendingShot {
 /// The reference game mode. See the [module docs](self).
 #[derive(Debug)]
 pub struct Arena {
-    map: std::sync::Arc<Map>,
-    params: MovementParams,
-    limits: MovementLimits,
+    stage: Stage,
     config: ArenaConfig,
     codec: TransformCodec,
     fighters: Box<[Option<Fighter>]>,
     owner: Box<[Option<PlayerId>]>,
     transforms: Box<[WireTransform]>,
     vitals: Box<[WireVitals]>,
+    /// Each body's exact motion as last sent to its owner, and its tick.
+    motions: Box<[(Tick, ArenaMotion)]>,
+    /// Per player: its input was repeated this tick, so its client's
+    /// prediction may be wrong.
+    motion_due: Box<[bool]>,
     money: Box<[u32]>,
     buy_held: Box<[bool]>,
     shots: Box<[Option<PendingShot>]>,
@@ -148,7 +167,7 @@ impl Arena {
         seed: u64,
     ) -> Result<Self, SetupError> {
         config.validate()?;
-        let map = Map::builtin_shared(&config.map)?;
+        let stage = Stage::builtin(&config.map)?;
         let players = usize::from(match_config.max_players);
         let entities = usize::from(match_config.max_entities);
         if entities < 2 * players {
@@ -157,8 +176,6 @@ impl Arena {
                 reason: "must be at least twice max_players",
             });
         }
-        let params = MovementParams::default();
-        let limits = MovementLimits::from_params(&params);
         let mut history = LagCompensation::new(
             players,
             RewindLimits::new(
@@ -178,15 +195,15 @@ impl Arena {
             },
         );
         Ok(Self {
-            map,
-            limits,
-            params,
+            stage,
             config,
             codec: TransformCodec::world()?,
             fighters: vec![None; players].into_boxed_slice(),
             owner: vec![None; entities].into_boxed_slice(),
             transforms: vec![WireTransform::default(); entities].into_boxed_slice(),
             vitals: vec![WireVitals::default(); entities].into_boxed_slice(),
+            motions: vec![(0, ArenaMotion::default()); entities].into_boxed_slice(),
+            motion_due: vec![false; players].into_boxed_slice(),
             money: vec![0; entities].into_boxed_slice(),
             buy_held: vec![false; players].into_boxed_slice(),
             shots: vec![None; players].into_boxed_slice(),
@@ -206,12 +223,18 @@ impl Arena {
 
     /// The map in play.
     pub fn map(&self) -> &Map {
-        &self.map
+        &self.stage.map
+    }
+
+    /// What every player's movement steps on (map, tuning, limits): what a
+    /// client predicting its player needs.
+    pub fn stage(&self) -> &Stage {
+        &self.stage
     }
 
     /// The movement parameters every player uses.
     pub fn movement_params(&self) -> &MovementParams {
-        &self.params
+        &self.stage.params
     }
 
     /// The fog of war.
@@ -333,6 +356,45 @@ impl Arena {
         );
     }
 
+    /// Sends `player`'s client its exact motion when its prediction may
+    /// have gone wrong: the server repeated its input (none arrived in
+    /// time), the round changed what it may do (a phase, a death), it
+    /// respawned, or every [`MOTION_KEYFRAME_TICKS`] (the first one seeds the
+    /// prediction). Otherwise the client, stepping the same inputs with the
+    /// same code, already has it: sending it each tick would cost ~4 KB/s
+    /// per client for nothing.
+    fn publish_motion(
+        &mut self,
+        world: &mut ReplicationWorld<ArenaKind>,
+        player: PlayerId,
+        tick: Tick,
+    ) {
+        let i = usize::from(player.0);
+        let Some(f) = self.fighters[i] else {
+            return;
+        };
+        let motion = ArenaMotion {
+            // The locomotion cycle is for drawing; no step reads it.
+            state: crate::MoveState {
+                locomotion_phase: 0.0,
+                ..f.movement
+            },
+            yaw: f.yaw,
+            rule: move_rule(self.clock.phase, &f, &self.stage.map),
+            life: f.life,
+        };
+        let body = usize::from(f.body.0);
+        let (sent_at, sent) = self.motions[body];
+        let due = std::mem::take(&mut self.motion_due[i])
+            || sent_at == 0
+            || tick % MOTION_KEYFRAME_TICKS == 0
+            || sent.rule != motion.rule
+            || sent.life != motion.life;
+        if due {
+            world.set(f.body, MOTION, &mut self.motions[body], (tick, motion));
+        }
+    }
+
     fn team_size(&self, team: Team) -> usize {
         self.fighters().filter(|(_, f)| f.team == team).count()
     }
@@ -342,8 +404,9 @@ impl Arena {
         let Some(f) = self.fighters[usize::from(player.0)].as_mut() else {
             return;
         };
-        let point = self.map.spawn_point(f.team, f.slot, u64::from(round));
+        let point = self.stage.map.spawn_point(f.team, f.slot, u64::from(round));
         f.movement = crate::MoveState::spawned(&point);
+        f.life = f.life.wrapping_add(1);
         f.yaw = point.yaw;
         f.pitch = 0.0;
         if !f.alive {
@@ -374,7 +437,7 @@ impl Arena {
                 None => (Team::Attackers, Pose::default(), false),
             };
         }
-        self.fog.update(tick, &self.map, &self.fog_input);
+        self.fog.update(tick, &self.stage.map, &self.fog_input);
         for v in 0..self.fighters.len() {
             self.visible[v].clear();
             let Some(viewer) = &self.fighters[v] else {
@@ -417,13 +480,21 @@ impl ReplicationSource for Arena {
         match (archetype, group) {
             (ArenaKind::Player, TRANSFORM) => self.codec.write(w, &self.transforms[i]),
             (ArenaKind::Player, VITALS) => wire::write_vitals(w, &self.vitals[i]),
+            (ArenaKind::Player, MOTION) => {
+                let (tick, motion) = &self.motions[i];
+                wire::write_motion(w, *tick, motion)
+            }
             (ArenaKind::Wallet, MONEY) => wire::write_money(w, self.money[i]),
             _ => Err(ProtoError::invalid("arena field group")),
         }
     }
 
+    fn owner(&self, entity: EntityId) -> Option<PlayerId> {
+        Arena::owner(self, entity)
+    }
+
     fn priority(&self, viewer: PlayerId, entity: EntityId) -> f32 {
-        let (Some(v), Some(owner)) = (self.fighter(viewer), self.owner(entity)) else {
+        let (Some(v), Some(owner)) = (self.fighter(viewer), Arena::owner(self, entity)) else {
             return 1.0;
         };
         if owner == viewer {
@@ -520,6 +591,7 @@ impl Game for Arena {
             return Err(JoinRefused("no entity slot"));
         };
         let point = self
+            .stage
             .map
             .spawn_point(team, slot, u64::from(self.clock.round));
         // Mid-round joiners wait for the next round.
@@ -530,6 +602,7 @@ impl Game for Arena {
             team,
             slot,
             movement: crate::MoveState::spawned(&point),
+            life: 0,
             yaw: point.yaw,
             pitch: 0.0,
             health: if alive { self.config.max_health } else { 0 },
@@ -582,7 +655,7 @@ impl Game for Arena {
         ctx: &mut TickContext<'_, Self>,
         player: PlayerId,
         command: &InputCommand<ArenaInput>,
-        _source: InputSource,
+        source: InputSource,
     ) {
         let i = usize::from(player.0);
         let phase = self.clock.phase;
@@ -598,9 +671,9 @@ impl Game for Arena {
         if !f.alive || matches!(phase, Phase::Waiting | Phase::MatchOver) {
             return;
         }
-        // View angles: any finite value wraps; anything else keeps the old view.
+        // Pitch: any finite view wraps; anything else keeps the old one (the
+        // stride below takes the yaw the same way).
         if command.payload.yaw.is_finite() && command.payload.pitch.is_finite() {
-            f.yaw = crate::wrap_angle(command.payload.yaw);
             f.pitch = crate::clamp_pitch(command.payload.pitch);
         }
         {
@@ -622,39 +695,20 @@ impl Game for Arena {
         }
         {
             let _s = ctx.scope(Subsystem::Movement, "move_and_slide");
-            let axis = |v: i8| f32::from(v.max(-127)) / 127.0;
-            let mut wish = MoveInput::from_axes(
-                f.yaw,
-                axis(command.payload.move_y),
-                axis(command.payload.move_x),
+            let rule = move_rule(phase, f, &self.stage.map);
+            let step = stride(
+                &self.stage,
+                rule,
+                &mut f.movement,
+                &mut f.yaw,
+                &command.payload,
+                ctx.dt(),
             );
-            wish.jump = command.payload.buttons.contains(Buttons::JUMP);
-            wish.crouch = command.payload.buttons.contains(Buttons::CROUCH);
-            wish.walk = command.payload.buttons.contains(Buttons::WALK);
-            let before = f.movement;
-            let dt = ctx.dt();
-            match (phase, self.map.buy_zone(f.team)) {
-                (Phase::Buy, Some(zone)) => {
-                    move_and_slide_within(&self.map, &self.params, &mut f.movement, &wish, dt, zone)
-                }
-                _ => move_and_slide(&self.map, &self.params, &mut f.movement, &wish, dt),
-            };
-            // The server's own move is checked too: anything the limits call
-            // impossible (a teleport, a climb) is undone.
-            match check_displacement(
-                &self.map,
-                &self.limits,
-                self.params.capsule(f.movement.crouch),
-                before.position,
-                f.movement.position,
-                dt,
-            ) {
-                Ok(verdict) => f.movement.position = verdict.position(),
-                Err(_) => {
-                    f.refused_moves += 1;
-                    f.movement = before;
-                    f.movement.velocity = Vec3::ZERO;
-                }
+            if step.is_some_and(|s| s.refused) {
+                f.refused_moves += 1;
+            }
+            if step.is_some() && source == InputSource::Repeated {
+                self.motion_due[i] = true;
             }
         }
         if phase == Phase::Combat && command.payload.buttons.contains(Buttons::FIRE) {
@@ -683,6 +737,14 @@ impl Game for Arena {
         {
             let _s = ctx.scope(Subsystem::Gameplay, "round_rules");
             self.round_rules(ctx);
+        }
+        {
+            // After the round's rules: a phase that changed this tick
+            // changes what the next step allows.
+            let _s = ctx.scope(Subsystem::Replication, "motions");
+            for i in 0..self.fighters.len() {
+                self.publish_motion(ctx.world, PlayerId(i as u16), tick);
+            }
         }
         let _s = ctx.scope(Subsystem::Fow, "line_of_sight");
         self.fog_of_war(tick);

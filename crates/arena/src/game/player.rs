@@ -52,6 +52,8 @@ pub struct Fighter {
     pub slot: usize,
     /// Movement state.
     pub movement: MoveState,
+    /// Spawns so far (wrapping): tells its client a respawn from a move.
+    pub life: u8,
     /// View yaw, radians.
     pub yaw: f32,
     /// View pitch, radians.

@@ -3,7 +3,9 @@
 //!
 //! - `Player`: group [`TRANSFORM`] (quantized feet position, yaw, pitch,
 //!   crouch) and group [`VITALS`] (health, armor, weapon, alive, team), so a
-//!   client tells friend from foe from replicated state alone.
+//!   client tells friend from foe from replicated state alone; and group
+//!   [`MOTION`], the exact [`ArenaMotion`] its own client predicts from,
+//!   sent to the owner only.
 //! - `Wallet`: group [`MONEY`]; a separate entity so that relevance can keep
 //!   a player's money to its own team.
 
@@ -13,11 +15,16 @@ use hightick_proto::quantize::PositionQuantizer;
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
 use crate::Team;
+use crate::motion::{ArenaMotion, MoveRule};
 
 /// Player group 0: where it is and where it looks.
 pub const TRANSFORM: u8 = 0;
 /// Player group 1: health, armor, weapon, alive, team.
 pub const VITALS: u8 = 1;
+/// Player group 2, owner only: the exact motion (position, velocity,
+/// crouch, ground contact, view yaw, the round's rule, the life count) after
+/// the server tick it carries.
+pub const MOTION: u8 = 2;
 /// Wallet group 0: money.
 pub const MONEY: u8 = 0;
 
@@ -63,8 +70,15 @@ impl Archetype for ArenaKind {
 
     fn groups(self) -> GroupMask {
         match self {
-            Self::Player => GroupMask::first(2),
+            Self::Player => GroupMask::first(3),
             Self::Wallet => GroupMask::first(1),
+        }
+    }
+
+    fn owner_groups(self) -> GroupMask {
+        match self {
+            Self::Player => GroupMask::only(MOTION),
+            Self::Wallet => GroupMask::EMPTY,
         }
     }
 }
@@ -206,6 +220,55 @@ pub(super) fn write_money(w: &mut BitWriter, money: u32) -> Result<(), ProtoErro
     w.write_bits(money, MONEY_BITS)
 }
 
+/// Writes a motion exactly: every float as its bits (no quantization, so a
+/// client replays from the server's very state).
+pub(super) fn write_motion(
+    w: &mut BitWriter,
+    tick: u32,
+    m: &ArenaMotion,
+) -> Result<(), ProtoError> {
+    w.write_u32(tick)?;
+    for v in m.floats() {
+        w.write_f32(v)?;
+    }
+    w.write_bool(m.state.on_ground)?;
+    let rule = match m.rule {
+        MoveRule::Still => 0,
+        MoveRule::Free => 1,
+        MoveRule::Fenced(Team::Attackers) => 2,
+        MoveRule::Fenced(Team::Defenders) => 3,
+    };
+    w.write_bits(rule, 2)?;
+    w.write_u8(m.life)
+}
+
+/// Reads what [`write_motion`] wrote.
+pub(super) fn read_motion(r: &mut BitReader) -> Result<(u32, ArenaMotion), ProtoError> {
+    let tick = r.read_u32()?;
+    let mut v = [0f32; 8];
+    for x in v.iter_mut() {
+        *x = r.read_f32()?;
+    }
+    let on_ground = r.read_bool()?;
+    let rule = match r.read_bits(2)? {
+        0 => MoveRule::Still,
+        1 => MoveRule::Free,
+        2 => MoveRule::Fenced(Team::Attackers),
+        _ => MoveRule::Fenced(Team::Defenders),
+    };
+    let mut m = ArenaMotion {
+        yaw: v[7],
+        rule,
+        life: r.read_u8()?,
+        ..ArenaMotion::default()
+    };
+    m.state.position = glam::Vec3::new(v[0], v[1], v[2]);
+    m.state.velocity = glam::Vec3::new(v[3], v[4], v[5]);
+    m.state.crouch = v[6];
+    m.state.on_ground = on_ground;
+    Ok((tick, m))
+}
+
 /// A decoded transform on the client.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ReplicaTransform {
@@ -228,6 +291,9 @@ pub struct ArenaReplica {
     pub vitals: Option<WireVitals>,
     /// A wallet's money.
     pub money: Option<u32>,
+    /// The exact motion of the client's own player after a server tick
+    /// (sent to its owner only, when its prediction may need it).
+    pub motion: Option<(u32, ArenaMotion)>,
 }
 
 impl Replica for ArenaReplica {
@@ -246,6 +312,10 @@ impl Replica for ArenaReplica {
             }
             (ArenaKind::Player, VITALS) => {
                 self.vitals = Some(read_vitals(r)?);
+                Ok(())
+            }
+            (ArenaKind::Player, MOTION) => {
+                self.motion = Some(read_motion(r)?);
                 Ok(())
             }
             (ArenaKind::Wallet, MONEY) => {

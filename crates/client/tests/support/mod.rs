@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod prediction_run;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -6,7 +6,7 @@ use hightick_proto::BitWriter;
 use crate::EntityId;
 use crate::replication::ReplicationSource;
 use crate::tick::Tick;
-use crate::world::{Archetype, GroupMask, MAX_GROUPS, ReplicationWorld};
+use crate::world::{GroupMask, MAX_GROUPS, ReplicationWorld};
 
 /// What a change detector is told about one entity of one client.
 #[derive(Debug)]
@@ -17,6 +17,9 @@ pub struct EntityView<'a, S: ReplicationSource> {
     pub archetype: S::Archetype,
     /// The newest tick the client has acknowledged for it.
     pub acked_tick: Tick,
+    /// The groups this client may be sent (owner-only groups are left out
+    /// for everyone but the owner).
+    pub groups: GroupMask,
     /// The replicated world.
     pub world: &'a ReplicationWorld<S::Archetype>,
     /// The game, which writes the values.
@@ -75,7 +78,7 @@ impl ChangeDetection for ChangedTicks {
         view: &EntityView<'_, S>,
     ) -> GroupMask {
         view.world
-            .changed_since(view.entity, view.acked_tick, view.archetype.groups())
+            .changed_since(view.entity, view.acked_tick, view.groups)
     }
 
     fn written<S: ReplicationSource>(&self, _: &mut (), _: &EntityView<'_, S>, _: GroupMask) {}
@@ -152,7 +155,7 @@ impl ChangeDetection for ValueComparison {
         view: &EntityView<'_, S>,
     ) -> GroupMask {
         let mut mask = 0u8;
-        for group in view.archetype.groups().iter() {
+        for group in view.groups.iter() {
             let slot = self.slot(view.entity, group);
             let same = match Self::write_scratch(&mut memory.scratch, view, group) {
                 Some(bits) if memory.bits[slot] as usize == bits => {

@@ -55,4 +55,30 @@ pub trait ReplicationSource {
         let _ = (viewer, entity);
         1.0
     }
+
+    /// The player who owns `entity`: the only viewer sent its archetype's
+    /// [`owner_groups`](Archetype::owner_groups). Asked only for archetypes
+    /// that have such groups. Default: nobody.
+    fn owner(&self, entity: EntityId) -> Option<PlayerId> {
+        let _ = entity;
+        None
+    }
+}
+
+/// The groups of `entity` (of `archetype`) that `viewer` may be sent: all
+/// of them, less the owner-only groups unless `viewer` owns it.
+#[inline]
+pub(crate) fn visible_groups<S: ReplicationSource>(
+    source: &S,
+    archetype: S::Archetype,
+    entity: EntityId,
+    viewer: PlayerId,
+) -> crate::world::GroupMask {
+    let all = archetype.groups();
+    let private = archetype.owner_groups();
+    if private.is_empty() || source.owner(entity) == Some(viewer) {
+        all
+    } else {
+        all & !private
+    }
 }

@@ -8,9 +8,9 @@ use hightick_proto::{BitWriter, MessageKind, ProtoError};
 
 use crate::error::EngineError;
 use crate::interest::InterestSet;
-use crate::replication::ReplicationSource;
 use crate::replication::detect::{ChangeDetection, ChangedTicks, EntityView};
 use crate::replication::sent::{RecordOp, SentEntry, SentPacket, SentPackets};
+use crate::replication::{ReplicationSource, visible_groups};
 use crate::tick::Tick;
 use crate::world::{Archetype, GroupMask, ReplicationWorld};
 use crate::{EntityId, PlayerId};
@@ -440,6 +440,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
                         entity: e,
                         archetype,
                         acked_tick,
+                        groups: cand.groups,
                         world,
                         source,
                     };
@@ -637,12 +638,15 @@ fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
             }
         }
         let (op, groups) = match (b.presence, archetype) {
-            (Presence::Entering, Some(a)) => (RecordOp::Enter, a.groups()),
+            (Presence::Entering, Some(a)) => {
+                (RecordOp::Enter, visible_groups(source, a, e, viewer))
+            }
             (Presence::Present, Some(a)) => {
                 let view = EntityView {
                     entity: e,
                     archetype: a,
                     acked_tick: b.acked,
+                    groups: visible_groups(source, a, e, viewer),
                     world,
                     source,
                 };
@@ -890,5 +894,101 @@ mod tests {
         }
         assert_eq!(seen.len(), 8, "every entity had its turn");
         assert!(w.stats(P).unwrap().deferred > 0);
+    }
+
+    /// An archetype whose group 1 only its owner is sent.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Private;
+    impl crate::world::Archetype for Private {
+        fn wire_id(self) -> u8 {
+            2
+        }
+        fn from_wire_id(id: u8) -> Option<Self> {
+            (id == 2).then_some(Private)
+        }
+        fn groups(self) -> GroupMask {
+            GroupMask::first(2)
+        }
+        fn owner_groups(self) -> GroupMask {
+            GroupMask::only(1)
+        }
+    }
+
+    /// Entity `e` belongs to player `e`.
+    struct Owned;
+    impl ReplicationSource for Owned {
+        type Archetype = Private;
+        fn write_group(
+            &self,
+            e: EntityId,
+            _: Private,
+            g: u8,
+            w: &mut BitWriter,
+        ) -> Result<(), ProtoError> {
+            w.write_u8(e.0 as u8 * 10 + g)
+        }
+        fn owner(&self, entity: EntityId) -> Option<PlayerId> {
+            Some(PlayerId(entity.0))
+        }
+    }
+
+    #[test]
+    fn owner_groups_reach_the_owner_only() {
+        let mut w = PushWriter::new(
+            &WriterConfig {
+                clients: 2,
+                entities: 4,
+                budget_bytes: 200,
+                sent_packets: 8,
+                sent_entries: 64,
+            },
+            ChangedTicks,
+        );
+        let mut world = ReplicationWorld::new(4, 0);
+        let mine = world.spawn(Private).unwrap();
+        let theirs = world.spawn(Private).unwrap();
+        let mut set = InterestSet::with_capacity(4);
+        set.insert(mine);
+        set.insert(theirs);
+        // (viewer, entity) -> group mask of its records, over an Enter and
+        // then an Update of both groups.
+        let mut masks = std::collections::BTreeMap::new();
+        for tick in 1..=2 {
+            world.begin_tick(tick);
+            if tick == 2 {
+                for e in [mine, theirs] {
+                    world.mark_changed(e, 0);
+                    world.mark_changed(e, 1);
+                }
+            }
+            for viewer in [PlayerId(0), PlayerId(1)] {
+                if tick == 1 {
+                    w.connect(viewer).unwrap();
+                }
+                let mut out = [0u8; 200];
+                let s = w
+                    .write_snapshot(viewer, &world, &Owned, &set, 0, &mut out)
+                    .unwrap();
+                w.packet_sent(viewer, tick as u16);
+                w.on_delivery(viewer, tick as u16, PacketFate::Acked);
+                let mut r = BitReader::new(&out[..s.bytes]);
+                MessageKind::decode(&mut r).unwrap();
+                SnapshotHeader::decode(&mut r).unwrap();
+                while let Some(h) = read_entity_record_header(&mut r).unwrap() {
+                    let mut values = Vec::new();
+                    for _ in 0..h.group_mask.count_ones() {
+                        values.push(r.read_u8().unwrap());
+                    }
+                    masks.insert((tick, viewer.0, h.entity.0), (h.group_mask, values));
+                }
+            }
+        }
+        for tick in 1..=2 {
+            // Player 0 owns entity 0: both groups; of entity 1 only group 0.
+            assert_eq!(masks[&(tick, 0, 0)], (0b11, vec![0, 1]), "tick {tick}");
+            assert_eq!(masks[&(tick, 0, 1)], (0b01, vec![10]), "tick {tick}");
+            assert_eq!(masks[&(tick, 1, 0)], (0b01, vec![0]), "tick {tick}");
+            assert_eq!(masks[&(tick, 1, 1)], (0b11, vec![10, 11]), "tick {tick}");
+        }
     }
 }

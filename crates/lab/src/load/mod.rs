@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
 use crate::error::LabError;
+use crate::soak::{SoakCounters, SoakSample};
 use crate::summary::{BotRow, HostFacts, LinkRow, QualityRow, RunSummary};
 use admin::AdminClient;
 use fleets::BotFleets;
@@ -85,6 +86,10 @@ pub struct LoadSpec {
     /// sent with every create-match and given to the bots.
     #[serde(default)]
     pub settings: serde_json::Value,
+    /// Sample the servers every interval of the measured window for a soak
+    /// (memory, files, threads, CPU per tick, late ticks: [`SoakSample`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_every: Option<Duration>,
 }
 
 impl LoadSpec {
@@ -104,6 +109,7 @@ impl LoadSpec {
             bind: false,
             link: None,
             settings: serde_json::Value::Null,
+            sample_every: None,
         }
     }
 
@@ -331,7 +337,16 @@ pub fn run_load<G: BotGame>(
     for admin in &admins {
         run_start_uptime.push(admin.stats()?.uptime_s);
     }
-    let window_start = measure(spec, &servers, &admins, &fleet, total, players, progress)?;
+    let mut samples = Vec::new();
+    let window_start = measure(
+        spec,
+        &servers,
+        &admins,
+        &fleet,
+        players,
+        &mut samples,
+        progress,
+    )?;
     let end = instance_stats(&admins)?;
     let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
     let proxy_cpu_end = fleet.proxy_cpu_s();
@@ -374,6 +389,7 @@ pub fn run_load<G: BotGame>(
         }),
         _ => None,
     };
+    summary.samples = samples;
     budgets.apply(&mut summary);
     Ok(summary)
 }
@@ -461,23 +477,36 @@ fn bots_runtime() -> Result<tokio::runtime::Runtime, LabError> {
 /// Runs the warm-up and the measured window, opening the window once the warm-up
 /// is over and calling `progress` about once a second; returns the opening, if
 /// the window began.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     spec: &LoadSpec,
     servers: &[ServerProcess],
     admins: &[AdminClient],
     fleet: &BotFleets,
-    total: Duration,
     players: u32,
+    samples: &mut Vec<SoakSample>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Option<WindowOpening>, LabError> {
+    let total = spec.warmup + spec.duration;
     let start = Instant::now();
     let mut window_start: Option<WindowOpening> = None;
+    let mut sampled = SoakCounters::default();
     while start.elapsed() < total {
         // Once a second, as the servers sample their timelines; reading one
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
         if window_start.is_none() && start.elapsed() >= spec.warmup {
-            window_start = Some(open_window(servers, admins, fleet.proxy_cpu_s())?);
+            let opening = open_window(servers, admins, fleet.proxy_cpu_s())?;
+            sampled.cpu_s = opening.cpu.iter().sum();
+            window_start = Some(opening);
+        }
+        if let (Some(every), Some(opening)) = (spec.sample_every, &window_start) {
+            let since = opening.at.elapsed();
+            if since >= every * (samples.len() as u32 + 1) {
+                let (sample, counters) = soak_sample(servers, admins, since, every, &sampled)?;
+                samples.push(sample);
+                sampled = counters;
+            }
         }
         let (cpu, p99) = last_second(admins)?;
         let live = fleet.live();
@@ -497,6 +526,50 @@ fn measure(
         });
     }
     Ok(window_start)
+}
+
+/// A soak sample of every instance at `since` the window opened, over the
+/// interval since `before`; returns it with the counters now.
+fn soak_sample(
+    servers: &[ServerProcess],
+    admins: &[AdminClient],
+    since: Duration,
+    every: Duration,
+    before: &SoakCounters,
+) -> Result<(SoakSample, SoakCounters), LabError> {
+    let mut now = SoakCounters::default();
+    let mut facts = hightick_server::process::ProcessFacts::default();
+    let (mut tick_sum, mut tick_points, mut players) = (0.0, 0usize, 0);
+    for (server, admin) in servers.iter().zip(admins) {
+        let stats = admin.stats()?;
+        for mode in &stats.modes {
+            now.ticks += mode.ticks;
+            now.late_starts += mode.late_starts;
+            now.overruns += mode.overruns;
+        }
+        players += stats.players_connected;
+        let recent = stats.uptime_s - every.as_secs_f64();
+        for point in stats.timeline.iter().filter(|p| p.t_s > recent) {
+            tick_sum += point.tick_mean_us;
+            tick_points += 1;
+        }
+        now.cpu_s += server.cpu_seconds();
+        let f =
+            hightick_server::process::process_facts(&server.pid().to_string()).unwrap_or_default();
+        facts.rss_bytes += f.rss_bytes;
+        facts.open_files += f.open_files;
+        facts.threads += f.threads;
+    }
+    let tick_mean_us = tick_sum / tick_points.max(1) as f64;
+    let sample = SoakSample::between(
+        since.as_secs_f64(),
+        before,
+        &now,
+        facts,
+        tick_mean_us,
+        players,
+    );
+    Ok((sample, now))
 }
 
 /// Opens the measured window: resets every instance's stats, then reads them and

@@ -225,6 +225,7 @@ pub(crate) fn build(
         match_tick_p99_us,
         quality: None,
         link: None,
+        samples: Vec::new(),
     }
 }
 

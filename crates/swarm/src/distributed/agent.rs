@@ -1,12 +1,17 @@
 //! `hightick swarm agent`: runs the shard of a run a coordinator hands it
-//! and streams an interval every interval.
+//! and streams an interval every interval. Only a coordinator that proves
+//! it holds the shared secret gets that far ([`auth`](super::auth)), and
+//! only targets on the agent's [`AllowList`] get load.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
 
+use super::allow::AllowList;
+use super::auth::{RefusalReason, SharedSecret, prove_coordinator};
 use super::wire::{Message, read_message, write_message};
 use crate::error::SwarmError;
 use crate::interval::Interval;
@@ -14,11 +19,45 @@ use crate::play::MatchPlayer;
 use crate::run::LocalSwarm;
 use crate::scenario::Scenario;
 
+/// How long a peer has to prove itself.
+pub const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many peers may be proving themselves at once; more are turned away.
+const MAX_AUTHENTICATING: usize = 64;
+
+/// How an agent is started.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Where to listen for a coordinator (`hightick swarm agent` defaults
+    /// to `127.0.0.1:7700`).
+    pub listen: SocketAddr,
+    /// The secret coordinators must prove they hold.
+    pub secret: SharedSecret,
+    /// Where runs may send load.
+    pub allow: AllowList,
+}
+
+/// A peer the agent turned away before it sent anything of a run.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// Who.
+    pub peer: SocketAddr,
+    /// Why.
+    pub reason: RefusalReason,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "refused {}: {}", self.peer, self.reason)
+    }
+}
+
 /// An agent listening for a coordinator.
 #[derive(Debug)]
 pub struct Agent {
     listener: TcpListener,
     player: MatchPlayer,
+    secret: SharedSecret,
+    allow: Arc<AllowList>,
 }
 
 /// What an agent ran in one session.
@@ -33,13 +72,19 @@ pub struct AgentRun {
 }
 
 impl Agent {
-    /// Listens on `listen`; its runs' `play_match` steps play bots of
+    /// Listens as `config` says; its runs' `play_match` steps play bots of
     /// `player`'s game.
-    pub async fn bind(listen: SocketAddr, player: MatchPlayer) -> Result<Self, SwarmError> {
+    pub async fn bind(config: AgentConfig, player: MatchPlayer) -> Result<Self, SwarmError> {
+        let listen = config.listen;
         let listener = TcpListener::bind(listen)
             .await
             .map_err(SwarmError::io(format!("listening on {listen}")))?;
-        Ok(Self { listener, player })
+        Ok(Self {
+            listener,
+            player,
+            secret: config.secret,
+            allow: Arc::new(config.allow),
+        })
     }
 
     /// Where it listens.
@@ -49,15 +94,51 @@ impl Agent {
             .map_err(SwarmError::io("reading the agent's address"))
     }
 
-    /// Serves one coordinator: runs the shard it is given to its end.
-    pub async fn serve_one(&self) -> Result<AgentRun, SwarmError> {
-        let (stream, _) = self
-            .listener
-            .accept()
-            .await
-            .map_err(SwarmError::io("accepting a coordinator"))?;
-        let _ = stream.set_nodelay(true);
-        session(stream, self.player).await
+    /// Serves one authenticated coordinator: runs the shard it is given to
+    /// its end. Peers that fail to prove the secret (each given
+    /// [`AUTH_TIMEOUT`], several at once, so an idle one blocks nobody) are
+    /// passed to `refused` and hung up on; the agent keeps listening.
+    pub async fn serve_one(
+        &self,
+        mut refused: impl FnMut(Refusal),
+    ) -> Result<AgentRun, SwarmError> {
+        let stream = self.authenticated(&mut refused).await?;
+        session(stream, self.player, self.allow.clone()).await
+    }
+
+    /// The first connection whose peer proves the secret.
+    async fn authenticated(
+        &self,
+        refused: &mut impl FnMut(Refusal),
+    ) -> Result<TcpStream, SwarmError> {
+        let mut proving = JoinSet::new();
+        loop {
+            tokio::select! {
+                accepted = self.listener.accept() => {
+                    let (mut stream, peer) =
+                        accepted.map_err(SwarmError::io("accepting a coordinator"))?;
+                    if proving.len() >= MAX_AUTHENTICATING {
+                        refused(Refusal { peer, reason: RefusalReason::Busy });
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    let secret = self.secret.clone();
+                    proving.spawn(async move {
+                        let proof =
+                            tokio::time::timeout(AUTH_TIMEOUT, prove_coordinator(&mut stream, &secret))
+                                .await
+                                .unwrap_or(Err(RefusalReason::Timeout));
+                        (peer, proof.map(|()| stream))
+                    });
+                }
+                Some(done) = proving.join_next(), if !proving.is_empty() => match done {
+                    Ok((_, Ok(stream))) => return Ok(stream),
+                    Ok((peer, Err(reason))) => refused(Refusal { peer, reason }),
+                    // A proving task cannot panic; if one did, its peer is gone.
+                    Err(_) => {}
+                },
+            }
+        }
     }
 }
 
@@ -65,7 +146,11 @@ fn protocol(e: String) -> SwarmError {
     SwarmError::Protocol(e)
 }
 
-async fn session(stream: TcpStream, player: MatchPlayer) -> Result<AgentRun, SwarmError> {
+async fn session(
+    stream: TcpStream,
+    player: MatchPlayer,
+    allow: Arc<AllowList>,
+) -> Result<AgentRun, SwarmError> {
     let (mut rx, mut tx) = stream.into_split();
     let (mut rbuf, mut wbuf) = (Vec::new(), Vec::new());
     let plan = match read_message(&mut rx, &mut rbuf, 0)
@@ -88,14 +173,22 @@ async fn session(stream: TcpStream, player: MatchPlayer) -> Result<AgentRun, Swa
         }
     };
     let start = received + Duration::from_millis(plan.start_in_ms);
-    let mut swarm =
-        match LocalSwarm::start(scenario.clone(), plan.shard, start, plan.seed, player).await {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
-                return Err(e);
-            }
-        };
+    let mut swarm = match LocalSwarm::start(
+        scenario.clone(),
+        plan.shard,
+        start,
+        plan.seed,
+        player,
+        allow,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
+            return Err(e);
+        }
+    };
     write_message(&mut tx, &Message::Ready, &mut wbuf)
         .await
         .map_err(protocol)?;

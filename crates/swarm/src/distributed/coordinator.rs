@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
 
+use super::agent::AUTH_TIMEOUT;
+use super::auth::{SharedSecret, prove_agent};
 use super::wire::{Message, StartPlan, read_message, write_message};
 use crate::aggregate::{Aggregate, Progress};
 use crate::driver::Shard;
@@ -34,11 +36,13 @@ struct Pending {
 /// Runs `scenario` (with `overrides`) on `agents` (`host:port` each),
 /// calling `observe` after every merged interval. An agent that does not
 /// accept yet is tried again for up to `connect_wait` (agents on a cluster
-/// come up in their own time).
+/// come up in their own time). Each agent and this coordinator prove to
+/// each other that they hold `secret` before the scenario is sent.
 pub async fn run_distributed(
     scenario: Arc<Scenario>,
     overrides: &Overrides,
     agents: &[String],
+    secret: &SharedSecret,
     connect_wait: Duration,
     stop: Arc<AtomicBool>,
     mut observe: impl FnMut(&Progress),
@@ -53,8 +57,16 @@ pub async fn run_distributed(
     let (events, mut inbox) = tokio::sync::mpsc::unbounded_channel();
     let mut wbuf = Vec::new();
     for (i, addr) in agents.iter().enumerate() {
-        let stream = connect(addr, connect_wait).await?;
+        let mut stream = connect(addr, connect_wait).await?;
         let _ = stream.set_nodelay(true);
+        let auth = |reason: String| SwarmError::Auth {
+            agent: addr.clone(),
+            reason,
+        };
+        tokio::time::timeout(AUTH_TIMEOUT, prove_agent(&mut stream, secret))
+            .await
+            .map_err(|_| auth("did not authenticate in time".to_owned()))?
+            .map_err(auth)?;
         let (mut rx, mut tx) = stream.into_split();
         let plan = StartPlan {
             scenario: scenario.text.clone(),

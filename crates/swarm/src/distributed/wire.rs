@@ -1,4 +1,5 @@
-//! The agent protocol: length-prefixed frames over TCP.
+//! The agent protocol: length-prefixed frames over TCP, once the two ends
+//! have authenticated each other ([`auth`](super::auth)).
 //!
 //! A frame is a big-endian `u32` length (of what follows), a kind byte and
 //! a payload. The coordinator sends `Start` (JSON: the scenario text, the

@@ -1,6 +1,9 @@
-//! Prometheus text exposition (format 0.0.4) of frame statistics.
+//! Prometheus text exposition (format 0.0.4): [`text::Exposition`], the one
+//! writer every `/metrics` in the workspace uses (with [`text::name_problem`],
+//! the naming conventions it enforces), [`durations::DurationHistogram`] for
+//! waits and response times, and [`render`], the frame statistics.
 //!
-//! Families, each with `# HELP` and `# TYPE` once and its samples together:
+//! The frame statistics' families, each with `# HELP` and `# TYPE` once and its samples together:
 //!
 //! | family | type | extra labels |
 //! | --- | --- | --- |
@@ -18,8 +21,12 @@
 //! list limits that are set. Histogram buckets are [`BUCKET_BOUNDS_NS`]
 //! (cumulative, to the HDR histograms' precision) plus `+Inf`; `_sum` is exact.
 
+pub mod durations;
+pub mod text;
+
 use std::fmt::{self, Display, Write};
 
+use self::text::{Exposition, Kind};
 use crate::budget::BudgetTarget;
 use crate::error::TelemetryError;
 use crate::stats::{BudgetStat, FrameStats};
@@ -69,26 +76,33 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
     for s in series {
         check_labels(s.labels)?;
     }
-    let mut text = Text { out };
+    let mut text = Exposition::new(out);
 
-    text.header(
+    text.family(
         "hightick_tick_duration_seconds",
-        "histogram",
+        Kind::Histogram,
         "Duration of whole frames (ticks).",
     )?;
     for s in series {
-        text.histogram("hightick_tick_duration_seconds", s, BudgetTarget::Tick, &[])?;
+        frame_histogram(
+            &mut text,
+            "hightick_tick_duration_seconds",
+            s,
+            BudgetTarget::Tick,
+            &[],
+        )?;
     }
 
-    text.header(
+    text.family(
         "hightick_subsystem_duration_seconds",
-        "histogram",
+        Kind::Histogram,
         "Exclusive time per frame spent in each subsystem.",
     )?;
     for s in series {
         for sub in Subsystem::ALL {
             let target = BudgetTarget::Subsystem(sub);
-            text.histogram(
+            frame_histogram(
+                &mut text,
                 "hightick_subsystem_duration_seconds",
                 s,
                 target,
@@ -97,18 +111,18 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
         }
     }
 
-    text.header("hightick_ticks_total", "counter", "Frames recorded.")?;
+    text.family("hightick_ticks_total", Kind::Counter, "Frames recorded.")?;
     for s in series {
-        text.sample("hightick_ticks_total", s.labels, &[], s.stats.frames())?;
+        text.sample_with("hightick_ticks_total", s.labels, &[], s.stats.frames())?;
     }
 
-    text.header(
+    text.family(
         "hightick_late_ticks_total",
-        "counter",
+        Kind::Counter,
         "Frames that overran the tick period.",
     )?;
     for s in series {
-        text.sample(
+        text.sample_with(
             "hightick_late_ticks_total",
             s.labels,
             &[],
@@ -116,16 +130,16 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
         )?;
     }
 
-    text.header(
+    text.family(
         "hightick_budget_over_p99_frames_total",
-        "counter",
+        Kind::Counter,
         "Frames in which a budget target took longer than its p99 limit.",
     )?;
     for s in series {
         for target in targets_with(s.stats, BudgetStat::P99) {
             let value = s.stats.frames_over_p99(target);
             let extra = [("budget", target.as_str())];
-            text.sample(
+            text.sample_with(
                 "hightick_budget_over_p99_frames_total",
                 s.labels,
                 &extra,
@@ -134,9 +148,9 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
         }
     }
 
-    text.header(
+    text.family(
         "hightick_budget_violations_total",
-        "counter",
+        Kind::Counter,
         "Budget windows whose mean or p99 broke the limit.",
     )?;
     for s in series {
@@ -144,14 +158,14 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
             for target in targets_with(s.stats, stat) {
                 let value = s.stats.violations(target, stat);
                 let extra = [("budget", target.as_str()), ("stat", stat.as_str())];
-                text.sample("hightick_budget_violations_total", s.labels, &extra, value)?;
+                text.sample_with("hightick_budget_violations_total", s.labels, &extra, value)?;
             }
         }
     }
 
-    text.header(
+    text.family(
         "hightick_budget_seconds",
-        "gauge",
+        Kind::Gauge,
         "Configured budget limits.",
     )?;
     for s in series {
@@ -159,19 +173,19 @@ pub fn render(out: &mut impl Write, series: &[Series<'_>]) -> Result<(), Telemet
             for target in targets_with(s.stats, stat) {
                 let limit = limit_ns(s.stats, target, stat).unwrap_or(0);
                 let extra = [("budget", target.as_str()), ("stat", stat.as_str())];
-                text.sample("hightick_budget_seconds", s.labels, &extra, Seconds(limit))?;
+                text.sample_with("hightick_budget_seconds", s.labels, &extra, Seconds(limit))?;
             }
         }
     }
 
-    text.header(
+    text.family(
         "hightick_tick_period_seconds",
-        "gauge",
+        Kind::Gauge,
         "The tick period frames are judged late against.",
     )?;
     for s in series {
         let period = Seconds(s.stats.tick_period_ns());
-        text.sample("hightick_tick_period_seconds", s.labels, &[], period)?;
+        text.sample_with("hightick_tick_period_seconds", s.labels, &[], period)?;
     }
     Ok(())
 }
@@ -212,80 +226,21 @@ impl Display for Seconds {
     }
 }
 
-struct Text<'w, W: Write> {
-    out: &'w mut W,
-}
-
-impl<W: Write> Text<'_, W> {
-    fn header(&mut self, name: &str, kind: &str, help: &str) -> fmt::Result {
-        write!(self.out, "# HELP {name} ")?;
-        for c in help.chars() {
-            match c {
-                '\\' => self.out.write_str("\\\\")?,
-                '\n' => self.out.write_str("\\n")?,
-                c => self.out.write_char(c)?,
-            }
-        }
-        writeln!(self.out)?;
-        writeln!(self.out, "# TYPE {name} {kind}")
-    }
-
-    fn sample(
-        &mut self,
-        name: &str,
-        labels: &[(&str, &str)],
-        extra: &[(&str, &str)],
-        value: impl Display,
-    ) -> fmt::Result {
-        self.out.write_str(name)?;
-        let mut all = labels.iter().chain(extra.iter()).peekable();
-        if all.peek().is_some() {
-            self.out.write_char('{')?;
-            for (i, (k, v)) in all.enumerate() {
-                if i > 0 {
-                    self.out.write_char(',')?;
-                }
-                write!(self.out, "{k}=\"")?;
-                for c in v.chars() {
-                    match c {
-                        '\\' => self.out.write_str("\\\\")?,
-                        '"' => self.out.write_str("\\\"")?,
-                        '\n' => self.out.write_str("\\n")?,
-                        c => self.out.write_char(c)?,
-                    }
-                }
-                self.out.write_char('"')?;
-            }
-            self.out.write_char('}')?;
-        }
-        writeln!(self.out, " {value}")
-    }
-
-    fn histogram(
-        &mut self,
-        family: &str,
-        series: &Series<'_>,
-        target: BudgetTarget,
-        extra: &[(&str, &str)],
-    ) -> fmt::Result {
-        let stats = series.stats;
-        let bucket = format!("{family}_bucket");
-        fn with_le<'a>(extra: &[(&'a str, &'a str)], le: &'a str) -> Vec<(&'a str, &'a str)> {
-            let mut labels = extra.to_vec();
-            labels.push(("le", le));
-            labels
-        }
-        for bound in BUCKET_BOUNDS_NS {
-            let le = Seconds(bound).to_string();
-            let count = stats.frames_at_or_below(target, bound);
-            self.sample(&bucket, series.labels, &with_le(extra, &le), count)?;
-        }
-        let count = stats.histogram(target).len();
-        self.sample(&bucket, series.labels, &with_le(extra, "+Inf"), count)?;
-        let sum = stats.sum_ns(target) as f64 / 1e9;
-        self.sample(&format!("{family}_sum"), series.labels, extra, sum)?;
-        self.sample(&format!("{family}_count"), series.labels, extra, count)
-    }
+fn frame_histogram<W: Write>(
+    text: &mut Exposition<'_, W>,
+    family: &str,
+    series: &Series<'_>,
+    target: BudgetTarget,
+    extra: &[(&str, &str)],
+) -> fmt::Result {
+    let stats = series.stats;
+    let mut labels = series.labels.to_vec();
+    labels.extend_from_slice(extra);
+    let buckets =
+        BUCKET_BOUNDS_NS.map(|bound| (bound as f64 / 1e9, stats.frames_at_or_below(target, bound)));
+    let count = stats.histogram(target).len();
+    let sum = stats.sum_ns(target) as f64 / 1e9;
+    text.histogram(family, &labels, buckets, count, sum)
 }
 
 // Every target gets one histogram series; keep the table above in step.

@@ -1,0 +1,105 @@
+//! `hightick lab soak`: a long load run sampled every interval, judged for
+//! leaks and drift, with a chart.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use hightick_engine::BotGame;
+use hightick_lab::{
+    LoadSpec, judge, render_soak_html, render_soak_table, render_verdict, run_load,
+};
+
+use crate::demo::budget_book;
+use crate::demo::progress::RunBar;
+
+/// Flags of `hightick lab soak`.
+#[derive(Debug, Args)]
+pub(super) struct SoakArgs {
+    /// Matches at once: the machine's measured capacity (the games per core
+    /// of `hightick lab sweep` times the cores the server may use).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=512))]
+    matches: u32,
+    /// The game's mode (default: its first, `5v5` for the arena).
+    #[arg(long)]
+    mode: Option<String>,
+    /// Measured length of the soak.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// Time between samples.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    interval: Duration,
+    /// Warm-up, not measured.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    warmup: Duration,
+    /// Worker threads of the server (0: one per CPU it may use).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+    /// Frame-time budgets file (default: the shipped budgets).
+    #[arg(long, value_name = "FILE")]
+    budgets: Option<PathBuf>,
+    /// Where the JSON result (the run with its samples and the verdict) goes.
+    #[arg(long, value_name = "PATH", default_value = "lab-soak.json")]
+    json: PathBuf,
+    /// Where the HTML report (verdict and charts) goes.
+    #[arg(long, value_name = "PATH", default_value = "lab-soak.html")]
+    report: PathBuf,
+}
+
+pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
+    if args.interval.is_zero() || args.interval > args.duration {
+        bail!(
+            "--interval {} must be above 0 and at most --duration {}",
+            humantime::format_duration(args.interval),
+            humantime::format_duration(args.duration)
+        );
+    }
+    let budgets = budget_book(args.budgets.as_deref())?;
+    let exe = std::env::current_exe().context("locating this binary")?;
+    let mode = crate::demo::mode_name::<G>(args.mode.as_deref());
+    let spec = LoadSpec {
+        title: format!("soak {mode} x {}", args.matches),
+        warmup: args.warmup,
+        duration: args.duration,
+        workers: args.workers,
+        sample_every: Some(args.interval),
+        ..LoadSpec::new(exe, &mode, args.matches)
+    };
+    eprintln!(
+        "soak: {} x {mode} for {} after {} of warm-up, a sample every {}",
+        args.matches,
+        humantime::format_duration(args.duration),
+        humantime::format_duration(args.warmup),
+        humantime::format_duration(args.interval),
+    );
+    let bar = RunBar::new("soak");
+    let run = run_load::<G>(&spec, &budgets, &mut |p| bar.update(p));
+    bar.finish();
+    let run = run?;
+    let verdict = judge(&run.samples);
+    print!("{}", render_soak_table(&run.samples));
+    print!("{}", render_verdict(&verdict));
+    for s in &run.samples {
+        println!(
+            "FIGURE soak_rss_mib_t{:.0} {:.1}",
+            s.t_s / 60.0,
+            s.rss_bytes as f64 / (1024.0 * 1024.0)
+        );
+    }
+    println!("FIGURE soak_held {}", u8::from(verdict.held));
+    let json = serde_json::json!({ "run": run, "verdict": verdict });
+    std::fs::write(&args.json, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("writing {}", args.json.display()))?;
+    std::fs::write(&args.report, render_soak_html(&run, &verdict)?)
+        .with_context(|| format!("writing {}", args.report.display()))?;
+    println!(
+        "JSON: {}\nreport: {}",
+        args.json.display(),
+        args.report.display()
+    );
+    if !verdict.held {
+        bail!("the soak did not hold its bounds (see above)");
+    }
+    Ok(())
+}

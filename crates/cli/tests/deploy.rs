@@ -1,0 +1,633 @@
+//! deploy/ is a Kustomize install whose pieces fit together and fit the
+//! code. The test resolves each overlay itself (resources, generators,
+//! merge patches, namespace: what `kubectl apply -k` would send, without
+//! needing kubectl; where kubectl is installed, `kubectl kustomize` must
+//! agree) and checks:
+//! - every file in deploy/ is used by a kustomization, and every file a
+//!   kustomization names exists;
+//! - each Service selects a workload's pods and targets a port they have;
+//!   each ServiceMonitor selects a Service and scrapes a port it names; the
+//!   dashboards' `job` labels are those Services' names;
+//! - every `hightick` container's flags exist (`hightick ... --help`), and
+//!   its ports are the CLI's defaults and its containers' ports;
+//! - the Fleet: ports `game-<i>` for each worker, a grace period longer than
+//!   the drain timeout, the Counter `matches` the FleetAutoscaler scales on;
+//! - the gateway's HPA metric is exported by a real gateway's `/metrics`
+//!   and named by the Prometheus adapter's rule;
+//! - the swarm's Indexed Job and the coordinator's --agents list agree.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Deserialize as _;
+use serde_json::Value;
+use support::{Running, dashboard_expressions, series_names, temp_dir, workspace};
+
+/// Flags the manifests use that another branch adds (none now: `serve
+/// --agones` is merged).
+const PENDING_FLAGS: [(&str, &str); 0] = [];
+
+const OVERLAYS: [&str; 2] = ["dev", "production"];
+
+#[derive(Debug, Clone)]
+struct Object {
+    file: PathBuf,
+    doc: Value,
+}
+
+impl Object {
+    fn kind(&self) -> &str {
+        self.doc["kind"].as_str().unwrap_or("")
+    }
+    fn name(&self) -> &str {
+        self.doc["metadata"]["name"].as_str().unwrap_or("")
+    }
+}
+
+fn read_yaml(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_norway::Deserializer::from_str(&text)
+        .map(|doc| {
+            let v = serde_norway::Value::deserialize(doc)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            serde_json::to_value(v).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        })
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// JSON merge patch (RFC 7386), as kustomize applies a patch to a custom resource.
+fn merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// The objects kustomization `dir` produces; every file it reads goes into `used`.
+fn resolve(dir: &Path, used: &mut BTreeSet<PathBuf>) -> Vec<Object> {
+    let file = dir.join("kustomization.yaml");
+    let k = read_yaml(&file)
+        .pop()
+        .unwrap_or_else(|| panic!("{} is empty", file.display()));
+    used.insert(file.canonicalize().unwrap());
+    let exists = |p: &Path| {
+        assert!(
+            p.exists(),
+            "{}: names {} which does not exist",
+            file.display(),
+            p.display()
+        );
+        p.canonicalize().unwrap()
+    };
+    let mut objects = Vec::new();
+    for r in strings(&k["resources"]) {
+        let path = exists(&dir.join(&r));
+        if path.is_dir() {
+            objects.extend(resolve(&path, used));
+        } else {
+            used.insert(path.clone());
+            objects.extend(read_yaml(&path).into_iter().map(|doc| Object {
+                file: path.clone(),
+                doc,
+            }));
+        }
+    }
+    for (kind, key) in [
+        ("ConfigMap", "configMapGenerator"),
+        ("Secret", "secretGenerator"),
+    ] {
+        for generator in k[key].as_array().cloned().unwrap_or_default() {
+            let mut data = serde_json::Map::new();
+            for f in strings(&generator["files"]) {
+                let (key, rel) = f.split_once('=').unwrap_or((f.as_str(), f.as_str()));
+                assert!(
+                    !rel.starts_with(".."),
+                    "{}: kustomize may not read {rel} (outside the directory)",
+                    file.display()
+                );
+                let path = exists(&dir.join(rel));
+                used.insert(path.clone());
+                data.insert(
+                    key.to_owned(),
+                    Value::String(std::fs::read_to_string(&path).unwrap()),
+                );
+            }
+            for l in strings(&generator["literals"]) {
+                let (key, value) = l.split_once('=').expect("literal KEY=VALUE");
+                data.insert(key.to_owned(), Value::String(value.to_owned()));
+            }
+            let doc = serde_json::json!({
+                "kind": kind,
+                "metadata": { "name": generator["name"] },
+                "data": data,
+            });
+            objects.push(Object {
+                file: file.clone(),
+                doc,
+            });
+        }
+    }
+    for patch in k["patches"].as_array().cloned().unwrap_or_default() {
+        let path = exists(&dir.join(patch["path"].as_str().expect("patch path")));
+        used.insert(path.clone());
+        for p in read_yaml(&path) {
+            let target = objects
+                .iter_mut()
+                .find(|o| {
+                    o.doc["kind"] == p["kind"] && o.doc["metadata"]["name"] == p["metadata"]["name"]
+                })
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}: patches nothing: {} {}",
+                        path.display(),
+                        p["kind"],
+                        p["metadata"]["name"]
+                    )
+                });
+            merge(&mut target.doc, &p);
+        }
+    }
+    if let Some(ns) = k["namespace"].as_str() {
+        for o in &mut objects {
+            if o.kind() != "Namespace" {
+                o.doc["metadata"]["namespace"] = Value::String(ns.to_owned());
+            }
+        }
+    }
+    objects
+}
+
+fn find<'a>(objects: &'a [Object], kind: &str, name: &str) -> &'a Object {
+    objects
+        .iter()
+        .find(|o| o.kind() == kind && o.name() == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+/// Pod templates: (owner, pod labels, pod spec).
+fn pod_templates(objects: &[Object]) -> Vec<(String, Value, Value)> {
+    let mut pods = Vec::new();
+    for o in objects {
+        let template = match o.kind() {
+            "Deployment" | "StatefulSet" | "Job" => &o.doc["spec"]["template"],
+            "Fleet" => &o.doc["spec"]["template"]["spec"]["template"],
+            _ => continue,
+        };
+        let owner = format!("{} {}", o.kind(), o.name());
+        pods.push((
+            owner,
+            template["metadata"]["labels"].clone(),
+            template["spec"].clone(),
+        ));
+    }
+    pods
+}
+
+fn selects(selector: &Value, labels: &Value) -> bool {
+    selector
+        .as_object()
+        .is_some_and(|s| !s.is_empty() && s.iter().all(|(k, v)| labels.get(k) == Some(v)))
+}
+
+fn container_ports(spec: &Value) -> Vec<(String, u64)> {
+    let mut ports = Vec::new();
+    for c in spec["containers"].as_array().into_iter().flatten() {
+        for p in c["ports"].as_array().into_iter().flatten() {
+            let name = p["name"].as_str().unwrap_or("").to_owned();
+            ports.push((name, p["containerPort"].as_u64().expect("containerPort")));
+        }
+    }
+    ports
+}
+
+fn port_of(addr: &str) -> u64 {
+    addr.rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {addr}"))
+}
+
+/// `hightick ARGS --help`, cached.
+fn help(cache: &mut BTreeMap<String, String>, path: &[&str]) -> String {
+    cache
+        .entry(path.join(" "))
+        .or_insert_with(|| {
+            let out = Command::new(env!("CARGO_BIN_EXE_hightick"))
+                .args(path)
+                .arg("--help")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "hightick {} --help failed",
+                path.join(" ")
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .clone()
+}
+
+/// The value after `flag` in `args`.
+fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+fn check_overlay(
+    overlay: &str,
+    exported: &BTreeMap<String, &'static str>,
+    help_cache: &mut BTreeMap<String, String>,
+    used: &mut BTreeSet<PathBuf>,
+) {
+    let dir = workspace().join("deploy/overlays").join(overlay);
+    let objects = resolve(&dir, used);
+    let pods = pod_templates(&objects);
+    let at = |o: &Object| {
+        format!(
+            "{overlay}: {} {} ({})",
+            o.kind(),
+            o.name(),
+            o.file.display()
+        )
+    };
+
+    // Services select pods and target their ports.
+    for svc in objects.iter().filter(|o| o.kind() == "Service") {
+        let selector = &svc.doc["spec"]["selector"];
+        let matching: Vec<_> = pods
+            .iter()
+            .filter(|(_, labels, _)| selects(selector, labels))
+            .collect();
+        assert!(!matching.is_empty(), "{}: selects no pods", at(svc));
+        for port in svc.doc["spec"]["ports"].as_array().into_iter().flatten() {
+            let target = &port["targetPort"];
+            for (owner, _, spec) in &matching {
+                let ports = container_ports(spec);
+                let found = match target {
+                    Value::String(name) => ports.iter().any(|(n, _)| n == name),
+                    Value::Number(n) => ports.iter().any(|(_, p)| Some(*p) == n.as_u64()),
+                    _ => ports.iter().any(|(_, p)| Some(*p) == port["port"].as_u64()),
+                };
+                assert!(found, "{}: port {target} is not a port of {owner}", at(svc));
+            }
+        }
+    }
+
+    // ServiceMonitors select Services and scrape ports they name.
+    let mut monitored = BTreeSet::new();
+    for sm in objects.iter().filter(|o| o.kind() == "ServiceMonitor") {
+        let selector = &sm.doc["spec"]["selector"]["matchLabels"];
+        let services: Vec<_> = objects
+            .iter()
+            .filter(|o| o.kind() == "Service" && selects(selector, &o.doc["metadata"]["labels"]))
+            .collect();
+        assert_eq!(services.len(), 1, "{}: should select one Service", at(sm));
+        for ep in sm.doc["spec"]["endpoints"].as_array().into_iter().flatten() {
+            let port = ep["port"].as_str().expect("endpoint port name");
+            assert!(
+                services[0].doc["spec"]["ports"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p["name"] == port),
+                "{}: port {port} is not on Service {}",
+                at(sm),
+                services[0].name()
+            );
+            assert_eq!(ep["path"], "/metrics", "{}", at(sm));
+        }
+        monitored.insert(services[0].name().to_owned());
+    }
+    for (file, expr) in dashboard_expressions() {
+        for job in expr
+            .split("job=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+        {
+            assert!(
+                monitored.contains(job) || (overlay == "production" && job == "hightick-swarm"),
+                "{file}: job=\"{job}\" is no scraped Service in {overlay} (scraped: {monitored:?})"
+            );
+        }
+    }
+
+    // hightick containers: flags that exist, ports that agree.
+    let server_defaults = hightick_server::HostConfig::default();
+    for (owner, _, spec) in &pods {
+        for c in spec["containers"].as_array().into_iter().flatten() {
+            if !c["image"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("hightick"))
+            {
+                continue;
+            }
+            let args = strings(&c["args"]);
+            let depth = if args[0] == "swarm" { 2 } else { 1 };
+            let path: Vec<&str> = args[..depth].iter().map(String::as_str).collect();
+            let text = help(help_cache, &path);
+            for a in args.iter().filter(|a| a.starts_with("--")) {
+                let pending = PENDING_FLAGS
+                    .iter()
+                    .any(|&(sub, f)| sub == path[0] && f == a);
+                assert!(
+                    pending || text.contains(&format!("{a} ")) || text.contains(&format!("{a}\n")),
+                    "{overlay}: {owner}: `hightick {}` has no flag {a}",
+                    path.join(" ")
+                );
+            }
+            let ports = container_ports(spec);
+            let named = |name: &str| {
+                ports
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|&(_, p)| p)
+                    .unwrap_or_else(|| panic!("{overlay}: {owner}: no container port named {name}"))
+            };
+            match path.as_slice() {
+                ["serve"] => {
+                    let admin = port_of(flag(&args, "--admin").expect("serve --admin"));
+                    assert_eq!(
+                        admin,
+                        u64::from(server_defaults.admin.port()),
+                        "{owner}: admin port is the default"
+                    );
+                    assert_eq!(admin, named("admin"), "{owner}: --admin and the admin port");
+                }
+                ["gateway"] => {
+                    let config_map = objects
+                        .iter()
+                        .find(|o| o.kind() == "ConfigMap" && o.name() == "hightick-gateway-config")
+                        .expect("the gateway's ConfigMap");
+                    let text = config_map.doc["data"]["gateway.toml"]
+                        .as_str()
+                        .expect("gateway.toml");
+                    let config =
+                        hightick_gateway::GatewayConfig::parse(text, "deploy/base/gateway.toml")
+                            .unwrap_or_else(|e| panic!("{e}"));
+                    let listen = u64::from(config.listen.port());
+                    assert_eq!(
+                        listen,
+                        u64::from(hightick_gateway::GatewayConfig::default().listen.port())
+                    );
+                    assert_eq!(listen, named("http"), "{owner}: listen and the http port");
+                    assert_eq!(flag(&args, "--config"), Some("/etc/hightick/gateway.toml"));
+                }
+                ["swarm", "agent"] => {
+                    let listen = port_of(flag(&args, "--listen").expect("agent --listen"));
+                    assert!(
+                        text.contains(&format!(":{listen}]")),
+                        "{owner}: {listen} is not the agent's default port"
+                    );
+                    assert_eq!(listen, named("agent"));
+                }
+                ["swarm", "run"] => {
+                    let metrics = port_of(flag(&args, "--metrics").expect("swarm run --metrics"));
+                    assert_eq!(metrics, named("metrics"));
+                }
+                other => panic!("{owner}: unexpected hightick {other:?}"),
+            }
+        }
+    }
+
+    // The Fleet and its autoscaler.
+    let fleet = find(&objects, "Fleet", "hightick-server");
+    let gs = &fleet.doc["spec"]["template"]["spec"];
+    let pod = &gs["template"]["spec"];
+    let args = strings(&pod["containers"][0]["args"]);
+    let workers: u64 = flag(&args, "--workers")
+        .and_then(|w| w.parse().ok())
+        .expect("--workers N");
+    let bind = port_of(flag(&args, "--bind").expect("--bind"));
+    assert_eq!(
+        bind,
+        u64::from(server_defaults.bind.port()),
+        "game port is the default"
+    );
+    let game_ports: Vec<(String, u64)> = gs["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or("").to_owned(),
+                p["containerPort"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = (0..workers)
+        .map(|i| (format!("game-{i}"), bind + i))
+        .collect();
+    assert_eq!(
+        game_ports, want,
+        "{overlay}: a port game-<i> at bind + i for each worker"
+    );
+    let drain: u64 = flag(&args, "--drain-timeout")
+        .and_then(|d| d.parse().ok())
+        .expect("--drain-timeout");
+    let grace = pod["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("terminationGracePeriodSeconds");
+    assert!(
+        grace > drain,
+        "{overlay}: grace {grace} s must exceed the drain timeout {drain} s"
+    );
+    assert!(
+        gs["counters"]["matches"]["capacity"].as_u64().is_some(),
+        "{overlay}: Counter `matches`"
+    );
+    let fas = find(&objects, "FleetAutoscaler", "hightick-server");
+    assert_eq!(fas.doc["spec"]["fleetName"], "hightick-server");
+    assert_eq!(fas.doc["spec"]["policy"]["type"], "Counter");
+    assert_eq!(fas.doc["spec"]["policy"]["counter"]["key"], "matches");
+
+    // The gateway's HPA: a metric we export, served by the adapter's rule.
+    let hpa = find(&objects, "HorizontalPodAutoscaler", "hightick-gateway");
+    let target = &hpa.doc["spec"]["scaleTargetRef"];
+    find(
+        &objects,
+        target["kind"].as_str().unwrap(),
+        target["name"].as_str().unwrap(),
+    );
+    let metric = hpa.doc["spec"]["metrics"][0]["pods"]["metric"]["name"]
+        .as_str()
+        .expect("a Pods metric");
+    assert_eq!(
+        exported.get(metric),
+        Some(&"hightick-gateway"),
+        "{metric} is not on the gateway's /metrics"
+    );
+    let rules =
+        find(&objects, "ConfigMap", "hightick-prometheus-adapter").doc["data"]["config.yaml"]
+            .as_str()
+            .expect("adapter config.yaml")
+            .to_owned();
+    let rules: serde_norway::Value = serde_norway::from_str(&rules).expect("adapter rules parse");
+    let rules = serde_json::to_value(rules).unwrap();
+    assert!(
+        rules["rules"].as_array().into_iter().flatten().any(|r| {
+            r["seriesQuery"]
+                .as_str()
+                .is_some_and(|q| q.starts_with(metric))
+                && r["name"]["as"] == metric
+        }),
+        "{overlay}: no adapter rule serves {metric}"
+    );
+
+    // Secrets the pods read exist (dev generates them; production's are made by hand).
+    if overlay == "dev" {
+        for (_, _, spec) in &pods {
+            let mut names = BTreeSet::new();
+            for v in spec["volumes"].as_array().into_iter().flatten() {
+                if let Some(s) = v["secret"]["secretName"].as_str() {
+                    names.insert(s.to_owned());
+                }
+            }
+            for c in spec["containers"].as_array().into_iter().flatten() {
+                for e in c["env"].as_array().into_iter().flatten() {
+                    if let Some(s) = e["valueFrom"]["secretKeyRef"]["name"].as_str() {
+                        names.insert(s.to_owned());
+                    }
+                }
+            }
+            for name in names {
+                find(&objects, "Secret", &name);
+            }
+        }
+    }
+
+    // Swarm: the Indexed Job and the coordinator's list agree.
+    if let Some(job) = objects
+        .iter()
+        .find(|o| o.kind() == "Job" && o.doc["spec"]["completionMode"] == "Indexed")
+    {
+        let n = job.doc["spec"]["completions"]
+            .as_u64()
+            .expect("completions");
+        assert_eq!(
+            job.doc["spec"]["parallelism"].as_u64(),
+            Some(n),
+            "every agent at once"
+        );
+        let sub = job.doc["spec"]["template"]["spec"]["subdomain"]
+            .as_str()
+            .expect("subdomain");
+        let headless = find(&objects, "Service", sub);
+        assert_eq!(headless.doc["spec"]["clusterIP"], "None");
+        let port = port_of(
+            flag(
+                &strings(&job.doc["spec"]["template"]["spec"]["containers"][0]["args"]),
+                "--listen",
+            )
+            .unwrap(),
+        );
+        let coordinator = find(&objects, "Job", "swarm-coordinator");
+        let args = strings(&coordinator.doc["spec"]["template"]["spec"]["containers"][0]["args"]);
+        let agents: Vec<&str> = flag(&args, "--agents")
+            .expect("--agents")
+            .split(',')
+            .collect();
+        let want: Vec<String> = (0..n)
+            .map(|i| format!("{}-{i}.{sub}:{port}", job.name()))
+            .collect();
+        assert_eq!(agents, want, "{overlay}: --agents lists each indexed agent");
+    }
+
+    // kubectl, where installed, builds the same objects.
+    match Command::new("kubectl")
+        .args(["kustomize"])
+        .arg(&dir)
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "kubectl kustomize {overlay}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let built: Vec<Value> =
+                serde_norway::Deserializer::from_str(&String::from_utf8_lossy(&out.stdout))
+                    .map(|d| {
+                        serde_json::to_value(serde_norway::Value::deserialize(d).unwrap()).unwrap()
+                    })
+                    .collect();
+            let ours: BTreeSet<(String, String)> = objects
+                .iter()
+                .map(|o| (o.kind().to_owned(), o.name().to_owned()))
+                .collect();
+            let theirs: BTreeSet<(String, String)> = built
+                .iter()
+                .map(|d| {
+                    let kind = d["kind"].as_str().unwrap_or("").to_owned();
+                    let name = d["metadata"]["name"].as_str().unwrap_or("").to_owned();
+                    // A generated name may carry a content hash: `name-<hash>`.
+                    let unhashed = name.rsplit_once('-').map(|(b, _)| b.to_owned());
+                    match unhashed {
+                        Some(b) if !ours.contains(&(kind.clone(), name.clone())) => (kind, b),
+                        _ => (kind, name),
+                    }
+                })
+                .collect();
+            assert_eq!(
+                ours, theirs,
+                "{overlay}: this test's resolution and kubectl kustomize differ"
+            );
+        }
+        Err(_) => eprintln!(
+            "\n!!! kubectl is not installed: `kubectl kustomize` not cross-checked ({overlay})\n"
+        ),
+    }
+}
+
+#[test]
+fn deploy_manifests_fit_each_other_and_the_code() {
+    let dir = temp_dir("deploy");
+    let running = Running::start(&dir, Duration::from_secs(30));
+    let exported = series_names(&running.bodies());
+    drop(running);
+    let mut used = BTreeSet::new();
+    let mut help_cache = BTreeMap::new();
+    for overlay in OVERLAYS {
+        check_overlay(overlay, &exported, &mut help_cache, &mut used);
+    }
+    let deploy = workspace().join("deploy").canonicalize().unwrap();
+    let mut stack = vec![deploy.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                assert!(
+                    used.contains(&path),
+                    "{} is used by no kustomization",
+                    path.display()
+                );
+            }
+        }
+    }
+}

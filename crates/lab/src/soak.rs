@@ -1,0 +1,396 @@
+//! A soak: a long load run sampled every interval for what leaks or drifts
+//! (memory, open files, threads, CPU per match tick, late ticks), with the
+//! bound each must stay within and whether it held.
+//!
+//! The run itself is [`run_load`](crate::run_load) with
+//! [`LoadSpec::sample_every`](crate::LoadSpec::sample_every) set; this
+//! module holds the samples' shape, the verdict and the report.
+
+use serde::{Deserialize, Serialize};
+
+use hightick_report::{Cell, Color, Line, LineChart, Page, Table, TextTable, Tile};
+
+use crate::error::LabError;
+use crate::summary::RunSummary;
+
+/// One interval of a soak, all server instances together.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SoakSample {
+    /// Seconds since the measured window opened, at the interval's end.
+    pub t_s: f64,
+    /// Resident memory of the servers, bytes.
+    pub rss_bytes: u64,
+    /// Their open file descriptors.
+    pub open_files: u64,
+    /// Their threads.
+    pub threads: u64,
+    /// Match ticks run in the interval.
+    pub ticks: u64,
+    /// Server CPU per match tick over the interval, microseconds.
+    pub cpu_per_tick_us: f64,
+    /// Mean match-tick time over the interval, microseconds.
+    pub tick_mean_us: f64,
+    /// Ticks that started more than a period late, in the interval.
+    pub late_starts: u64,
+    /// Ticks whose work overran the period, in the interval.
+    pub overruns: u64,
+    /// Players connected at the interval's end.
+    pub players: usize,
+}
+
+/// The cumulative figures a sample is the difference of.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SoakCounters {
+    pub ticks: u64,
+    pub late_starts: u64,
+    pub overruns: u64,
+    pub cpu_s: f64,
+}
+
+impl SoakSample {
+    /// The sample of the interval from `before` to `now`.
+    pub(crate) fn between(
+        t_s: f64,
+        before: &SoakCounters,
+        now: &SoakCounters,
+        facts: hightick_server::process::ProcessFacts,
+        tick_mean_us: f64,
+        players: usize,
+    ) -> Self {
+        let ticks = now.ticks.saturating_sub(before.ticks);
+        let cpu_s = (now.cpu_s - before.cpu_s).max(0.0);
+        SoakSample {
+            t_s,
+            rss_bytes: facts.rss_bytes,
+            open_files: facts.open_files,
+            threads: facts.threads,
+            ticks,
+            cpu_per_tick_us: if ticks == 0 {
+                0.0
+            } else {
+                cpu_s * 1e6 / ticks as f64
+            },
+            tick_mean_us,
+            late_starts: now.late_starts.saturating_sub(before.late_starts),
+            overruns: now.overruns.saturating_sub(before.overruns),
+            players,
+        }
+    }
+
+    fn late_share(&self) -> f64 {
+        if self.ticks == 0 {
+            0.0
+        } else {
+            self.late_starts as f64 / self.ticks as f64
+        }
+    }
+}
+
+/// One figure's bound: its median over the first third of the samples
+/// against its median over the last third.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakBound {
+    /// What is bounded.
+    pub figure: String,
+    /// The bound, in words.
+    pub rule: String,
+    /// Median of the first third.
+    pub first: f64,
+    /// Median of the last third.
+    pub last: f64,
+    /// The highest `last` allowed.
+    pub limit: f64,
+    /// `last <= limit`.
+    pub held: bool,
+}
+
+/// Whether a soak held every bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakVerdict {
+    /// Each figure's bound.
+    pub bounds: Vec<SoakBound>,
+    /// Every bound held (and there were samples enough to judge).
+    pub held: bool,
+    /// Why there is no judgement, when there is none.
+    pub note: Option<String>,
+}
+
+/// Samples needed to judge: a first and a last third of at least one each.
+pub const MIN_SAMPLES: usize = 3;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// Judges `samples`: no growth beyond noise from the first third of the run
+/// to the last. The bounds:
+/// - resident memory: at most 10% + 16 MiB more (allocator caches settle);
+/// - open files: at most 4 more (a log rotated, a socket mid-close);
+/// - threads: none more;
+/// - CPU per match tick: at most 15% more (the shared machine's noise);
+/// - late ticks: a share of ticks at most twice the first third's, or 0.1%.
+pub fn judge(samples: &[SoakSample]) -> SoakVerdict {
+    if samples.len() < MIN_SAMPLES {
+        return SoakVerdict {
+            bounds: Vec::new(),
+            held: false,
+            note: Some(format!(
+                "{} samples: a verdict needs at least {MIN_SAMPLES} (a longer --duration or a shorter --interval)",
+                samples.len()
+            )),
+        };
+    }
+    let third = (samples.len() / 3).max(1);
+    let (head, tail) = (&samples[..third], &samples[samples.len() - third..]);
+    let medians = |f: fn(&SoakSample) -> f64| {
+        (
+            median(head.iter().map(f).collect()),
+            median(tail.iter().map(f).collect()),
+        )
+    };
+    let bound = |figure: &str, rule: &str, (first, last): (f64, f64), limit: f64| SoakBound {
+        figure: figure.to_string(),
+        rule: rule.to_string(),
+        first,
+        last,
+        limit,
+        held: last <= limit,
+    };
+    let rss = medians(|s| s.rss_bytes as f64 / (1024.0 * 1024.0));
+    let files = medians(|s| s.open_files as f64);
+    let threads = medians(|s| s.threads as f64);
+    let cpu = medians(|s| s.cpu_per_tick_us);
+    let late = medians(|s| s.late_share() * 100.0);
+    let bounds = vec![
+        bound(
+            "resident memory (MiB)",
+            "+10% + 16 MiB",
+            rss,
+            rss.0 * 1.10 + 16.0,
+        ),
+        bound("open files", "+4", files, files.0 + 4.0),
+        bound("threads", "+0", threads, threads.0),
+        bound("CPU per match tick (us)", "+15%", cpu, cpu.0 * 1.15),
+        bound(
+            "late ticks (% of ticks)",
+            "x2 or 0.1%",
+            late,
+            (late.0 * 2.0).max(0.1),
+        ),
+    ];
+    SoakVerdict {
+        held: bounds.iter().all(|b| b.held),
+        bounds,
+        note: None,
+    }
+}
+
+/// The samples as a terminal table.
+pub fn render_soak_table(samples: &[SoakSample]) -> String {
+    let mut t = TextTable::new(&SAMPLE_COLUMNS);
+    for s in samples {
+        t.row(sample_row(s));
+    }
+    t.render()
+}
+
+const SAMPLE_COLUMNS: [(&str, hightick_report::Align); 8] = {
+    use hightick_report::Align::{Left, Right};
+    [
+        ("t (min)", Left),
+        ("RSS MiB", Right),
+        ("files", Right),
+        ("threads", Right),
+        ("CPU/tick us", Right),
+        ("tick mean us", Right),
+        ("late", Right),
+        ("players", Right),
+    ]
+};
+
+fn sample_row(s: &SoakSample) -> [String; 8] {
+    [
+        format!("{:.1}", s.t_s / 60.0),
+        format!("{:.1}", s.rss_bytes as f64 / (1024.0 * 1024.0)),
+        s.open_files.to_string(),
+        s.threads.to_string(),
+        format!("{:.1}", s.cpu_per_tick_us),
+        format!("{:.1}", s.tick_mean_us),
+        s.late_starts.to_string(),
+        s.players.to_string(),
+    ]
+}
+
+/// The verdict as terminal lines.
+pub fn render_verdict(verdict: &SoakVerdict) -> String {
+    if let Some(note) = &verdict.note {
+        return format!("no verdict: {note}\n");
+    }
+    let mut t = TextTable::new(&[
+        ("figure", hightick_report::Align::Left),
+        ("first third", hightick_report::Align::Right),
+        ("last third", hightick_report::Align::Right),
+        ("bound", hightick_report::Align::Left),
+        ("limit", hightick_report::Align::Right),
+        ("", hightick_report::Align::Left),
+    ]);
+    for b in &verdict.bounds {
+        t.row([
+            b.figure.clone(),
+            format!("{:.2}", b.first),
+            format!("{:.2}", b.last),
+            b.rule.clone(),
+            format!("{:.2}", b.limit),
+            if b.held { "held" } else { "BROKEN" }.to_string(),
+        ]);
+    }
+    let word = if verdict.held {
+        "every bound held"
+    } else {
+        "a bound broke"
+    };
+    format!("{}soak: {word}\n", t.render())
+}
+
+/// The soak report: verdict, figures over time, the bounds and the samples.
+pub fn render_soak_html(run: &RunSummary, verdict: &SoakVerdict) -> Result<String, LabError> {
+    let samples = &run.samples;
+    let minutes = |f: fn(&SoakSample) -> f64| -> Vec<(f64, f64)> {
+        samples.iter().map(|s| (s.t_s / 60.0, f(s))).collect()
+    };
+    let mut page = Page::new(&format!("soak: {}", run.title));
+    page.paragraph(&format!(
+        "{} x {} at {} Hz for {:.0} min after {:.0} s of warm-up, sampled {} times; commit {}",
+        run.matches,
+        run.mode,
+        run.tick_rate_hz,
+        run.duration_s / 60.0,
+        run.warmup_s,
+        samples.len(),
+        run.host.git_commit.as_deref().unwrap_or("unknown"),
+    ));
+    match &verdict.note {
+        Some(note) => page.verdict(&format!("no verdict: {note}"), false),
+        None if verdict.held => page.verdict("every bound held", true),
+        None => page.verdict("a bound broke", false),
+    };
+    page.tiles(&[
+        Tile::new(format!("{:.1}", run.gpc), "games per core"),
+        Tile::new(format!("{:.1}", run.tick.p99_us), "tick p99 (us)"),
+        Tile::new(run.tick.late_ticks.to_string(), "late ticks"),
+    ]);
+    let memory = LineChart::new("memory and files", "minutes", "resident memory (MiB)")
+        .line(Line::new(
+            "RSS",
+            Color::BLUE,
+            minutes(|s| s.rss_bytes as f64 / (1024.0 * 1024.0)),
+        ))
+        .right_axis(
+            "open files / threads",
+            vec![
+                Line::new(
+                    "open files",
+                    Color::ORANGE,
+                    minutes(|s| s.open_files as f64),
+                ),
+                Line::new("threads", Color::GREY, minutes(|s| s.threads as f64)),
+            ],
+        )
+        .render()?;
+    let cost = LineChart::new("cost per tick", "minutes", "microseconds")
+        .line(Line::new(
+            "CPU per match tick",
+            Color::BLUE,
+            minutes(|s| s.cpu_per_tick_us),
+        ))
+        .line(Line::new(
+            "mean match tick",
+            Color::ORANGE,
+            minutes(|s| s.tick_mean_us),
+        ))
+        .right_axis(
+            "late ticks per interval",
+            vec![Line::new(
+                "late ticks",
+                Color::RED,
+                minutes(|s| s.late_starts as f64),
+            )],
+        )
+        .render()?;
+    page.section("Over time").chart(&memory).chart(&cost);
+    page.section("Bounds").table(
+        &Table::new(["figure", "first third", "last third", "bound", "limit", ""]).rows(
+            verdict.bounds.iter().map(|b| {
+                vec![
+                    Cell::text(&b.figure),
+                    Cell::num(b.first, 2),
+                    Cell::num(b.last, 2),
+                    Cell::text(&b.rule),
+                    Cell::num(b.limit, 2),
+                    Cell::text(if b.held { "held" } else { "BROKEN" }),
+                ]
+            }),
+        ),
+    );
+    page.section("Samples").table(
+        &Table::new(SAMPLE_COLUMNS.map(|(name, _)| name)).rows(
+            samples
+                .iter()
+                .map(|s| sample_row(s).map(Cell::text).to_vec()),
+        ),
+    );
+    Ok(page.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(minute: u32, rss_mib: u64, files: u64, cpu: f64, late: u64) -> SoakSample {
+        SoakSample {
+            t_s: f64::from(minute) * 60.0,
+            rss_bytes: rss_mib * 1024 * 1024,
+            open_files: files,
+            threads: 6,
+            ticks: 7680,
+            cpu_per_tick_us: cpu,
+            tick_mean_us: cpu * 0.8,
+            late_starts: late,
+            overruns: 0,
+            players: 80,
+        }
+    }
+
+    #[test]
+    fn a_steady_run_holds_and_a_leak_breaks_its_bound() {
+        let steady: Vec<_> = (1..=9).map(|m| sample(m, 40, 120, 45.0, 1)).collect();
+        let v = judge(&steady);
+        assert!(v.held, "{v:?}");
+        assert_eq!(v.bounds.len(), 5);
+
+        let leaking: Vec<_> = (1..=9)
+            .map(|m| sample(m, 40 + u64::from(m) * 10, 120 + u64::from(m), 45.0, 1))
+            .collect();
+        let v = judge(&leaking);
+        assert!(!v.held);
+        let broken: Vec<_> = v
+            .bounds
+            .iter()
+            .filter(|b| !b.held)
+            .map(|b| b.figure.as_str())
+            .collect();
+        assert_eq!(broken, ["resident memory (MiB)", "open files"]);
+    }
+
+    #[test]
+    fn too_few_samples_give_no_verdict() {
+        let v = judge(&[sample(1, 40, 120, 45.0, 0)]);
+        assert!(!v.held && v.note.is_some());
+        assert!(render_verdict(&v).starts_with("no verdict"));
+    }
+}
