@@ -60,6 +60,13 @@ pub(crate) struct ServeArgs {
     /// Region tag the gateway's matchmaking may prefer.
     #[arg(long)]
     region: Option<String>,
+    /// Run as an Agones GameServer: Ready once warm, health from the
+    /// workers, matches from allocations, Shutdown after the drain.
+    #[arg(long)]
+    agones: bool,
+    /// The Agones SDK server's gRPC port (else $AGONES_SDK_GRPC_PORT, else 9357).
+    #[arg(long, value_name = "PORT")]
+    agones_sdk_port: Option<u16>,
 }
 
 impl ServeArgs {
@@ -113,6 +120,12 @@ impl ServeArgs {
         }
         if let Some(v) = &self.region {
             config.region = v.clone();
+        }
+        if self.agones {
+            config.agones = true;
+        }
+        if let Some(v) = self.agones_sdk_port {
+            config.agones_sdk_port = Some(v);
         }
         config.validate()?;
         Ok(config)

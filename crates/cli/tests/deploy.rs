@@ -27,9 +27,9 @@ use serde::Deserialize as _;
 use serde_json::Value;
 use support::{Running, dashboard_expressions, series_names, temp_dir, workspace};
 
-/// Flags the manifests use that another branch adds (the Agones adapter).
-/// LEAD: empty this once `serve --agones` is merged.
-const PENDING_FLAGS: [(&str, &str); 1] = [("serve", "--agones")];
+/// Flags the manifests use that another branch adds (none now: `serve
+/// --agones` is merged).
+const PENDING_FLAGS: [(&str, &str); 0] = [];
 
 const OVERLAYS: [&str; 2] = ["dev", "production"];
 

@@ -3,9 +3,12 @@
 //! running one ended at the drain timeout with its result written whole —
 //! and exits cleanly. Bad config is one clear line.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod served;
+
+use std::process::Command;
+use std::time::Duration;
+
+use served::Served;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("hightick-cli-{name}-{}", std::process::id()));
@@ -27,33 +30,24 @@ fn sigterm_drains_and_exits_cleanly_with_results_written() {
     let key_file = dir.join("key.hex");
     std::fs::write(&key_file, "ab".repeat(32)).unwrap();
     let results = dir.join("results.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hightick"))
-        .args([
-            "serve",
+    let mut served = Served::start(
+        [
             "--bind",
             "127.0.0.1:0",
             "--admin",
             "127.0.0.1:0",
             "--workers",
             "1",
-        ])
-        .args(["--drain-timeout", "1", "--key-file"])
-        .arg(&key_file)
-        .arg("--results")
-        .arg(&results)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hightick serve starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let admin = first
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("no admin address in {first:?}"))
-        .to_owned();
+            "--drain-timeout",
+            "1",
+            "--key-file",
+            key_file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &dir.join("serve.stderr"),
+    );
+    let admin = served.admin.clone();
 
     let created = agent()
         .post(&format!("http://{admin}/v1/matches"))
@@ -62,8 +56,7 @@ fn sigterm_drains_and_exits_cleanly_with_results_written() {
         .unwrap();
     assert_eq!(created.status().as_u16(), 201);
 
-    // SAFETY: kill sends a signal to our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    served.sigterm();
     std::thread::sleep(Duration::from_millis(200));
     if let Ok(refused) = agent()
         .post(&format!("http://{admin}/v1/matches"))
@@ -77,17 +70,7 @@ fn sigterm_drains_and_exits_cleanly_with_results_written() {
         );
     }
 
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the host did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = served.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "{status:?}");
     let lines = std::fs::read_to_string(&results).unwrap();
     assert_eq!(lines.lines().count(), 1, "{lines}");

@@ -56,6 +56,16 @@
 //! max_sockets = 100000            # sockets at once; past it an upgrade gets 503
 //! max_message_bytes = 4096        # largest message a client may send
 //! max_client_messages = 64        # messages a client may send per ping interval
+//! # [agones]                      # allocate through the Agones allocator, not the hosts (docs/AGONES.md)
+//! # allocator = "https://agones-allocator.agones-system.svc:443"  # REST, mutual TLS
+//! # namespace = "default"         # the Fleet's namespace
+//! # fleet = "hightick"            # GameServers labelled agones.dev/fleet = this
+//! # match_labels = { "agones.dev/sdk-hightick-version" = "0.1.0" }  # and these labels too
+//! # game_ports = 1                # ports game-0..game-N-1 per GameServer: the host's workers
+//! # client_cert_file = "allocator/client.crt"  # the gateway's client certificate (PEM)
+//! # client_key_file = "allocator/client.key"   # its key (PEM)
+//! # ca_file = "allocator/ca.crt"  # the CA of the allocator's server certificate (PEM)
+//! # timeout_s = 5                 # longest one allocation may take
 //! ```
 
 use hightick_telemetry::config_file::{self, ConfigFileError};
@@ -65,6 +75,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agones::AgonesConfig;
 use crate::error::GatewayError;
 
 /// A matchmaking queue.
@@ -184,6 +195,8 @@ pub struct GatewayConfig {
     pub rewards: RewardPolicy,
     /// The WebSocket push channel.
     pub push: crate::push::PushConfig,
+    /// Allocate through the Agones allocator instead of the hosts.
+    pub agones: Option<AgonesConfig>,
 }
 
 impl Default for GatewayConfig {
@@ -220,6 +233,7 @@ impl Default for GatewayConfig {
             hosts: Vec::new(),
             rewards: RewardPolicy::default(),
             push: crate::push::PushConfig::default(),
+            agones: None,
         }
     }
 }
@@ -332,6 +346,9 @@ impl GatewayConfig {
             if !(1..=100_000).contains(&host.capacity) {
                 return bad("hosts.capacity", "must be in 1..=100000");
             }
+        }
+        if let Some(agones) = &self.agones {
+            agones.validate()?;
         }
         Ok(())
     }

@@ -10,12 +10,13 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::admission::Admission;
+use crate::agones::AgonesAllocator;
 use crate::api::{AppState, Shared, router};
 use crate::config::GatewayConfig;
 use crate::error::GatewayError;
 use crate::hosts::Hosts;
 use crate::login::Logins;
-use crate::matchmaking::{Matchmaker, TokenSettings};
+use crate::matchmaking::{Allocation, Matchmaker, TokenSettings};
 use crate::metrics::RequestCounts;
 use crate::push::{Hub, positions};
 use crate::rate_limit::RateLimit;
@@ -119,9 +120,13 @@ impl Gateway {
             Duration::from_secs(config.host_timeout_s),
         ));
         let push = Hub::new(&config.push);
+        let allocation = match &config.agones {
+            Some(agones) => Allocation::Agones(Box::new(AgonesAllocator::new(agones)?)),
+            None => Allocation::Hosts(Arc::clone(&hosts)),
+        };
         let matchmaker = Matchmaker::start(
             &config.modes,
-            Arc::clone(&hosts),
+            allocation,
             TokenSettings {
                 key: secrets.token_key.clone(),
                 ttl_s: config.connect_token_ttl_s,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
 
@@ -219,6 +219,44 @@ pub enum AllocateError {
         /// Why.
         reason: String,
     },
+    /// The Agones allocator has no GameServer with room (it answered 429).
+    #[error("the Agones allocator has no GameServer with room")]
+    NoGameServer,
+    /// The Agones allocator failed, refused the request, or answered what
+    /// the gateway cannot use.
+    #[error("Agones allocator: {0}")]
+    Allocator(String),
+}
+
+/// Sends `request` on `http` and reads the answer (at most 64 KiB) within
+/// `timeout`: its status and body, or why not.
+pub(crate) async fn exchange<C: Connect + Clone + Send + Sync + 'static>(
+    http: &Client<C, Full<Bytes>>,
+    request: hyper::Request<Full<Bytes>>,
+    timeout: Duration,
+) -> Result<(hyper::StatusCode, Bytes), String> {
+    let call = async {
+        let response = http.request(request).await.map_err(|e| {
+            // The cause chain says what failed (refused, TLS handshake...).
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text = format!("{text}: {cause}");
+                source = cause.source();
+            }
+            text
+        })?;
+        let status = response.status();
+        let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok((status, bytes))
+    };
+    tokio::time::timeout(timeout, call)
+        .await
+        .map_err(|_| "timed out".to_owned())?
 }
 
 /// Calls hosts' admin APIs over pooled HTTP/1.1 connections.
@@ -255,23 +293,9 @@ impl HostClient {
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| failed(e.to_string()))?;
-        let call = async {
-            let response = self
-                .http
-                .request(request)
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-            let status = response.status();
-            let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-                .collect()
-                .await
-                .map_err(|e| failed(e.to_string()))?
-                .to_bytes();
-            Ok::<_, AllocateError>((status, bytes))
-        };
-        let (status, bytes) = tokio::time::timeout(ALLOCATE_TIMEOUT, call)
+        let (status, bytes) = exchange(&self.http, request, ALLOCATE_TIMEOUT)
             .await
-            .map_err(|_| failed("timed out".to_owned()))??;
+            .map_err(failed)?;
         if status == hyper::StatusCode::SERVICE_UNAVAILABLE {
             return Err(AllocateError::Full(host));
         }

@@ -19,6 +19,9 @@
 //!   group becomes a match allocated through a host's admin API
 //!   (`POST /v1/matches` on `hightick serve`), and each player receives a
 //!   connect token sealed with the key the hosts share.
+//! - **Agones** ([`agones`], with `[agones]` in the config): matches are
+//!   allocated through the Agones allocator service instead (REST, mutual
+//!   TLS), on GameServers with room on their `matches` Counter.
 //! - **Servers' side**: hosts register and heartbeat with their capacity;
 //!   results are posted with the server secret and stored idempotently by
 //!   match id through the store's batching writer.
@@ -57,6 +60,7 @@
 //! ```
 
 pub mod admission;
+pub mod agones;
 pub mod api;
 pub mod config;
 mod error;

@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
+use crate::agones::AgonesAllocator;
 use crate::config::ModeConfig;
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
 use crate::push::{Hub, event};
@@ -140,6 +141,16 @@ pub enum MatchmakingError {
     NotWaiting,
 }
 
+/// Where the matchmaker allocates matches.
+#[derive(Debug, Clone)]
+pub enum Allocation {
+    /// On the gateway's own host registry (configured and registered hosts,
+    /// through their admin API).
+    Hosts(Arc<Hosts>),
+    /// Through the Agones allocator service ([`crate::agones`]).
+    Agones(Box<AgonesAllocator>),
+}
+
 #[derive(Debug)]
 struct Ticket {
     account_id: i64,
@@ -165,7 +176,7 @@ struct Inner {
     /// Each mode's match settings, sent with its allocations.
     settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
     state: Mutex<State>,
-    hosts: Arc<Hosts>,
+    allocation: Allocation,
     client: HostClient,
     token_key: Key,
     token_ttl_s: u64,
@@ -213,11 +224,11 @@ fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Matchmaker {
-    /// Queues for `modes` allocating on `hosts`, pushing to `hub`. Starts
-    /// its task on the current tokio runtime.
+    /// Queues for `modes` allocating through `allocation`, pushing to
+    /// `hub`. Starts its task on the current tokio runtime.
     pub fn start(
         modes: &[ModeConfig],
-        hosts: Arc<Hosts>,
+        allocation: Allocation,
         tokens: TokenSettings,
         ticket_ttl: Duration,
         hub: Arc<Hub>,
@@ -229,7 +240,7 @@ impl Matchmaker {
                 .map(|m| (m.name.clone(), m.settings.clone()))
                 .collect(),
             state: Mutex::new(State::default()),
-            hosts,
+            allocation,
             client: HostClient::default(),
             token_key: tokens.key,
             token_ttl_s: tokens.ttl_s,
@@ -482,15 +493,19 @@ impl Inner {
         }
     }
 
-    async fn allocate(&self, request: MatchRequest<'_>) -> Option<(SocketAddr, Allocated)> {
-        for host in self.hosts.candidates(Instant::now()) {
+    async fn allocate(&self, request: MatchRequest<'_>) -> Option<Allocated> {
+        let hosts = match &self.allocation {
+            Allocation::Agones(agones) => return agones.allocate(request).await.ok(),
+            Allocation::Hosts(hosts) => hosts,
+        };
+        for host in hosts.candidates(Instant::now()) {
             match self.client.allocate(host, request).await {
                 Ok(allocated) => {
-                    self.hosts.allocated(host);
-                    return Some((host, allocated));
+                    hosts.allocated(host);
+                    return Some(allocated);
                 }
-                Err(AllocateError::Full(_)) => self.hosts.full(host),
-                Err(AllocateError::Failed { .. }) => {}
+                Err(AllocateError::Full(_)) => hosts.full(host),
+                Err(_) => {}
             }
         }
         None
@@ -534,7 +549,7 @@ impl Inner {
             roster: &roster,
             settings: self.settings.get(mode).unwrap_or(&no_settings),
         };
-        let Some((_, allocated)) = self.allocate(request).await else {
+        let Some(allocated) = self.allocate(request).await else {
             self.failed_allocations.fetch_add(1, Ordering::Relaxed);
             self.requeue(mode, group);
             return false;
@@ -632,7 +647,7 @@ mod tests {
                 players,
                 settings: serde_json::Map::new(),
             }],
-            Arc::new(Hosts::new(&[], Duration::from_secs(10))),
+            Allocation::Hosts(Arc::new(Hosts::new(&[], Duration::from_secs(10)))),
             TokenSettings {
                 key: Key::generate(&mut rand::rng()),
                 ttl_s: 30,

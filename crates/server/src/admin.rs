@@ -190,109 +190,173 @@ async fn create_match(
         Ok(b) => b,
         Err(rejection) => return error(StatusCode::BAD_REQUEST, &rejection.body_text()),
     };
-    if state.draining.load(Ordering::SeqCst) {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "draining: no new matches");
+    match state.create_match(request, None).await {
+        Ok(info) => (StatusCode::CREATED, Json(info)).into_response(),
+        Err(refused) => error(refused.status, &refused.message),
     }
-    let Some(mode) = state.modes.iter().find(|m| m.name == request.mode) else {
-        let known: Vec<&str> = state.modes.iter().map(|m| m.name).collect();
-        let message = format!(
-            "mode: unknown `{}` for {} (known: {})",
-            request.mode,
-            state.game,
-            known.join(", ")
-        );
-        return error(StatusCode::BAD_REQUEST, &message);
-    };
-    let tick_rate_hz = request.tick_rate_hz.unwrap_or(mode.tick_rate_hz);
-    if !TICK_RATES_HZ.contains(&tick_rate_hz) {
-        let message = format!(
-            "tick_rate_hz: must be between {} and {} (got {tick_rate_hz})",
-            TICK_RATES_HZ.start(),
-            TICK_RATES_HZ.end()
-        );
-        return error(StatusCode::BAD_REQUEST, &message);
-    }
-    if request.roster.is_empty() || request.roster.len() > usize::from(mode.players).min(MAX_ROSTER)
-    {
-        let message = format!("roster: must hold 1 to {} client ids", mode.players);
-        return error(StatusCode::BAD_REQUEST, &message);
-    }
-    let mut unique = request.roster.clone();
-    unique.sort_unstable();
-    unique.dedup();
-    if unique.len() != request.roster.len() {
-        return error(StatusCode::BAD_REQUEST, "roster: a client id appears twice");
-    }
-    let loads: Vec<LoadView> = state
-        .workers
-        .iter()
-        .map(|w| LoadView::of(&w.load, w.max_matches))
-        .collect();
-    let Some(worker) = placement::choose(&loads, state.placement, state.pack_until) else {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "every worker is full");
-    };
-    let id = match request.match_id.clone() {
-        Some(id) if !is_file_safe(&id) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "match_id: must be 1 to 64 of A-Z a-z 0-9 . _ - (not starting with a dot)",
-            );
-        }
-        Some(id) => id,
-        None => state.match_ids.mint(),
-    };
-    if !state.settling.claim(&id) {
-        let message = format!("match_id: `{id}` is already hosted here");
-        return error(StatusCode::CONFLICT, &message);
-    }
-    let created = create_on(&state, worker, id.clone(), mode, tick_rate_hz, request).await;
-    if created.status() != StatusCode::CREATED {
-        state.settling.release(&id);
-    }
-    created
 }
 
-/// Asks `worker` to create match `id`; the answer as the API gives it.
-async fn create_on(
-    state: &AdminState,
-    worker: usize,
-    id: String,
-    mode: &'static Mode,
-    tick_rate_hz: u32,
-    request: CreateMatch,
-) -> Response {
-    let seed = request.seed.unwrap_or_else(|| {
-        state
-            .seed
-            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
-    });
-    let (reply, answer) = oneshot::channel();
-    let command = WorkerCommand::Create {
-        id,
-        mode,
-        settings: serde_json::Value::Object(request.settings),
-        tick_rate_hz,
-        roster: request.roster,
-        seed,
-        reply,
-    };
-    if !state.send(worker, command) {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "worker stopped");
+/// Why a match was not created: the status the admin API answers with and
+/// a message naming the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl Refused {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
     }
-    match tokio::time::timeout(WORKER_ANSWER, answer).await {
-        Ok(Ok(Ok(info))) => (StatusCode::CREATED, Json(info)).into_response(),
-        Ok(Ok(Err(reason))) if reason.contains("already holds") => {
-            error(StatusCode::CONFLICT, &reason)
+}
+
+impl AdminState {
+    /// Creates the match `request` describes: what `POST /v1/matches` does,
+    /// and what an Agones allocation does (`crate::agones`). `worker` places
+    /// it on that worker instead of where placement would.
+    pub(crate) async fn create_match(
+        &self,
+        request: CreateMatch,
+        worker: Option<usize>,
+    ) -> Result<MatchInfo, Refused> {
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(Refused::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "draining: no new matches",
+            ));
         }
-        Ok(Ok(Err(reason)))
-            if reason.contains("draining")
-                || reason.contains("full")
-                || reason.contains("out of") =>
+        let Some(mode) = self.modes.iter().find(|m| m.name == request.mode) else {
+            let known: Vec<&str> = self.modes.iter().map(|m| m.name).collect();
+            let message = format!(
+                "mode: unknown `{}` for {} (known: {})",
+                request.mode,
+                self.game,
+                known.join(", ")
+            );
+            return Err(Refused::new(StatusCode::BAD_REQUEST, message));
+        };
+        let tick_rate_hz = request.tick_rate_hz.unwrap_or(mode.tick_rate_hz);
+        if !TICK_RATES_HZ.contains(&tick_rate_hz) {
+            let message = format!(
+                "tick_rate_hz: must be between {} and {} (got {tick_rate_hz})",
+                TICK_RATES_HZ.start(),
+                TICK_RATES_HZ.end()
+            );
+            return Err(Refused::new(StatusCode::BAD_REQUEST, message));
+        }
+        if request.roster.is_empty()
+            || request.roster.len() > usize::from(mode.players).min(MAX_ROSTER)
         {
-            error(StatusCode::SERVICE_UNAVAILABLE, &reason)
+            let message = format!("roster: must hold 1 to {} client ids", mode.players);
+            return Err(Refused::new(StatusCode::BAD_REQUEST, message));
         }
-        Ok(Ok(Err(reason))) => error(StatusCode::BAD_REQUEST, &reason),
-        _ => error(StatusCode::SERVICE_UNAVAILABLE, "worker did not answer"),
+        let mut unique = request.roster.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() != request.roster.len() {
+            return Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                "roster: a client id appears twice",
+            ));
+        }
+        let worker = self.place(worker)?;
+        let id = match request.match_id.clone() {
+            Some(id) if !is_file_safe(&id) => {
+                return Err(Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    "match_id: must be 1 to 64 of A-Z a-z 0-9 . _ - (not starting with a dot)",
+                ));
+            }
+            Some(id) => id,
+            None => self.match_ids.mint(),
+        };
+        if !self.settling.claim(&id) {
+            let message = format!("match_id: `{id}` is already hosted here");
+            return Err(Refused::new(StatusCode::CONFLICT, message));
+        }
+        let created = self
+            .create_on(worker, id.clone(), mode, tick_rate_hz, request)
+            .await;
+        if created.is_err() {
+            self.settling.release(&id);
+        }
+        created
+    }
+
+    /// The worker a new match goes to: `pinned` if it has room, else where
+    /// placement says.
+    fn place(&self, pinned: Option<usize>) -> Result<usize, Refused> {
+        let loads: Vec<LoadView> = self
+            .workers
+            .iter()
+            .map(|w| LoadView::of(&w.load, w.max_matches))
+            .collect();
+        match pinned {
+            Some(i) if i >= loads.len() => Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                format!("worker: {i} is no worker here (0 to {})", loads.len() - 1),
+            )),
+            Some(i) if loads[i].matches >= loads[i].max_matches => Err(Refused::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("worker {i} is full"),
+            )),
+            Some(i) => Ok(i),
+            None => placement::choose(&loads, self.placement, self.pack_until).ok_or_else(|| {
+                Refused::new(StatusCode::SERVICE_UNAVAILABLE, "every worker is full")
+            }),
+        }
+    }
+
+    /// Asks `worker` to create match `id`.
+    async fn create_on(
+        &self,
+        worker: usize,
+        id: String,
+        mode: &'static Mode,
+        tick_rate_hz: u32,
+        request: CreateMatch,
+    ) -> Result<MatchInfo, Refused> {
+        let seed = request.seed.unwrap_or_else(|| {
+            self.seed
+                .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+        });
+        let (reply, answer) = oneshot::channel();
+        let command = WorkerCommand::Create {
+            id,
+            mode,
+            settings: serde_json::Value::Object(request.settings),
+            tick_rate_hz,
+            roster: request.roster,
+            seed,
+            reply,
+        };
+        if !self.send(worker, command) {
+            return Err(Refused::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "worker stopped",
+            ));
+        }
+        match tokio::time::timeout(WORKER_ANSWER, answer).await {
+            Ok(Ok(Ok(info))) => Ok(info),
+            Ok(Ok(Err(reason))) if reason.contains("already holds") => {
+                Err(Refused::new(StatusCode::CONFLICT, reason))
+            }
+            Ok(Ok(Err(reason)))
+                if reason.contains("draining")
+                    || reason.contains("full")
+                    || reason.contains("out of") =>
+            {
+                Err(Refused::new(StatusCode::SERVICE_UNAVAILABLE, reason))
+            }
+            Ok(Ok(Err(reason))) => Err(Refused::new(StatusCode::BAD_REQUEST, reason)),
+            _ => Err(Refused::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "worker did not answer",
+            )),
+        }
     }
 }
 

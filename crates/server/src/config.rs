@@ -27,6 +27,8 @@
 //! # state_dir = "hightick-host"  # the host's identity and its results outbox (needed with gateway)
 //! region = "local"             # region tag the gateway's matchmaking may prefer
 //! heartbeat_s = 2.0            # how often to heartbeat the gateway
+//! agones = false               # run as an Agones GameServer: Ready, health, allocations, Shutdown (docs/AGONES.md)
+//! # agones_sdk_port = 9357     # the Agones SDK server's gRPC port; else $AGONES_SDK_GRPC_PORT, else 9357
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -107,6 +109,12 @@ pub struct HostConfig {
     pub region: String,
     /// Seconds between heartbeats to the gateway.
     pub heartbeat_s: f64,
+    /// Run as an Agones GameServer ([`crate::agones`]; needs the cargo
+    /// feature `agones`).
+    pub agones: bool,
+    /// The Agones SDK server's gRPC port (else `$AGONES_SDK_GRPC_PORT`,
+    /// else 9357).
+    pub agones_sdk_port: Option<u16>,
 }
 
 impl Default for HostConfig {
@@ -135,6 +143,8 @@ impl Default for HostConfig {
             state_dir: None,
             region: "local".to_owned(),
             heartbeat_s: 2.0,
+            agones: false,
+            agones_sdk_port: None,
         }
     }
 }

@@ -30,4 +30,15 @@ pub enum ServerError {
     /// The net layer refused its config.
     #[error(transparent)]
     Net(#[from] hightick_net::NetError),
+    /// An Agones allocation's annotations do not describe a match.
+    #[error("allocation annotation `{annotation}`: {reason}")]
+    Allocation {
+        /// The annotation at fault.
+        annotation: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The Agones SDK could not be reached or refused a call.
+    #[error("agones: {0}")]
+    Agones(String),
 }

@@ -46,6 +46,8 @@ pub struct Host {
     workers: Vec<JoinHandle<()>>,
     results: Option<JoinHandle<()>>,
     link: Option<JoinHandle<()>>,
+    #[cfg(feature = "agones")]
+    agones: Option<crate::agones::link::AgonesLink>,
     admin: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
 }
 
@@ -62,6 +64,22 @@ impl Host {
         signals: bool,
     ) -> Result<Self, ServerError> {
         config.validate()?;
+        if config.agones && cfg!(not(feature = "agones")) {
+            return Err(ServerError::Agones(
+                "this build has no Agones support (cargo feature `agones` of hightick-server)"
+                    .to_owned(),
+            ));
+        }
+        // The admin runtime, and with `signals` the SIGTERM/SIGINT handlers,
+        // before any thread starts: once the host says it is up (or Ready
+        // to Agones), a SIGTERM drains it rather than killing it.
+        let admin_runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let signals = match signals {
+            true => Some(Signals::install(&admin_runtime)?),
+            false => None,
+        };
         let budgets = Arc::new(match &config.budgets {
             Some(path) => Budgets::load(path)?,
             None => Budgets::defaults(),
@@ -83,6 +101,12 @@ impl Host {
         let mut sinks = ResultSinks::default();
         if let Some(path) = &config.results {
             sinks.file = Some(ResultSinks::open_file(path)?);
+        }
+        let mut agones_ended = None;
+        if config.agones {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            sinks.ended = Some(tx);
+            agones_ended = Some(rx);
         }
         let mut link_records = None;
         if let Some((outbox, _)) = &link {
@@ -182,6 +206,19 @@ impl Host {
             )?),
             _ => None,
         };
+        #[cfg(feature = "agones")]
+        let agones = match agones_ended {
+            Some(ended) => Some(crate::agones::link::start(
+                crate::agones::link::LinkSetup {
+                    port: config.agones_sdk_port,
+                    state: Arc::clone(&state),
+                    ended,
+                },
+            )?),
+            None => None,
+        };
+        #[cfg(not(feature = "agones"))]
+        drop(agones_ended);
         let mut workers = Vec::with_capacity(count);
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
@@ -199,10 +236,11 @@ impl Host {
             .name("hightick-admin".to_owned())
             .spawn(move || {
                 run_admin(
+                    admin_runtime,
                     listener,
                     admin_state,
                     stopped,
-                    signals.then_some(drain_timeout),
+                    signals.map(|s| (s, drain_timeout)),
                 )
             })?;
         Ok(Self {
@@ -214,6 +252,8 @@ impl Host {
             workers,
             results: Some(results),
             link,
+            #[cfg(feature = "agones")]
+            agones,
             admin: Some((stop, admin)),
         })
     }
@@ -244,10 +284,18 @@ impl Host {
         self.drain(self.drain_timeout);
     }
 
-    /// Waits until every worker has drained, the results are written and
-    /// the admin API is closed. Call [`Self::drain`] first (or send SIGTERM
-    /// to a host started by [`serve`]), or this waits forever.
-    pub fn wait(mut self) {
+    /// Waits until every worker has drained, the results are written, the
+    /// Agones GameServer (with `agones`) is Shutdown and the admin API is
+    /// closed. Call [`Self::drain`] first (or send SIGTERM to a host started
+    /// by [`serve`]), or this waits forever.
+    pub fn wait(self) {
+        if let Err(e) = self.finish() {
+            eprintln!("hightick serve: {e}");
+        }
+    }
+
+    /// [`Self::wait`], with the Agones lifecycle's error if it failed.
+    fn finish(mut self) -> Result<(), ServerError> {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
@@ -257,10 +305,18 @@ impl Host {
         if let Some(l) = self.link.take() {
             let _ = l.join();
         }
+        #[cfg(feature = "agones")]
+        let agones = self
+            .agones
+            .take()
+            .map_or(Ok(()), crate::agones::link::AgonesLink::finish);
+        #[cfg(not(feature = "agones"))]
+        let agones = Ok(());
         if let Some((stop, thread)) = self.admin.take() {
             let _ = stop.send(());
             let _ = thread.join();
         }
+        agones
     }
 }
 
@@ -274,8 +330,7 @@ pub fn serve<G: HostedGame>(
 ) -> Result<(), ServerError> {
     let host = Host::start_inner::<G>(config, key, true)?;
     started(&host);
-    host.wait();
-    Ok(())
+    host.finish()
 }
 
 /// The outbox and the gateway's URL and secret, for a host with a gateway.
@@ -293,19 +348,31 @@ fn link_setup(config: &HostConfig, url: &str) -> Result<(Outbox, (String, String
     Ok((outbox, (url.to_owned(), config.load_server_secret()?)))
 }
 
+/// SIGTERM and SIGINT, caught (registered on the admin runtime).
+#[derive(Debug)]
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install(runtime: &tokio::runtime::Runtime) -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _in_runtime = runtime.enter();
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
 fn run_admin(
+    runtime: tokio::runtime::Runtime,
     listener: TcpListener,
     state: Arc<AdminState>,
     stopped: oneshot::Receiver<()>,
-    drain_on_signal: Option<Duration>,
+    drain_on_signal: Option<(Signals, Duration)>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(_) => return,
-    };
     runtime.block_on(async move {
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             return;
@@ -319,8 +386,8 @@ fn run_admin(
                 sampler.sample_timeline().await;
             }
         });
-        if let Some(timeout) = drain_on_signal {
-            tokio::spawn(watch_signals(Arc::clone(&state), timeout));
+        if let Some((signals, timeout)) = drain_on_signal {
+            tokio::spawn(watch_signals(Arc::clone(&state), signals, timeout));
         }
         let _ = axum::serve(listener, router(state))
             .with_graceful_shutdown(async move {
@@ -330,14 +397,8 @@ fn run_admin(
     });
 }
 
-async fn watch_signals(state: Arc<AdminState>, timeout: Duration) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return;
-    };
+async fn watch_signals(state: Arc<AdminState>, signals: Signals, timeout: Duration) {
+    let Signals { mut term, mut int } = signals;
     let mut deadline = timeout;
     loop {
         tokio::select! {

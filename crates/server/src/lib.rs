@@ -28,6 +28,11 @@
 //!   as closed) and is posted, the match id as its idempotency key, with
 //!   backoff until acknowledged. A create-match request may carry the
 //!   gateway's `match_id`; it is the match's id everywhere.
+//! - **Agones** (with `agones`, cargo feature `agones`): the host is a
+//!   GameServer: Ready once warm, health pings from the workers' own
+//!   progress, matches created from allocations' annotations, the
+//!   `matches` Counter given back as they end, Shutdown after a drain
+//!   ([`agones`] module docs).
 //! - **Drain**: on SIGTERM ([`serve`]) or [`Host::drain`] no match is
 //!   created any more; running ones finish (or are ended at the drain
 //!   timeout), their clients are told, their results (the game's report,
@@ -59,6 +64,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+pub mod agones;
 pub mod batch_io;
 pub mod config;
 mod delivery;

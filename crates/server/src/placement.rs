@@ -15,7 +15,7 @@
 //! When every worker would pass the limit, the match goes to the worker with
 //! the fewest matches.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,13 @@ pub(crate) struct WorkerLoad {
     pub busy_permille: AtomicU32,
     /// Matches hosted at the end of that second.
     pub measured_matches: AtomicUsize,
+    /// Bumped by the worker's own loop when it starts and once a second
+    /// after: a worker whose count stands still is hung (the Agones health
+    /// pings follow it, `crate::agones`).
+    pub beats: AtomicU64,
+    /// Set when the worker has drained and left its loop (its beats stop
+    /// without it being hung).
+    pub stopped: AtomicBool,
 }
 
 /// One worker's load as placement sees it.

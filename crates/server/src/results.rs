@@ -95,6 +95,9 @@ pub(crate) struct ResultSinks {
     pub file: Option<File>,
     /// The outbox, and the gateway link that posts what lands there.
     pub outbox: Option<(Outbox, Sender<ResultRecord>)>,
+    /// Told each match's id once its result is written (the Agones
+    /// lifecycle gives the match's counter slot back).
+    pub ended: Option<tokio::sync::mpsc::UnboundedSender<String>>,
 }
 
 impl ResultSinks {
@@ -121,6 +124,9 @@ pub(crate) fn start(
             for line in rx {
                 write(&mut sinks, &line);
                 settling.settled(&line.match_id);
+                if let Some(ended) = &sinks.ended {
+                    let _ = ended.send(line.match_id);
+                }
             }
             if let Some(file) = &sinks.file {
                 let _ = file.sync_all();

@@ -239,6 +239,7 @@ impl<G: HostedGame> Worker<G> {
         if let Some(core) = self.pin_to {
             process::pin_to_core(core);
         }
+        self.load.beats.fetch_add(1, Ordering::Relaxed);
         loop {
             if !self.take_commands() {
                 // The host is gone: stop as a drain would at its deadline.
@@ -256,6 +257,7 @@ impl<G: HostedGame> Worker<G> {
             if self.drain_deadline.is_some() && self.matches.is_empty() {
                 self.service_network(now, now, Timers::Due);
                 self.flush();
+                self.load.stopped.store(true, Ordering::Relaxed);
                 break;
             }
             match self.due_match(now) {
@@ -277,13 +279,15 @@ impl<G: HostedGame> Worker<G> {
     }
 
     /// Once a second: the share of a core this thread used since the last
-    /// time, for placing new matches (see [`crate::placement`]).
+    /// time, for placing new matches (see [`crate::placement`]), and a beat
+    /// that shows the loop is alive.
     fn publish_busy(&mut self, now: Instant) {
         let (at, cpu_then) = self.busy_at;
         let wall = now.saturating_duration_since(at);
         if wall < BUSY_PERIOD {
             return;
         }
+        self.load.beats.fetch_add(1, Ordering::Relaxed);
         let cpu = process::thread_cpu_time();
         if let Some(cpu_then) = cpu_then {
             let share = cpu.saturating_sub(cpu_then).as_secs_f64() / wall.as_secs_f64();
