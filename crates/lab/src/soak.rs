@@ -145,6 +145,18 @@ pub fn judge(samples: &[SoakSample]) -> SoakVerdict {
             )),
         };
     }
+    if let Some(idle) = samples.iter().find(|s| s.ticks == 0 || s.players == 0) {
+        return SoakVerdict {
+            bounds: Vec::new(),
+            held: false,
+            note: Some(format!(
+                "no match ran (or no player was connected) in the interval ending at minute {:.0}: \
+                 the matches ended before the soak did; give settings that keep them running \
+                 for its length (the arena: --settings '{{\"rounds_to_win\": 30}}')",
+                idle.t_s / 60.0
+            )),
+        };
+    }
     let third = (samples.len() / 3).max(1);
     let (head, tail) = (&samples[..third], &samples[samples.len() - third..]);
     let medians = |f: fn(&SoakSample) -> f64| {
@@ -385,6 +397,15 @@ mod tests {
             .map(|b| b.figure.as_str())
             .collect();
         assert_eq!(broken, ["resident memory (MiB)", "open files"]);
+    }
+
+    #[test]
+    fn matches_that_ended_early_give_no_verdict() {
+        let mut run: Vec<_> = (1..=9).map(|m| sample(m, 40, 120, 45.0, 1)).collect();
+        run[5].ticks = 0;
+        let v = judge(&run);
+        assert!(!v.held && v.bounds.is_empty());
+        assert!(v.note.unwrap().contains("minute 6"));
     }
 
     #[test]

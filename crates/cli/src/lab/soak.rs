@@ -33,6 +33,11 @@ pub(super) struct SoakArgs {
     /// Warm-up, not measured.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     warmup: Duration,
+    /// The matches' settings as JSON, the game's (default: the mode's own). A
+    /// soak needs matches that last its length: for the arena e.g.
+    /// '{"rounds_to_win": 30}'.
+    #[arg(long, value_name = "JSON")]
+    settings: Option<String>,
     /// Worker threads of the server (0: one per CPU it may use).
     #[arg(long, default_value_t = 0)]
     workers: usize,
@@ -58,8 +63,15 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
     let budgets = budget_book(args.budgets.as_deref())?;
     let exe = std::env::current_exe().context("locating this binary")?;
     let mode = crate::demo::mode_name::<G>(args.mode.as_deref());
+    let settings = match &args.settings {
+        Some(text) => {
+            serde_json::from_str(text).with_context(|| format!("--settings is not JSON: {text}"))?
+        }
+        None => serde_json::Value::Null,
+    };
     let spec = LoadSpec {
         title: format!("soak {mode} x {}", args.matches),
+        settings,
         warmup: args.warmup,
         duration: args.duration,
         workers: args.workers,
