@@ -277,7 +277,7 @@ async fn a_gateway_with_agones_hands_players_the_allocated_address() {
         settings: serde_json::Map::new(),
     }];
     config.agones = Some(agones_config(&dir, address));
-    let (_gateway, _, http) = common::sqlite_gateway("agones-gateway", &config).await;
+    let (_gateway, _, http) = common::sqlite_gateway("agones_gateway", &config).await;
     let mut players = Vec::new();
     for i in 0..2 {
         let (_, token) = http.guest(&format!("agones-player-{i}")).await;
