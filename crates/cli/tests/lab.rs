@@ -139,7 +139,7 @@ fn a_short_sweep_reports_records_and_compares_without_regression() {
     let commit = json["host"]["git_commit"].as_str();
     // Sub-microsecond subsystems of a debug build move by a microsecond between two
     // runs of one binary (a round's purchases fall in one window and not the other):
-    // a floor of 2 us keeps that noise from reading as a change.
+    // a floor of 5 us keeps that noise from reading as a change.
     let out = hightick(
         &dir,
         &[
