@@ -150,7 +150,7 @@ fn a_short_sweep_reports_records_and_compares_without_regression() {
             "--data-dir",
             "db",
             "--floor-us",
-            "2",
+            "5",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
