@@ -117,7 +117,9 @@ impl<G: Predict> std::fmt::Debug for Predictor<G> {
     }
 }
 
-fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+/// The distance between two points (what a correction moves the player,
+/// and what the quality probe's interpolation error is).
+pub(crate) fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
     let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
 }

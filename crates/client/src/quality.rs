@@ -212,10 +212,7 @@ impl QualityProbe {
                     continue;
                 }
             };
-            let error: f32 = (0..3)
-                .map(|i| (d.position[i] - truth[i]).powi(2))
-                .sum::<f32>()
-                .sqrt();
+            let error = crate::prediction::distance(d.position, truth);
             let mm = (f64::from(error) * 1000.0).round().max(1.0) as u64;
             self.quality.position_error_mm.saturating_record(mm);
         }
