@@ -275,49 +275,53 @@ impl HostConfig {
         Duration::from_secs_f64(self.seat_timeout_s)
     }
 
-    /// The gateway's server secret: from `server_secret_file`, else from
-    /// `$HIGHTICK_SERVER_SECRET`.
+    /// The gateway's server secret: from `server_secret_file`, else the file
+    /// named by `$HIGHTICK_SERVER_SECRET_FILE`, else `$HIGHTICK_SERVER_SECRET`.
     pub fn load_server_secret(&self) -> Result<String, ServerError> {
-        let secret = match &self.server_secret_file {
-            Some(path) => std::fs::read_to_string(path).map_err(|e| {
-                ServerError::Key(format!(
-                    "cannot read server secret file {}: {e}",
-                    path.display()
-                ))
-            })?,
-            None => std::env::var(SERVER_SECRET_ENV).map_err(|_| {
-                ServerError::Key(format!(
+        let secret = read_secret(
+            self.server_secret_file.as_deref(),
+            SERVER_SECRET_ENV,
+            || {
+                format!(
                     "no server secret for the gateway: set server_secret_file (--server-secret-file) or ${SERVER_SECRET_ENV}"
-                ))
-            })?,
-        };
-        let secret = secret.trim().to_owned();
-        if secret.is_empty() {
-            return Err(ServerError::Key("the server secret is empty".to_owned()));
+                )
+            },
+        )?;
+        let text = String::from_utf8(secret.bytes).map_err(|_| {
+            ServerError::Key(format!("{}: the server secret is not UTF-8", secret.origin))
+        })?;
+        if text.is_empty() {
+            return Err(ServerError::Key(format!(
+                "{}: the server secret is empty",
+                secret.origin
+            )));
         }
-        Ok(secret)
+        Ok(text)
     }
 
-    /// The token key: from `key_file`, else from `$HIGHTICK_KEY`.
+    /// The token key: from `key_file`, else the file named by
+    /// `$HIGHTICK_KEY_FILE`, else `$HIGHTICK_KEY` (64 hex digits).
     pub fn load_key(&self) -> Result<Key, ServerError> {
-        match &self.key_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    ServerError::Key(format!("cannot read key file {}: {e}", path.display()))
-                })?;
-                Key::from_hex(&text)
-                    .map_err(|e| ServerError::Key(format!("{}: {e}", path.display())))
-            }
-            None => match std::env::var(KEY_ENV) {
-                Ok(text) => {
-                    Key::from_hex(&text).map_err(|e| ServerError::Key(format!("${KEY_ENV}: {e}")))
-                }
-                Err(_) => Err(ServerError::Key(format!(
-                    "no key: set key_file (--key-file) or ${KEY_ENV} to 64 hex digits"
-                ))),
-            },
-        }
+        let secret = read_secret(self.key_file.as_deref(), KEY_ENV, || {
+            format!("no key: set key_file (--key-file) or ${KEY_ENV} to 64 hex digits")
+        })?;
+        std::str::from_utf8(&secret.bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|text| Key::from_hex(text).map_err(|e| e.to_string()))
+            .map_err(|e| ServerError::Key(format!("{}: {e}", secret.origin)))
     }
+}
+
+/// A secret from `file`, `${env}_FILE` or `$env` ([`config_file::read_secret`]);
+/// `missing` says what to set when none is.
+fn read_secret(
+    file: Option<&Path>,
+    env: &str,
+    missing: impl FnOnce() -> String,
+) -> Result<config_file::Secret, ServerError> {
+    config_file::read_secret(file, env)
+        .map_err(|e| ServerError::Key(e.to_string()))?
+        .ok_or_else(|| ServerError::Key(missing()))
 }
 
 #[cfg(test)]
