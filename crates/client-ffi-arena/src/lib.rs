@@ -45,7 +45,8 @@ mod input;
 use hightick_arena::event::ArenaEvent;
 use hightick_arena::game::Arena;
 use hightick_arena::input::ArenaInput;
-use hightick_client_ffi::{FfiGame, ReplicaOf};
+use hightick_arena::motion::Stage;
+use hightick_client_ffi::{FfiGame, FfiPredict, ReplicaOf};
 use hightick_engine::replication::ClientEntity;
 use hightick_proto::ProtoError;
 
@@ -83,8 +84,20 @@ impl FfiGame for ArenaFfi {
     }
 }
 
+/// The map a match plays when its mode names none (the `5v5` mode's).
+pub const DEFAULT_STAGE: &str = "dust_corners";
+
+impl FfiPredict for ArenaFfi {
+    /// The arena's stage is the match's built-in map (`dust_corners` for
+    /// the `5v5` mode, `plaza` for the `plaza100` modes).
+    fn stage(name: Option<&str>) -> Result<Stage, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Stage::builtin(name.unwrap_or(DEFAULT_STAGE))?)
+    }
+}
+
 hightick_client_ffi::export!(
-    ArenaFfi => input: HightickArenaInput, event: HightickArenaEvent, entity: HightickArenaEntity
+    ArenaFfi => input: HightickArenaInput, event: HightickArenaEvent, entity: HightickArenaEntity,
+    predict
 );
 
 #[cfg(test)]
@@ -108,6 +121,8 @@ mod tests {
         assert_eq!(size_of::<HightickArenaInput>(), 16);
         assert_eq!(size_of::<HightickArenaEntity>(), 40);
         assert_eq!(size_of::<HightickArenaEvent>(), 32);
-        assert_eq!(HIGHTICK_ABI_VERSION, 1);
+        assert_eq!(size_of::<HightickPrediction>(), 32);
+        assert_eq!(size_of::<HightickPredictionStats>(), 48);
+        assert_eq!(HIGHTICK_ABI_VERSION, 2);
     }
 }
