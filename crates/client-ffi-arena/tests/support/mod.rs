@@ -385,6 +385,12 @@ pub(crate) mod player {
 /// the client's disconnect packets.
 pub(crate) const TOKEN_TIMEOUT_S: i32 = 120;
 
+/// The most, in metres, the median frame's predicted position of a client
+/// program may be from its interpolated one: about four times the
+/// half-metre lead of a run (a 6 m/s run for the 9 ticks between the input
+/// lead and the interpolation delay).
+pub(crate) const MAX_PREDICTION_GAP_M: f64 = 2.0;
+
 /// Runs a client program (`command` given the token file's path; it plays
 /// for 3 seconds and prints `key value` lines) against a live match and
 /// checks that snapshots arrived, that its inputs reached the server (the
@@ -414,6 +420,18 @@ pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Comm
         "{stdout}"
     );
     assert_eq!(value(&stdout, "closed_locally"), 1.0, "{stdout}");
+    // It predicted its own player: finite, moving, and close to where the
+    // server's snapshots put it (the prediction runs ahead of the drawn
+    // past by the input lead and the interpolation delay, about 9 ticks:
+    // half a metre at a run; the median leaves out the frames around a
+    // spawn, when the two are apart by the teleport).
+    assert!(value(&stdout, "predicted_frames") > 50.0, "{stdout}");
+    assert_eq!(value(&stdout, "predicted_finite"), 1.0, "{stdout}");
+    assert!(value(&stdout, "predicted_moved") > 1.0, "{stdout}");
+    assert_eq!(value(&stdout, "predicted_entity_matches"), 1.0, "{stdout}");
+    let gap = value(&stdout, "prediction_gap_median_m");
+    assert!((0.0..MAX_PREDICTION_GAP_M).contains(&gap), "{stdout}");
+    assert!(value(&stdout, "prediction_compared") > 0.0, "{stdout}");
     // Its inputs reached the server.
     let accepted = live.count("inputs_accepted");
     assert!(
