@@ -271,6 +271,13 @@ pub(crate) mod player {
         pub(crate) events: Box<[HightickArenaEvent]>,
         pub(crate) me: Option<u16>,
         pub(crate) snapshots: u64,
+        /// Mispredict on purpose: send an input only every third tick,
+        /// then one for a tick skipped, looking elsewhere. The client
+        /// predicted the skipped tick with the last input repeated (as a
+        /// server does for a tick with none); the server, which has not run
+        /// it yet, takes the late one: the two part, and the next
+        /// authoritative state corrects the client.
+        pub(crate) scramble: bool,
         last_tick: u32,
     }
 
@@ -308,6 +315,7 @@ pub(crate) mod player {
                 events: vec![HightickArenaEvent::default(); EVENTS].into_boxed_slice(),
                 me: None,
                 snapshots: 0,
+                scramble: false,
                 last_tick: 0,
             }
         }
@@ -338,16 +346,18 @@ pub(crate) mod player {
             // SAFETY: valid out pointer.
             if check(unsafe { hightick_tick_sync(h, &mut sync) })? == HightickStatus::Ok {
                 let tick = sync.server_tick as u32 + 6;
-                if tick > self.last_tick {
+                let gap = if self.scramble { 3 } else { 1 };
+                if tick >= self.last_tick + gap {
+                    let skipped = self.last_tick + 1;
                     self.last_tick = tick;
-                    let input = HightickArenaInput {
+                    let mut input = HightickArenaInput {
                         move_y: 127,
                         ..HightickArenaInput::default()
                     };
-                    // SAFETY: valid record.
-                    let s = unsafe { hightick_send_input(h, tick, tick - 6, &input) };
-                    if s != HightickStatus::NotConnected {
-                        check(s)?;
+                    send(h, tick, &input)?;
+                    if self.scramble {
+                        input.yaw = 1.5;
+                        send(h, skipped, &input)?;
                     }
                 }
             }
@@ -373,6 +383,21 @@ pub(crate) mod player {
             }
             false
         }
+    }
+
+    /// Sends `input` for `tick` (NOT_CONNECTED is no error: the input is
+    /// kept for redundancy).
+    fn send(
+        h: HightickClient,
+        tick: u32,
+        input: &HightickArenaInput,
+    ) -> Result<(), HightickStatus> {
+        // SAFETY: valid record.
+        let s = unsafe { hightick_send_input(h, tick, tick.saturating_sub(6), input) };
+        if s != HightickStatus::NotConnected {
+            check(s)?;
+        }
+        Ok(())
     }
 
     fn check(s: HightickStatus) -> Result<HightickStatus, HightickStatus> {
