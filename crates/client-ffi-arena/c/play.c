@@ -101,6 +101,11 @@ int main(int argc, char **argv) {
     if (failed("prediction_start", hightick_prediction_start(client, STAGE))) {
         return 1;
     }
+    /* Corrections fade out (0.8 of one is left after a tick, the default);
+     * 0 would draw them at once. */
+    if (failed("prediction_smoothing", hightick_prediction_smoothing(client, 0.8f))) {
+        return 1;
+    }
 
     static HightickArenaEntity entities[MAX_ENTITIES];
     HightickArenaEvent events[MAX_EVENTS];

@@ -130,6 +130,70 @@ namespace Hightick
             return true;
         }
 
+        /// <summary>
+        /// Starts predicting the local player on the match's map (null: the
+        /// arena's default, "dust_corners"): from now on SendInput moves it at
+        /// once and Update corrects it from the server's state. Call it right
+        /// after Connect.
+        /// </summary>
+        public void StartPrediction(string map = null)
+        {
+            byte[] stage = null;
+            if (map != null)
+            {
+                stage = new byte[Encoding.UTF8.GetByteCount(map) + 1];
+                Encoding.UTF8.GetBytes(map, 0, map.Length, stage, 0);
+            }
+            Check("prediction_start", Native.hightick_prediction_start(handle, stage));
+        }
+
+        /// <summary>
+        /// The local player as predicted: where to draw it (smoothed) and the
+        /// prediction itself; false until the server's first state of it.
+        /// </summary>
+        public bool TryGetPredictedPosition(out Prediction prediction)
+        {
+            Status s = Native.hightick_prediction(handle, out prediction);
+            if (s == Status.Empty)
+            {
+                return false;
+            }
+            Check("prediction", s);
+            return true;
+        }
+
+        /// <summary>The local player's entity at its predicted (drawn) position; false until known.</summary>
+        public bool TryGetPredictedEntity(out ArenaEntity entity)
+        {
+            Status s = Native.hightick_predicted_entity(handle, out entity);
+            if (s == Status.Empty)
+            {
+                return false;
+            }
+            Check("predicted_entity", s);
+            return true;
+        }
+
+        /// <summary>Comparisons, mispredictions and corrections of the local player's prediction.</summary>
+        public PredictionStats PredictionStats
+        {
+            get
+            {
+                PredictionStats stats;
+                Check("prediction_stats", Native.hightick_prediction_stats(handle, out stats));
+                return stats;
+            }
+        }
+
+        /// <summary>
+        /// How a correction is drawn: the share of it still drawn after each
+        /// tick (default 0.8). 0 turns smoothing off (corrections at once).
+        /// </summary>
+        public void SetSmoothing(float smoothing)
+        {
+            Check("prediction_smoothing", Native.hightick_prediction_smoothing(handle, smoothing));
+        }
+
         /// <summary>RTT, loss, jitter, snapshot age and counters.</summary>
         public Stats Stats
         {
