@@ -7,9 +7,12 @@
 //! (a test regenerates it and compares). The arena's records:
 //! [`HightickArenaInput`] (what the caller fills each frame),
 //! [`HightickArenaEvent`] (one flat record for every kind of event) and
-//! [`HightickArenaEntity`] (one entity's state). `c/play.c` is a C client
-//! and `csharp/` the C# binding (P/Invoke and a thin wrapper, the form Unity
-//! loads); docs/ENGINE_CLIENTS.md shows how to use them.
+//! [`HightickArenaEntity`] (one entity's state). It predicts the local
+//! player with the arena's own movement code (`hightick_prediction_start`
+//! on the match's map, [`ArenaFfi`]'s `FfiPredict`). `c/play.c` is a C
+//! client, `csharp/` the C# binding (P/Invoke and a thin wrapper, the form
+//! Unity loads) and `python/` a ctypes binding with a bot;
+//! docs/ENGINE_CLIENTS.md shows how to use them.
 //!
 //! What it is not: the protocol or the client logic (`hightick-client`),
 //! nor the ABI's rules (`hightick-client-ffi`).
