@@ -109,25 +109,13 @@ namespace Hightick
         /// <summary>Entity `id` at server tick `renderTick` (negative: newest); false if not held.</summary>
         public bool TryGetEntity(ushort id, double renderTick, out ArenaEntity entity)
         {
-            Status s = Native.hightick_entity(handle, id, renderTick, out entity);
-            if (s == Status.Empty)
-            {
-                return false;
-            }
-            Check("entity", s);
-            return true;
+            return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
         }
 
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>
         public bool TryGetTickSync(out TickSync sync)
         {
-            Status s = Native.hightick_tick_sync(handle, out sync);
-            if (s == Status.Empty)
-            {
-                return false;
-            }
-            Check("tick_sync", s);
-            return true;
+            return Found("tick_sync", Native.hightick_tick_sync(handle, out sync));
         }
 
         /// <summary>
@@ -153,25 +141,13 @@ namespace Hightick
         /// </summary>
         public bool TryGetPredictedPosition(out Prediction prediction)
         {
-            Status s = Native.hightick_prediction(handle, out prediction);
-            if (s == Status.Empty)
-            {
-                return false;
-            }
-            Check("prediction", s);
-            return true;
+            return Found("prediction", Native.hightick_prediction(handle, out prediction));
         }
 
         /// <summary>The local player's entity at its predicted (drawn) position; false until known.</summary>
         public bool TryGetPredictedEntity(out ArenaEntity entity)
         {
-            Status s = Native.hightick_predicted_entity(handle, out entity);
-            if (s == Status.Empty)
-            {
-                return false;
-            }
-            Check("predicted_entity", s);
-            return true;
+            return Found("predicted_entity", Native.hightick_predicted_entity(handle, out entity));
         }
 
         /// <summary>Comparisons, mispredictions and corrections of the local player's prediction.</summary>
@@ -242,6 +218,17 @@ namespace Hightick
                 return "";
             }
             return Encoding.UTF8.GetString(text, 0, (int)len - 1);
+        }
+
+        /// <summary>False for EMPTY, true for OK; throws for an error.</summary>
+        static bool Found(string call, Status s)
+        {
+            if (s == Status.Empty)
+            {
+                return false;
+            }
+            Check(call, s);
+            return true;
         }
 
         static void Check(string call, Status s)

@@ -193,11 +193,6 @@ impl<G: Predict> Predictor<G> {
         }
     }
 
-    /// How corrections are drawn now.
-    pub fn smoothing(&self) -> Option<f32> {
-        self.config.smoothing
-    }
-
     fn slot(&self, tick: Tick) -> usize {
         tick as usize % self.steps.len()
     }
