@@ -133,7 +133,7 @@
 // The version of the C ABI: a library and a header with different versions
 // do not fit together. Bumped whenever a call or a record changes.
 // Version 2 added the prediction calls (`hightick_prediction_*`), their
-// records and `HightickStatus::NotPredicting`.
+// records and the status `NOT_PREDICTING`.
 #define HIGHTICK_ABI_VERSION 2
 
 // Longest error text kept, in bytes, NUL excluded (longer texts are cut at

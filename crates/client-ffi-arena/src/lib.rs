@@ -37,6 +37,10 @@
 //! assert!(text.starts_with("connect token"), "{text}");
 //! // Handles are checked, never dereferenced.
 //! assert_eq!(hightick_update(12345, 0), HightickStatus::InvalidHandle);
+//! // The local player is predicted on the match's map once asked.
+//! let map = c"dust_corners".as_ptr();
+//! let status = unsafe { hightick_prediction_start(12345, map) };
+//! assert_eq!(status, HightickStatus::InvalidHandle);
 //! ```
 
 #![warn(missing_docs)]

@@ -127,7 +127,7 @@ pub use status::{HightickStatus, status_text};
 /// The version of the C ABI: a library and a header with different versions
 /// do not fit together. Bumped whenever a call or a record changes.
 /// Version 2 added the prediction calls (`hightick_prediction_*`), their
-/// records and `HightickStatus::NotPredicting`.
+/// records and the status `NOT_PREDICTING`.
 pub const HIGHTICK_ABI_VERSION: u32 = 2;
 
 /// Emits a game's C ABI: `export!(Marker => input: I, event: E, entity: N)`
