@@ -9,9 +9,15 @@
 //! input, one interpolated position). Frames alternate between them, about
 //! 4 ms apart, so both see the same traffic; each frame is timed alone.
 //!
+//! A third client plays through the C functions with prediction on
+//! (`hightick_prediction_start`; each input predicted, each update
+//! reconciled, the predicted position read every frame), so the cost of
+//! prediction is the ratio of its frame to the plain FFI frame.
+//!
 //! Run with: cargo bench -p hightick-client-ffi-arena --bench ffi_frame
 //! Prints `FIGURE ffi_frame_cost_ratio X` (median FFI frame over median
-//! Rust frame) and the medians behind it.
+//! Rust frame), `FIGURE ffi_prediction_cost_ratio X` (median predicting
+//! FFI frame over median FFI frame) and the medians behind them.
 
 #[allow(unreachable_pub)]
 #[path = "../tests/support/mod.rs"]
@@ -21,9 +27,9 @@ use std::time::{Duration, Instant};
 
 use hightick_arena::game::Arena;
 use hightick_arena::input::ArenaInput;
-use hightick_arena_client::HightickArenaEntity;
+use hightick_arena_client::{HightickArenaEntity, hightick_prediction, hightick_prediction_start};
 use hightick_client::GameClientConfig;
-use hightick_client_ffi::FrameClient;
+use hightick_client_ffi::{FrameClient, HightickPrediction, HightickStatus};
 use hightick_engine::EntityId;
 use hightick_net::ConnectToken;
 use hightick_proto::InputCommand;
@@ -83,8 +89,13 @@ fn median(v: &mut [u64]) -> f64 {
 }
 
 fn main() {
-    let live = LiveMatch::start(&[7, 8]);
+    let live = LiveMatch::start(&[7, 8, 9]);
     let mut ffi = FfiPlayer::connect(&live.token(7, 30));
+    let mut predicting = FfiPlayer::connect(&live.token(9, 30));
+    // SAFETY: null is the default map, the match's.
+    let started = unsafe { hightick_prediction_start(predicting.handle, std::ptr::null()) };
+    assert_eq!(started, HightickStatus::Ok);
+    let mut predicted = HightickPrediction::default();
     let token = ConnectToken::decode(&live.token(8, 30)).expect("a token");
     let mut client = FrameClient::<Arena>::connect(token, GameClientConfig::default(), now_us())
         .expect("connects");
@@ -103,29 +114,47 @@ fn main() {
         // SAFETY: valid out pointer.
         let _ = unsafe { hightick_arena_client::hightick_entity(ffi.handle, 0, 1.0, entity) };
     };
+    let predicting_frame = |p: &mut FfiPlayer,
+                            entity: &mut HightickArenaEntity,
+                            predicted: &mut HightickPrediction| {
+        ffi_frame(p, entity);
+        // SAFETY: valid out pointer.
+        let _ = unsafe { hightick_prediction(p.handle, predicted) };
+    };
     let start = Instant::now();
     while start.elapsed() < WARM_UP {
         ffi_frame(&mut ffi, &mut entity);
+        predicting_frame(&mut predicting, &mut entity, &mut predicted);
         rust.frame(now_us());
         std::thread::sleep(FRAME_GAP);
     }
-    let (mut ffi_ns, mut rust_ns) = (Vec::with_capacity(FRAMES), Vec::with_capacity(FRAMES));
+    let mut ffi_ns = Vec::with_capacity(FRAMES);
+    let mut rust_ns = Vec::with_capacity(FRAMES);
+    let mut predicting_ns = Vec::with_capacity(FRAMES);
     for i in 0..FRAMES {
-        // Alternate who goes first, so neither always finds the other's
-        // traffic in the cache.
-        for turn in 0..2 {
+        // Rotate who goes first, so none always finds the others' traffic
+        // in the cache.
+        for turn in 0..3 {
             let t = Instant::now();
-            if (i + turn) % 2 == 0 {
-                ffi_frame(&mut ffi, &mut entity);
-                ffi_ns.push(t.elapsed().as_nanos() as u64);
-            } else {
-                std::hint::black_box(rust.frame(now_us()));
-                rust_ns.push(t.elapsed().as_nanos() as u64);
+            match (i + turn) % 3 {
+                0 => {
+                    ffi_frame(&mut ffi, &mut entity);
+                    ffi_ns.push(t.elapsed().as_nanos() as u64);
+                }
+                1 => {
+                    predicting_frame(&mut predicting, &mut entity, &mut predicted);
+                    predicting_ns.push(t.elapsed().as_nanos() as u64);
+                }
+                _ => {
+                    std::hint::black_box(rust.frame(now_us()));
+                    rust_ns.push(t.elapsed().as_nanos() as u64);
+                }
             }
         }
         std::thread::sleep(FRAME_GAP);
     }
     let (ffi_median, rust_median) = (median(&mut ffi_ns), median(&mut rust_ns));
+    let predicting_median = median(&mut predicting_ns);
     let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
     println!(
         "{FRAMES} frames each, {} snapshots (FFI) / {} entity reads (Rust)",
@@ -133,12 +162,26 @@ fn main() {
     );
     println!("FIGURE ffi_frame_median_ns {ffi_median:.0} ns");
     println!("FIGURE rust_frame_median_ns {rust_median:.0} ns");
+    println!("FIGURE ffi_predicting_frame_median_ns {predicting_median:.0} ns");
     println!("FIGURE ffi_frame_mean_ns {:.0} ns", mean(&ffi_ns));
+    println!(
+        "FIGURE ffi_predicting_frame_mean_ns {:.0} ns",
+        mean(&predicting_ns)
+    );
     println!("FIGURE rust_frame_mean_ns {:.0} ns", mean(&rust_ns));
     println!(
         "FIGURE ffi_frame_cost_ratio {:.3} x",
         ffi_median / rust_median
     );
+    println!(
+        "FIGURE ffi_prediction_cost_ratio {:.3} x",
+        predicting_median / ffi_median
+    );
+    println!(
+        "predicted tick {} at ({:.2}, {:.2}, {:.2})",
+        predicted.tick, predicted.position[0], predicted.position[1], predicted.position[2]
+    );
     hightick_arena_client::hightick_close(ffi.handle);
+    hightick_arena_client::hightick_close(predicting.handle);
     live.stop();
 }

@@ -1,5 +1,6 @@
 /* A C client of the arena: connects with a connect token, plays for a few
- * seconds (runs forward, turning slowly), then disconnects.
+ * seconds (runs forward, turning slowly) predicting its own player, then
+ * disconnects.
  *
  * Build (from the workspace root, after `cargo build -p hightick-client-ffi-arena`):
  *   cc -std=c11 -Wall -Wextra -I crates/client-ffi-arena/include \
@@ -8,14 +9,15 @@
  * Run with: ./play TOKEN_FILE SECONDS   (TOKEN_FILE: the 2048-byte connect token)
  *
  * It prints what it saw as `key value` lines (snapshots, events, welcome,
- * moved, rtt_ms, ...) and exits 0 if it connected, received snapshots and
- * closed cleanly. Every call is checked; a failure prints the library's
- * last error. */
+ * moved, rtt_ms, predicted_moved, prediction_gap_median_m, ...) and exits 0
+ * if it connected, received snapshots and closed cleanly. Every call is
+ * checked; a failure prints the library's last error. */
 
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <math.h>
 #include <time.h>
 
@@ -28,11 +30,25 @@
 #define INPUT_LEAD_TICKS 6
 /* Other entities are drawn this many ticks in the past, between snapshots. */
 #define INTERPOLATION_TICKS 3.0
+/* Frames whose prediction gap is kept, for its median. */
+#define MAX_GAPS 8192
+/* The match's map: what the player's movement is predicted on. */
+#define STAGE "dust_corners"
 
 static uint64_t now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static int by_value(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static float distance3(const float a[3], const float b[3]) {
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
 static void sleep_us(long us) {
@@ -81,6 +97,15 @@ int main(int argc, char **argv) {
     if (failed("connect", hightick_connect(token, token_len, &config, now_us(), &client))) {
         return 1;
     }
+    /* Our own player moves at once with our input, corrected by the server. */
+    if (failed("prediction_start", hightick_prediction_start(client, STAGE))) {
+        return 1;
+    }
+    /* Corrections fade out (0.8 of one is left after a tick, the default);
+     * 0 would draw them at once. */
+    if (failed("prediction_smoothing", hightick_prediction_smoothing(client, 0.8f))) {
+        return 1;
+    }
 
     static HightickArenaEntity entities[MAX_ENTITIES];
     HightickArenaEvent events[MAX_EVENTS];
@@ -90,6 +115,13 @@ int main(int argc, char **argv) {
     float start[3] = {0}, last[3] = {0};
     uint32_t last_tick_sent = 0;
     int ok = 1;
+    /* The predicted (drawn) position: first, newest, and its distance from
+     * the interpolated one each frame both are known. */
+    static float gaps[MAX_GAPS];
+    size_t n_gaps = 0;
+    uint64_t predicted_frames = 0;
+    int predicted_finite = 1, entity_matches = 1;
+    float predicted_start[3] = {0}, predicted_last[3] = {0};
 
     uint64_t end = now_us() + (uint64_t)(seconds * 1e6);
     while (now_us() < end) {
@@ -141,6 +173,32 @@ int main(int argc, char **argv) {
                         have_start = 1;
                     }
                     for (int k = 0; k < 3; k++) last[k] = body.position[k];
+                    HightickPrediction predicted;
+                    s = hightick_prediction(client, &predicted);
+                    if (failed("prediction", s)) {
+                        ok = 0;
+                        break;
+                    }
+                    if (s == HIGHTICK_STATUS_OK) {
+                        for (int k = 0; k < 3; k++) {
+                            predicted_finite &= isfinite(predicted.position[k]) != 0;
+                            if (predicted_frames == 0) predicted_start[k] = predicted.position[k];
+                            predicted_last[k] = predicted.position[k];
+                        }
+                        predicted_frames++;
+                        if (n_gaps < MAX_GAPS) {
+                            gaps[n_gaps++] = distance3(predicted.position, body.position);
+                        }
+                        HightickArenaEntity own;
+                        s = hightick_predicted_entity(client, &own);
+                        if (failed("predicted_entity", s)) {
+                            ok = 0;
+                            break;
+                        }
+                        entity_matches &= s == HIGHTICK_STATUS_OK && own.id == me &&
+                                          memcmp(own.position, predicted.position,
+                                                 sizeof own.position) == 0;
+                    }
                 }
             }
             uint32_t tick = (uint32_t)sync.server_tick + INPUT_LEAD_TICKS;
@@ -161,8 +219,10 @@ int main(int argc, char **argv) {
     }
 
     HightickStats stats;
+    HightickPredictionStats prediction;
     HightickConnection before, after;
     if (failed("stats", hightick_stats(client, &stats)) ||
+        failed("prediction_stats", hightick_prediction_stats(client, &prediction)) ||
         failed("connection", hightick_connection(client, &before)) ||
         failed("disconnect", hightick_disconnect(client)) ||
         failed("connection", hightick_connection(client, &after)) ||
@@ -184,6 +244,16 @@ int main(int argc, char **argv) {
     printf("rtt_ms %.3f\n", stats.rtt_ms);
     printf("jitter_ms %.3f\n", stats.jitter_ms);
     printf("snapshot_age_ms %.3f\n", stats.snapshot_age_ms);
+    qsort(gaps, n_gaps, sizeof gaps[0], by_value);
+    printf("predicted_frames %llu\n", (unsigned long long)predicted_frames);
+    printf("predicted_finite %d\n", predicted_finite);
+    printf("predicted_moved %.3f\n", distance3(predicted_start, predicted_last));
+    printf("predicted_entity_matches %d\n", entity_matches && predicted_frames > 0);
+    printf("prediction_gap_median_m %.3f\n", n_gaps > 0 ? gaps[n_gaps / 2] : -1.0);
+    printf("prediction_gap_max_m %.3f\n", n_gaps > 0 ? gaps[n_gaps - 1] : -1.0);
+    printf("prediction_compared %llu\n", (unsigned long long)prediction.compared);
+    printf("prediction_mispredicted %llu\n", (unsigned long long)prediction.mispredicted);
+    printf("prediction_max_correction_m %.3f\n", prediction.max_correction_m);
     printf("connected_before_disconnect %d\n", before.state == HIGHTICK_STATE_CONNECTED);
     printf("closed_locally %d\n", after.state == HIGHTICK_STATE_DISCONNECTED &&
                                        after.reason == HIGHTICK_REASON_CLOSED_LOCALLY);

@@ -109,25 +109,65 @@ namespace Hightick
         /// <summary>Entity `id` at server tick `renderTick` (negative: newest); false if not held.</summary>
         public bool TryGetEntity(ushort id, double renderTick, out ArenaEntity entity)
         {
-            Status s = Native.hightick_entity(handle, id, renderTick, out entity);
-            if (s == Status.Empty)
-            {
-                return false;
-            }
-            Check("entity", s);
-            return true;
+            return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
         }
 
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>
         public bool TryGetTickSync(out TickSync sync)
         {
-            Status s = Native.hightick_tick_sync(handle, out sync);
-            if (s == Status.Empty)
+            return Found("tick_sync", Native.hightick_tick_sync(handle, out sync));
+        }
+
+        /// <summary>
+        /// Starts predicting the local player on the match's map (null: the
+        /// arena's default, "dust_corners"): from now on SendInput moves it at
+        /// once and Update corrects it from the server's state. Call it right
+        /// after Connect.
+        /// </summary>
+        public void StartPrediction(string map = null)
+        {
+            byte[] stage = null;
+            if (map != null)
             {
-                return false;
+                stage = new byte[Encoding.UTF8.GetByteCount(map) + 1];
+                Encoding.UTF8.GetBytes(map, 0, map.Length, stage, 0);
             }
-            Check("tick_sync", s);
-            return true;
+            Check("prediction_start", Native.hightick_prediction_start(handle, stage));
+        }
+
+        /// <summary>
+        /// The local player as predicted: where to draw it (smoothed) and the
+        /// prediction itself; false until the server's first state of it.
+        /// </summary>
+        public bool TryGetPredictedPosition(out Prediction prediction)
+        {
+            return Found("prediction", Native.hightick_prediction(handle, out prediction));
+        }
+
+        /// <summary>The local player's entity at its predicted (drawn) position; false until known.</summary>
+        public bool TryGetPredictedEntity(out ArenaEntity entity)
+        {
+            return Found("predicted_entity", Native.hightick_predicted_entity(handle, out entity));
+        }
+
+        /// <summary>Comparisons, mispredictions and corrections of the local player's prediction.</summary>
+        public PredictionStats PredictionStats
+        {
+            get
+            {
+                PredictionStats stats;
+                Check("prediction_stats", Native.hightick_prediction_stats(handle, out stats));
+                return stats;
+            }
+        }
+
+        /// <summary>
+        /// How a correction is drawn: the share of it still drawn after each
+        /// tick (default 0.8). 0 turns smoothing off (corrections at once).
+        /// </summary>
+        public void SetSmoothing(float smoothing)
+        {
+            Check("prediction_smoothing", Native.hightick_prediction_smoothing(handle, smoothing));
         }
 
         /// <summary>RTT, loss, jitter, snapshot age and counters.</summary>
@@ -178,6 +218,17 @@ namespace Hightick
                 return "";
             }
             return Encoding.UTF8.GetString(text, 0, (int)len - 1);
+        }
+
+        /// <summary>False for EMPTY, true for OK; throws for an error.</summary>
+        static bool Found(string call, Status s)
+        {
+            if (s == Status.Empty)
+            {
+                return false;
+            }
+            Check(call, s);
+            return true;
         }
 
         static void Check(string call, Status s)

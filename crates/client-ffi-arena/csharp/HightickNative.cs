@@ -28,6 +28,7 @@ namespace Hightick
         Io = -10,
         Panic = -11,
         TooManyHandles = -12,
+        NotPredicting = -13,
     }
 
     /// <summary>HightickConfig: settings of a connection.</summary>
@@ -163,6 +164,38 @@ namespace Hightick
         public uint Balance;
     }
 
+    /// <summary>HightickPrediction: the local player as predicted.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct Prediction
+    {
+        /// <summary>The newest server tick predicted (the newest input's tick).</summary>
+        public uint Tick;
+        /// <summary>The local player's entity id.</summary>
+        public uint Entity;
+        /// <summary>Where to draw the player (prediction plus what is left of a correction), metres, Y up.</summary>
+        public float X, Y, Z;
+        /// <summary>The prediction itself, without smoothing.</summary>
+        public float PredictedX, PredictedY, PredictedZ;
+    }
+
+    /// <summary>HightickPredictionStats: what the local player's predictor counted.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PredictionStats
+    {
+        /// <summary>Authoritative states compared with the prediction of their tick.</summary>
+        public ulong Compared;
+        /// <summary>Of those, the ones that disagreed (each corrected).</summary>
+        public ulong Mispredicted;
+        /// <summary>Authoritative states taken without comparison (the first, a respawn).</summary>
+        public ulong Resets;
+        /// <summary>Ticks replayed after corrections.</summary>
+        public ulong Replayed;
+        public float LastCorrectionM;
+        public float MeanCorrectionM;
+        public float P99CorrectionM;
+        public float MaxCorrectionM;
+    }
+
     /// <summary>The C functions. Sizes are size_t (UIntPtr); handles are ulong.</summary>
     public static class Native
     {
@@ -172,7 +205,7 @@ namespace Hightick
         public const string Library = "hightick_arena_client";
 #endif
         /// <summary>HIGHTICK_ABI_VERSION of the header these declarations follow.</summary>
-        public const uint AbiVersion = 1;
+        public const uint AbiVersion = 2;
         /// <summary>HIGHTICK_LAST_ERROR_BYTES.</summary>
         public const int LastErrorBytes = 256;
 
@@ -191,6 +224,11 @@ namespace Hightick
         [DllImport(Library)] public static extern Status hightick_connection(ulong client, out Connection connection);
         [DllImport(Library)] public static extern Status hightick_disconnect(ulong client);
         [DllImport(Library)] public static extern Status hightick_close(ulong client);
+        [DllImport(Library)] public static extern Status hightick_prediction_start(ulong client, byte[] stage);
+        [DllImport(Library)] public static extern Status hightick_prediction(ulong client, out Prediction prediction);
+        [DllImport(Library)] public static extern Status hightick_predicted_entity(ulong client, out ArenaEntity entity);
+        [DllImport(Library)] public static extern Status hightick_prediction_stats(ulong client, out PredictionStats stats);
+        [DllImport(Library)] public static extern Status hightick_prediction_smoothing(ulong client, float smoothing);
 
         /// <summary>Throws if a record's size differs from the header's (a stale binding).</summary>
         public static void CheckLayout()
@@ -203,6 +241,8 @@ namespace Hightick
             Check("ArenaInput", Marshal.SizeOf(typeof(ArenaInput)), 16);
             Check("ArenaEntity", Marshal.SizeOf(typeof(ArenaEntity)), 40);
             Check("ArenaEvent", Marshal.SizeOf(typeof(ArenaEvent)), 32);
+            Check("Prediction", Marshal.SizeOf(typeof(Prediction)), 32);
+            Check("PredictionStats", Marshal.SizeOf(typeof(PredictionStats)), 48);
             uint abi = hightick_abi_version();
             if (abi != AbiVersion)
             {

@@ -132,7 +132,9 @@
 
 // The version of the C ABI: a library and a header with different versions
 // do not fit together. Bumped whenever a call or a record changes.
-#define HIGHTICK_ABI_VERSION 1
+// Version 2 added the prediction calls (`hightick_prediction_*`), their
+// records and the status `NOT_PREDICTING`.
+#define HIGHTICK_ABI_VERSION 2
 
 // Longest error text kept, in bytes, NUL excluded (longer texts are cut at
 // a character boundary): a buffer of this plus one always holds it.
@@ -212,6 +214,9 @@ enum HightickStatus
   // Every handle this library can hold is open
   // (`HIGHTICK_MAX_OPEN_HANDLES`); close one first.
   HIGHTICK_STATUS_TOO_MANY_HANDLES = -12,
+  // Prediction was not started on this handle
+  // (`hightick_prediction_start`).
+  HIGHTICK_STATUS_NOT_PREDICTING = -13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -394,6 +399,41 @@ typedef struct HightickConnection {
   uint8_t reason;
 } HightickConnection;
 
+// The local player as predicted (`hightick_prediction`).
+typedef struct HightickPrediction {
+  // The newest server tick predicted (the newest input's tick).
+  uint32_t tick;
+  // The local player's entity id (what `hightick_entity` takes).
+  uint32_t entity;
+  // Where to draw the player: the prediction plus what is left of the
+  // newest correction while it is smoothed away. Metres, Y up.
+  float position[3];
+  // The prediction itself, without smoothing. Metres, Y up.
+  float predicted[3];
+} HightickPrediction;
+
+// What the local player's predictor counted (`hightick_prediction_stats`).
+typedef struct HightickPredictionStats {
+  // Authoritative states compared with the prediction of their tick.
+  uint64_t compared;
+  // Of those, the ones that disagreed: each was corrected.
+  uint64_t mispredicted;
+  // Authoritative states taken without comparison: the first, a respawn,
+  // or one older than the inputs kept.
+  uint64_t resets;
+  // Ticks replayed after corrections.
+  uint64_t replayed;
+  // How far the newest correction moved the player, metres (0 before
+  // any).
+  float last_correction_m;
+  // Mean correction, metres (0 before any).
+  float mean_correction_m;
+  // 99th percentile correction, metres.
+  float p99_correction_m;
+  // Largest correction, metres (corrections past 100 m count as 100 m).
+  float max_correction_m;
+} HightickPredictionStats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -525,6 +565,55 @@ HightickStatus hightick_disconnect(HightickClient client);
 // with it returns CLOSED. BUSY (and nothing done) if another thread
 // is inside a call on it.
 HightickStatus hightick_close(HightickClient client);
+
+// Starts predicting the local player: from now on every
+// `hightick_send_input` moves it at once, with the game's own
+// movement code, and every `hightick_update` compares the server's
+// state of it with the prediction and corrects (smoothed over a few
+// ticks: `hightick_prediction_smoothing`). `stage` names what the
+// movement runs on, the match's map (NULL: the game's default).
+// Call it right after `hightick_connect`; again to start over.
+// INVALID_ARGUMENT for a stage the game does not know (the last
+// error lists those it does).
+//
+// # Safety
+// `stage` is NULL or a NUL-terminated string.
+HightickStatus hightick_prediction_start(HightickClient client, const char *stage);
+
+// Writes the local player's predicted position (where to draw it,
+// and the prediction without smoothing), its tick and the player's
+// entity id to `*out`. EMPTY until the server's first state of the
+// player arrived; NOT_PREDICTING before `hightick_prediction_start`.
+//
+// # Safety
+// `out` points to a `HightickPrediction`.
+HightickStatus hightick_prediction(HightickClient client, struct HightickPrediction *out);
+
+// Writes the local player's entity record to `*out` as the newest
+// snapshot has it, at its predicted (drawn) position. EMPTY until
+// the server's first state of the player arrived, or while the
+// client does not hold the entity; NOT_PREDICTING before
+// `hightick_prediction_start`.
+//
+// # Safety
+// `out` points to the game's entity record.
+HightickStatus hightick_predicted_entity(HightickClient client, struct HightickArenaEntity *out);
+
+// Writes what the local player's predictor counted (comparisons,
+// mispredictions, corrections) to `*out`; NOT_PREDICTING before
+// `hightick_prediction_start`.
+//
+// # Safety
+// `out` points to a `HightickPredictionStats`.
+HightickStatus hightick_prediction_stats(HightickClient client,
+                                         struct HightickPredictionStats *out);
+
+// Sets how a correction is drawn: the share of it still drawn
+// after each predicted tick (default 0.8: 11% left after 10
+// ticks). 0 turns smoothing off: corrections are drawn at once.
+// INVALID_ARGUMENT outside 0 to below 1; NOT_PREDICTING before
+// `hightick_prediction_start`.
+HightickStatus hightick_prediction_smoothing(HightickClient client, float smoothing);
 
 #ifdef __cplusplus
 }  // extern "C"

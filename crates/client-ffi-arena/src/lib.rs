@@ -7,9 +7,12 @@
 //! (a test regenerates it and compares). The arena's records:
 //! [`HightickArenaInput`] (what the caller fills each frame),
 //! [`HightickArenaEvent`] (one flat record for every kind of event) and
-//! [`HightickArenaEntity`] (one entity's state). `c/play.c` is a C client
-//! and `csharp/` the C# binding (P/Invoke and a thin wrapper, the form Unity
-//! loads); docs/ENGINE_CLIENTS.md shows how to use them.
+//! [`HightickArenaEntity`] (one entity's state). It predicts the local
+//! player with the arena's own movement code (`hightick_prediction_start`
+//! on the match's map, [`ArenaFfi`]'s `FfiPredict`). `c/play.c` is a C
+//! client, `csharp/` the C# binding (P/Invoke and a thin wrapper, the form
+//! Unity loads) and `python/` a ctypes binding with a bot;
+//! docs/ENGINE_CLIENTS.md shows how to use them.
 //!
 //! What it is not: the protocol or the client logic (`hightick-client`),
 //! nor the ABI's rules (`hightick-client-ffi`).
@@ -34,6 +37,10 @@
 //! assert!(text.starts_with("connect token"), "{text}");
 //! // Handles are checked, never dereferenced.
 //! assert_eq!(hightick_update(12345, 0), HightickStatus::InvalidHandle);
+//! // The local player is predicted on the match's map once asked.
+//! let map = c"dust_corners".as_ptr();
+//! let status = unsafe { hightick_prediction_start(12345, map) };
+//! assert_eq!(status, HightickStatus::InvalidHandle);
 //! ```
 
 #![warn(missing_docs)]
@@ -45,7 +52,8 @@ mod input;
 use hightick_arena::event::ArenaEvent;
 use hightick_arena::game::Arena;
 use hightick_arena::input::ArenaInput;
-use hightick_client_ffi::{FfiGame, ReplicaOf};
+use hightick_arena::motion::Stage;
+use hightick_client_ffi::{FfiGame, FfiPredict, ReplicaOf};
 use hightick_engine::replication::ClientEntity;
 use hightick_proto::ProtoError;
 
@@ -83,8 +91,20 @@ impl FfiGame for ArenaFfi {
     }
 }
 
+/// The map a match plays when its mode names none (the `5v5` mode's).
+pub const DEFAULT_STAGE: &str = "dust_corners";
+
+impl FfiPredict for ArenaFfi {
+    /// The arena's stage is the match's built-in map (`dust_corners` for
+    /// the `5v5` mode, `plaza` for the `plaza100` modes).
+    fn stage(name: Option<&str>) -> Result<Stage, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Stage::builtin(name.unwrap_or(DEFAULT_STAGE))?)
+    }
+}
+
 hightick_client_ffi::export!(
-    ArenaFfi => input: HightickArenaInput, event: HightickArenaEvent, entity: HightickArenaEntity
+    ArenaFfi => input: HightickArenaInput, event: HightickArenaEvent, entity: HightickArenaEntity,
+    predict
 );
 
 #[cfg(test)]
@@ -108,6 +128,8 @@ mod tests {
         assert_eq!(size_of::<HightickArenaInput>(), 16);
         assert_eq!(size_of::<HightickArenaEntity>(), 40);
         assert_eq!(size_of::<HightickArenaEvent>(), 32);
-        assert_eq!(HIGHTICK_ABI_VERSION, 1);
+        assert_eq!(size_of::<HightickPrediction>(), 32);
+        assert_eq!(size_of::<HightickPredictionStats>(), 48);
+        assert_eq!(HIGHTICK_ABI_VERSION, 2);
     }
 }

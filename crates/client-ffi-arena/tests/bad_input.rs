@@ -2,7 +2,11 @@
 //! error in words, never a crash and never a write past the caller's
 //! buffer. Null pointers, buffers too small, closed and made-up handles,
 //! two threads on one handle, tokens that are garbage, expired, for another
-//! game or sealed with another key, and input fields out of range.
+//! game or sealed with another key, input fields out of range, and the
+//! prediction calls: before prediction started, an unknown or garbled
+//! stage, null and misaligned records, smoothing out of range. (The
+//! prediction calls take no buffers, only single records: none can be too
+//! small.)
 
 mod support;
 
@@ -12,7 +16,8 @@ use std::time::Duration;
 use hightick_arena_client::*;
 use hightick_client_ffi::{
     HIGHTICK_REASON_CONNECT_TIMED_OUT, HIGHTICK_STATE_DISCONNECTED, HightickClient, HightickConfig,
-    HightickConnection, HightickSnapshotInfo, HightickStats, HightickStatus, HightickTickSync,
+    HightickConnection, HightickPrediction, HightickPredictionStats, HightickSnapshotInfo,
+    HightickStats, HightickStatus, HightickTickSync,
 };
 use hightick_net::Key;
 use support::player::{FfiPlayer, last_error};
@@ -211,6 +216,8 @@ fn closed_and_made_up_handles_are_refused() {
     let mut info = HightickSnapshotInfo::default();
     let mut count = 0;
     let input = HightickArenaInput::default();
+    let mut predicted = HightickPrediction::default();
+    let mut prediction = HightickPredictionStats::default();
     for handle in [h, 0, 12345, u64::MAX] {
         let want = if handle == h {
             HightickStatus::Closed
@@ -228,6 +235,11 @@ fn closed_and_made_up_handles_are_refused() {
                 hightick_stats(handle, &mut stats),
                 hightick_tick_sync(handle, &mut sync),
                 hightick_connection(handle, &mut state),
+                hightick_prediction_start(handle, null()),
+                hightick_prediction(handle, &mut predicted),
+                hightick_predicted_entity(handle, &mut entity),
+                hightick_prediction_stats(handle, &mut prediction),
+                hightick_prediction_smoothing(handle, 0.5),
                 hightick_disconnect(handle),
                 hightick_close(handle),
             ]
@@ -250,11 +262,15 @@ fn closed_and_made_up_handles_are_refused() {
 fn two_threads_on_one_handle_get_busy_never_a_race() {
     let live = LiveMatch::start(&[7]);
     let mut p = FfiPlayer::connect(&live.token(7, 30));
+    // SAFETY: null is the default stage.
+    let s = unsafe { hightick_prediction_start(p.handle, null()) };
+    assert_eq!(s, HightickStatus::Ok);
     assert!(p.play_until(Duration::from_secs(30), |p| p.snapshots > 5));
     let h = p.handle;
     let hammer = move || {
         let mut events = [HightickArenaEvent::default(); 16];
         let mut stats = HightickStats::default();
+        let mut predicted = HightickPrediction::default();
         let mut seen = [0u32; 3]; // ok/empty, busy, other
         for _ in 0..3000 {
             let mut n = 0;
@@ -264,6 +280,8 @@ fn two_threads_on_one_handle_get_busy_never_a_race() {
                     hightick_update(h, now_us()),
                     hightick_poll_events(h, events.as_mut_ptr(), events.len(), &mut n),
                     hightick_stats(h, &mut stats),
+                    hightick_prediction(h, &mut predicted),
+                    hightick_prediction_smoothing(h, 0.5),
                 ]
             };
             for s in statuses {
@@ -376,4 +394,116 @@ fn input_fields_out_of_range_are_named_and_do_not_spoil_later_inputs() {
     );
     assert_eq!(hightick_close(p.handle), HightickStatus::Ok);
     live.stop();
+}
+
+#[test]
+fn prediction_calls_refuse_bad_input_by_name() {
+    let (s, h) = connect(&offline_token());
+    assert_eq!(s, HightickStatus::Ok);
+    let mut predicted = HightickPrediction::default();
+    let mut prediction = HightickPredictionStats::default();
+    let mut entity = HightickArenaEntity::default();
+    // SAFETY (every call below): the pointers are valid or null, as tested.
+    unsafe {
+        // Before prediction started.
+        let statuses = [
+            hightick_prediction(h, &mut predicted),
+            hightick_predicted_entity(h, &mut entity),
+            hightick_prediction_stats(h, &mut prediction),
+            hightick_prediction_smoothing(h, 0.5),
+        ];
+        assert!(
+            statuses.iter().all(|&s| s == HightickStatus::NotPredicting),
+            "{statuses:?}"
+        );
+        assert!(
+            last_error().contains("hightick_prediction_start"),
+            "{}",
+            last_error()
+        );
+
+        // A stage the arena does not have, and one that is not text.
+        let s = hightick_prediction_start(h, c"atlantis".as_ptr());
+        assert_eq!(s, HightickStatus::InvalidArgument);
+        let said = last_error();
+        assert!(
+            said.contains("`stage`") && said.contains("atlantis"),
+            "{said}"
+        );
+        assert!(said.contains("dust_corners"), "the maps there are: {said}");
+        let garbled = [0xffu8, 0xfe, 0];
+        let s = hightick_prediction_start(h, garbled.as_ptr().cast());
+        assert_eq!(s, HightickStatus::InvalidArgument);
+        assert!(last_error().contains("UTF-8"), "{}", last_error());
+        assert_eq!(
+            hightick_prediction(h, &mut predicted),
+            HightickStatus::NotPredicting,
+            "a refused start starts nothing"
+        );
+
+        // Started (on the default map): nothing predicted before the
+        // server's first state of the player.
+        assert_eq!(hightick_prediction_start(h, null()), HightickStatus::Ok);
+        assert_eq!(
+            hightick_prediction(h, &mut predicted),
+            HightickStatus::Empty
+        );
+        assert_eq!(
+            hightick_predicted_entity(h, &mut entity),
+            HightickStatus::Empty
+        );
+        assert_eq!(
+            hightick_prediction_stats(h, &mut prediction),
+            HightickStatus::Ok
+        );
+        assert_eq!(prediction, HightickPredictionStats::default());
+        let input = HightickArenaInput {
+            move_y: 127,
+            ..HightickArenaInput::default()
+        };
+        assert_eq!(
+            hightick_send_input(h, 10, 10, &input),
+            HightickStatus::NotConnected
+        );
+
+        // Null and misaligned records.
+        let cases = [
+            hightick_prediction(h, null_mut()),
+            hightick_predicted_entity(h, null_mut()),
+            hightick_prediction_stats(h, null_mut()),
+        ];
+        assert!(
+            cases.iter().all(|&s| s == HightickStatus::NullPointer),
+            "{cases:?}"
+        );
+        assert!(last_error().contains("`out`"), "{}", last_error());
+        let mut bytes = [0u8; 128];
+        let misaligned = bytes.as_mut_ptr().add(1);
+        assert_eq!(
+            hightick_prediction_stats(h, misaligned.cast()),
+            HightickStatus::InvalidArgument
+        );
+        assert_eq!(
+            hightick_prediction(h, misaligned.cast()),
+            HightickStatus::InvalidArgument
+        );
+        assert!(last_error().contains("misaligned"), "{}", last_error());
+        assert!(bytes.iter().all(|&b| b == 0), "nothing written");
+
+        // Smoothing: 0 (off) up to below 1.
+        for bad in [-0.1, 1.0, 7.0, f32::NAN, f32::INFINITY] {
+            assert_eq!(
+                hightick_prediction_smoothing(h, bad),
+                HightickStatus::InvalidArgument,
+                "{bad}"
+            );
+            assert!(last_error().contains("`smoothing`"), "{}", last_error());
+        }
+        for good in [0.0, 0.5, 0.95] {
+            assert_eq!(hightick_prediction_smoothing(h, good), HightickStatus::Ok);
+        }
+    }
+    // The handle still works.
+    assert_eq!(hightick_update(h, now_us()), HightickStatus::Ok);
+    assert_eq!(hightick_close(h), HightickStatus::Ok);
 }

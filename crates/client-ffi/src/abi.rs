@@ -20,9 +20,14 @@ use crate::error::FfiError;
 use crate::frame_client::FrameClient;
 use crate::game::FfiGame;
 use crate::last_error;
+use crate::prediction::LocalPlayer;
 use crate::records::*;
 use crate::registry::{HightickClient, Registry};
 use crate::status::HightickStatus;
+
+mod prediction;
+
+pub use prediction::*;
 
 /// One open connection behind a handle.
 #[derive(Debug)]
@@ -32,6 +37,8 @@ pub struct Session<F: FfiGame> {
     polled_snapshots: u64,
     /// An event taken from the core to see whether one was waiting.
     peeked: Option<<F::Game as Game>::Event>,
+    /// The local player's predictor, once `hightick_prediction_start` ran.
+    prediction: Option<Box<dyn LocalPlayer<F::Game>>>,
 }
 
 impl<F: FfiGame> Session<F> {
@@ -209,6 +216,7 @@ pub unsafe fn connect<F: FfiGame>(
             client,
             polled_snapshots: 0,
             peeked: None,
+            prediction: None,
         })?;
         // SAFETY: checked above.
         unsafe { out.write(handle) };
@@ -225,6 +233,9 @@ pub fn update<F: FfiGame>(
     guarded(|| {
         sessions.with(client, |s| {
             s.client.update(now_us);
+            if let Some(p) = s.prediction.as_mut() {
+                p.reconcile(s.client.core().world());
+            }
             Ok(HightickStatus::Ok)
         })
     })
@@ -249,8 +260,11 @@ pub unsafe fn send_input<F: FfiGame>(
         // one that cannot be encoded must not get in.
         payload.quantized().map_err(FfiError::Input)?;
         sessions.with(client, |s| {
-            s.client
-                .send_input(InputCommand::new(tick, aim_tick, payload))?;
+            let command = InputCommand::new(tick, aim_tick, payload);
+            if let Some(p) = s.prediction.as_mut() {
+                p.predict(&command);
+            }
+            s.client.send_input(command)?;
             Ok(HightickStatus::Ok)
         })
     })

@@ -67,6 +67,12 @@ pub enum FfiError {
     /// The client library refused.
     #[error("client: {0}")]
     Client(ClientError),
+    /// A prediction call on a handle that does not predict.
+    #[error("handle {0:#x} does not predict: call hightick_prediction_start first")]
+    NotPredicting(u64),
+    /// The game has no stage of that name.
+    #[error("argument `stage`: {0}")]
+    Stage(Box<dyn std::error::Error + Send + Sync>),
     /// A caught panic.
     #[error("internal error: {0}")]
     Panic(&'static str),
@@ -92,6 +98,8 @@ impl FfiError {
             Self::Client(ClientError::Io(_)) => HightickStatus::Io,
             Self::Client(ClientError::Proto(_)) => HightickStatus::InvalidArgument,
             Self::Client(ClientError::Net(_)) => HightickStatus::InvalidArgument,
+            Self::NotPredicting(_) => HightickStatus::NotPredicting,
+            Self::Stage(_) => HightickStatus::InvalidArgument,
             Self::Panic(_) => HightickStatus::Panic,
         }
     }

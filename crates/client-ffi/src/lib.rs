@@ -27,9 +27,16 @@
 //! and a second thread inside a call on the same handle gets
 //! [`HightickStatus::Busy`]. After `connect`, no call allocates.
 //!
+//! A game that predicts its local player (its [`Game`](hightick_engine::Game)
+//! is [`Predict`](hightick_engine::prediction::Predict)) also implements
+//! [`FfiPredict`] and exports with `predict`: `prediction_start` (on the
+//! match's map) makes the session run `hightick_client::Predictor` on every
+//! input sent and every update, and `prediction`, `predicted_entity`,
+//! `prediction_stats` and `prediction_smoothing` read and tune it.
+//!
 //! What it is not: no game's vocabulary lives here (the arena's library is
-//! `hightick-client-ffi-arena`), and the protocol is `hightick-client`'s.
-//! It does not predict: it hands the caller the server's state.
+//! `hightick-client-ffi-arena`), and the protocol is `hightick-client`'s,
+//! as is the prediction (the game's own movement code runs it).
 //!
 //! A game's library, here a cut-down one for the arena whose entities are
 //! only positions and whose events only their kind (the arena's real one is
@@ -102,6 +109,7 @@ mod error;
 mod frame_client;
 mod game;
 mod last_error;
+mod prediction;
 mod records;
 mod registry;
 mod status;
@@ -111,21 +119,115 @@ pub use error::FfiError;
 pub use frame_client::FrameClient;
 pub use game::{FfiGame, ReplicaOf};
 pub use last_error::HIGHTICK_LAST_ERROR_BYTES;
+pub use prediction::{FfiPredict, LocalPlayer, StageOf, local_player};
 pub use records::*;
 pub use registry::{HIGHTICK_MAX_OPEN_HANDLES, HightickClient, Registry};
 pub use status::{HightickStatus, status_text};
 
 /// The version of the C ABI: a library and a header with different versions
 /// do not fit together. Bumped whenever a call or a record changes.
-pub const HIGHTICK_ABI_VERSION: u32 = 1;
+/// Version 2 added the prediction calls (`hightick_prediction_*`), their
+/// records and the status `NOT_PREDICTING`.
+pub const HIGHTICK_ABI_VERSION: u32 = 2;
 
 /// Emits a game's C ABI: `export!(Marker => input: I, event: E, entity: N)`
 /// where `Marker: FfiGame<Input = I, Event = E, Entity = N>` (the record
 /// types are named again so that the emitted signatures, which cbindgen
 /// reads, name them). Use it once per library; it defines a `static` named
 /// `HIGHTICK_SESSIONS` and the `extern "C"` functions `hightick_*`.
+///
+/// `export!(Marker => input: I, event: E, entity: N, predict)`, for a
+/// `Marker: FfiPredict` (a game that predicts its local player), adds the
+/// prediction calls: `hightick_prediction_start`, `hightick_prediction`,
+/// `hightick_predicted_entity`, `hightick_prediction_stats` and
+/// `hightick_prediction_smoothing`.
 #[macro_export]
 macro_rules! export {
+    ($game:ty => input: $input:ty, event: $event:ty, entity: $entity:ty, predict $(,)?) => {
+        $crate::export!($game => input: $input, event: $event, entity: $entity);
+
+        /// Starts predicting the local player: from now on every
+        /// `hightick_send_input` moves it at once, with the game's own
+        /// movement code, and every `hightick_update` compares the server's
+        /// state of it with the prediction and corrects (smoothed over a few
+        /// ticks: `hightick_prediction_smoothing`). `stage` names what the
+        /// movement runs on, the match's map (NULL: the game's default).
+        /// Call it right after `hightick_connect`; again to start over.
+        /// INVALID_ARGUMENT for a stage the game does not know (the last
+        /// error lists those it does).
+        ///
+        /// # Safety
+        /// `stage` is NULL or a NUL-terminated string.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn hightick_prediction_start(
+            client: $crate::HightickClient,
+            stage: *const ::std::ffi::c_char,
+        ) -> $crate::HightickStatus {
+            // SAFETY: forwarded contract.
+            unsafe { $crate::abi::prediction_start::<$game>(&HIGHTICK_SESSIONS, client, stage) }
+        }
+
+        /// Writes the local player's predicted position (where to draw it,
+        /// and the prediction without smoothing), its tick and the player's
+        /// entity id to `*out`. EMPTY until the server's first state of the
+        /// player arrived; NOT_PREDICTING before `hightick_prediction_start`.
+        ///
+        /// # Safety
+        /// `out` points to a `HightickPrediction`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn hightick_prediction(
+            client: $crate::HightickClient,
+            out: *mut $crate::HightickPrediction,
+        ) -> $crate::HightickStatus {
+            // SAFETY: forwarded contract.
+            unsafe { $crate::abi::prediction::<$game>(&HIGHTICK_SESSIONS, client, out) }
+        }
+
+        /// Writes the local player's entity record to `*out` as the newest
+        /// snapshot has it, at its predicted (drawn) position. EMPTY until
+        /// the server's first state of the player arrived, or while the
+        /// client does not hold the entity; NOT_PREDICTING before
+        /// `hightick_prediction_start`.
+        ///
+        /// # Safety
+        /// `out` points to the game's entity record.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn hightick_predicted_entity(
+            client: $crate::HightickClient,
+            out: *mut $entity,
+        ) -> $crate::HightickStatus {
+            // SAFETY: forwarded contract.
+            unsafe { $crate::abi::predicted_entity::<$game>(&HIGHTICK_SESSIONS, client, out) }
+        }
+
+        /// Writes what the local player's predictor counted (comparisons,
+        /// mispredictions, corrections) to `*out`; NOT_PREDICTING before
+        /// `hightick_prediction_start`.
+        ///
+        /// # Safety
+        /// `out` points to a `HightickPredictionStats`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn hightick_prediction_stats(
+            client: $crate::HightickClient,
+            out: *mut $crate::HightickPredictionStats,
+        ) -> $crate::HightickStatus {
+            // SAFETY: forwarded contract.
+            unsafe { $crate::abi::prediction_stats::<$game>(&HIGHTICK_SESSIONS, client, out) }
+        }
+
+        /// Sets how a correction is drawn: the share of it still drawn
+        /// after each predicted tick (default 0.8: 11% left after 10
+        /// ticks). 0 turns smoothing off: corrections are drawn at once.
+        /// INVALID_ARGUMENT outside 0 to below 1; NOT_PREDICTING before
+        /// `hightick_prediction_start`.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn hightick_prediction_smoothing(
+            client: $crate::HightickClient,
+            smoothing: f32,
+        ) -> $crate::HightickStatus {
+            $crate::abi::prediction_smoothing::<$game>(&HIGHTICK_SESSIONS, client, smoothing)
+        }
+    };
     ($game:ty => input: $input:ty, event: $event:ty, entity: $entity:ty $(,)?) => {
         static HIGHTICK_SESSIONS: $crate::abi::Sessions<$game> = $crate::Registry::new();
 

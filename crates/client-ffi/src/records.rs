@@ -153,3 +153,42 @@ pub struct HightickSnapshotInfo {
     /// Snapshots applied so far.
     pub snapshots_applied: u64,
 }
+
+/// The local player as predicted (`hightick_prediction`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct HightickPrediction {
+    /// The newest server tick predicted (the newest input's tick).
+    pub tick: u32,
+    /// The local player's entity id (what `hightick_entity` takes).
+    pub entity: u32,
+    /// Where to draw the player: the prediction plus what is left of the
+    /// newest correction while it is smoothed away. Metres, Y up.
+    pub position: [f32; 3],
+    /// The prediction itself, without smoothing. Metres, Y up.
+    pub predicted: [f32; 3],
+}
+
+/// What the local player's predictor counted (`hightick_prediction_stats`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct HightickPredictionStats {
+    /// Authoritative states compared with the prediction of their tick.
+    pub compared: u64,
+    /// Of those, the ones that disagreed: each was corrected.
+    pub mispredicted: u64,
+    /// Authoritative states taken without comparison: the first, a respawn,
+    /// or one older than the inputs kept.
+    pub resets: u64,
+    /// Ticks replayed after corrections.
+    pub replayed: u64,
+    /// How far the newest correction moved the player, metres (0 before
+    /// any).
+    pub last_correction_m: f32,
+    /// Mean correction, metres (0 before any).
+    pub mean_correction_m: f32,
+    /// 99th percentile correction, metres.
+    pub p99_correction_m: f32,
+    /// Largest correction, metres (corrections past 100 m count as 100 m).
+    pub max_correction_m: f32,
+}

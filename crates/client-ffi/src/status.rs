@@ -41,10 +41,13 @@ pub enum HightickStatus {
     /// Every handle this library can hold is open
     /// (`HIGHTICK_MAX_OPEN_HANDLES`); close one first.
     TooManyHandles = -12,
+    /// Prediction was not started on this handle
+    /// (`hightick_prediction_start`).
+    NotPredicting = -13,
 }
 
 /// Every status.
-const ALL: [HightickStatus; 14] = [
+const ALL: [HightickStatus; 15] = [
     HightickStatus::Ok,
     HightickStatus::Empty,
     HightickStatus::NullPointer,
@@ -59,6 +62,7 @@ const ALL: [HightickStatus; 14] = [
     HightickStatus::Io,
     HightickStatus::Panic,
     HightickStatus::TooManyHandles,
+    HightickStatus::NotPredicting,
 ];
 
 impl HightickStatus {
@@ -79,6 +83,7 @@ impl HightickStatus {
             Self::Io => "socket error\0",
             Self::Panic => "internal error (caught panic)\0",
             Self::TooManyHandles => "too many open handles\0",
+            Self::NotPredicting => "prediction not started\0",
         }
     }
 

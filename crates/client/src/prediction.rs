@@ -56,8 +56,13 @@ pub struct PredictionStats {
     pub resets: u64,
     /// Ticks replayed after corrections.
     pub replayed: u64,
-    /// How far each misprediction moved the predicted player, micrometres.
+    /// How far each misprediction moved the predicted player, micrometres
+    /// (bounded: a correction past 100 m, a teleport, counts as 100 m; so
+    /// that recording never allocates).
     pub correction_um: Histogram<u64>,
+    /// How far the newest misprediction moved the predicted player, metres
+    /// (0 before any).
+    pub last_correction_m: f32,
 }
 
 impl PredictionStats {
@@ -70,6 +75,9 @@ impl PredictionStats {
         }
     }
 }
+
+/// The largest correction the histogram tells apart, micrometres (100 m).
+const MAX_CORRECTION_UM: u64 = 100_000_000;
 
 struct Step<G: Predict> {
     tick: Tick,
@@ -142,7 +150,9 @@ impl<G: Predict> Predictor<G> {
                 mispredicted: 0,
                 resets: 0,
                 replayed: 0,
-                correction_um: Histogram::new(3).expect("3 significant figures is valid"),
+                correction_um: Histogram::new_with_bounds(1, MAX_CORRECTION_UM, 3)
+                    .expect("1 um to 100 m at 3 significant figures is valid"),
+                last_correction_m: 0.0,
             },
         }
     }
@@ -167,6 +177,20 @@ impl<G: Predict> Predictor<G> {
     /// What it counted.
     pub fn stats(&self) -> &PredictionStats {
         &self.stats
+    }
+
+    /// The local player's entity, once an authoritative state of it came.
+    pub fn entity(&self) -> Option<EntityId> {
+        self.own
+    }
+
+    /// Changes how corrections are drawn ([`PredictionConfig::smoothing`]);
+    /// `None` also drops what is left of the current one.
+    pub fn set_smoothing(&mut self, smoothing: Option<f32>) {
+        self.config.smoothing = smoothing;
+        if smoothing.is_none() {
+            self.offset = [0.0; 3];
+        }
     }
 
     fn slot(&self, tick: Tick) -> usize {
@@ -293,10 +317,11 @@ impl<G: Predict> Predictor<G> {
         }
         self.stats.mispredicted += 1;
         let after = self.current.map_or(before, |(_, m)| G::position(&m));
-        let _ = self
-            .stats
+        let corrected = distance(before, after);
+        self.stats.last_correction_m = corrected;
+        self.stats
             .correction_um
-            .record((f64::from(distance(before, after)) * 1e6) as u64);
+            .saturating_record((f64::from(corrected) * 1e6) as u64);
         if self.config.smoothing.is_some() {
             for (axis, o) in self.offset.iter_mut().enumerate() {
                 *o += before[axis] - after[axis];

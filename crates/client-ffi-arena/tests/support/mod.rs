@@ -271,6 +271,13 @@ pub(crate) mod player {
         pub(crate) events: Box<[HightickArenaEvent]>,
         pub(crate) me: Option<u16>,
         pub(crate) snapshots: u64,
+        /// Mispredict on purpose: send an input only every third tick,
+        /// then one for a tick skipped, looking elsewhere. The client
+        /// predicted the skipped tick with the last input repeated (as a
+        /// server does for a tick with none); the server, which has not run
+        /// it yet, takes the late one: the two part, and the next
+        /// authoritative state corrects the client.
+        pub(crate) scramble: bool,
         last_tick: u32,
     }
 
@@ -308,6 +315,7 @@ pub(crate) mod player {
                 events: vec![HightickArenaEvent::default(); EVENTS].into_boxed_slice(),
                 me: None,
                 snapshots: 0,
+                scramble: false,
                 last_tick: 0,
             }
         }
@@ -338,16 +346,18 @@ pub(crate) mod player {
             // SAFETY: valid out pointer.
             if check(unsafe { hightick_tick_sync(h, &mut sync) })? == HightickStatus::Ok {
                 let tick = sync.server_tick as u32 + 6;
-                if tick > self.last_tick {
+                let gap = if self.scramble { 3 } else { 1 };
+                if tick >= self.last_tick + gap {
+                    let skipped = self.last_tick + 1;
                     self.last_tick = tick;
-                    let input = HightickArenaInput {
+                    let mut input = HightickArenaInput {
                         move_y: 127,
                         ..HightickArenaInput::default()
                     };
-                    // SAFETY: valid record.
-                    let s = unsafe { hightick_send_input(h, tick, tick - 6, &input) };
-                    if s != HightickStatus::NotConnected {
-                        check(s)?;
+                    send(h, tick, &input)?;
+                    if self.scramble {
+                        input.yaw = 1.5;
+                        send(h, skipped, &input)?;
                     }
                 }
             }
@@ -375,6 +385,21 @@ pub(crate) mod player {
         }
     }
 
+    /// Sends `input` for `tick` (NOT_CONNECTED is no error: the input is
+    /// kept for redundancy).
+    fn send(
+        h: HightickClient,
+        tick: u32,
+        input: &HightickArenaInput,
+    ) -> Result<(), HightickStatus> {
+        // SAFETY: valid record.
+        let s = unsafe { hightick_send_input(h, tick, tick.saturating_sub(6), input) };
+        if s != HightickStatus::NotConnected {
+            check(s)?;
+        }
+        Ok(())
+    }
+
     fn check(s: HightickStatus) -> Result<HightickStatus, HightickStatus> {
         if (s as i32) < 0 { Err(s) } else { Ok(s) }
     }
@@ -384,6 +409,12 @@ pub(crate) mod player {
 /// than the live-match checks wait, so a seat freed in time was freed by
 /// the client's disconnect packets.
 pub(crate) const TOKEN_TIMEOUT_S: i32 = 120;
+
+/// The most, in metres, the median frame's predicted position of a client
+/// program may be from its interpolated one: about four times the
+/// half-metre lead of a run (a 6 m/s run for the 9 ticks between the input
+/// lead and the interpolation delay).
+pub(crate) const MAX_PREDICTION_GAP_M: f64 = 2.0;
 
 /// Runs a client program (`command` given the token file's path; it plays
 /// for 3 seconds and prints `key value` lines) against a live match and
@@ -414,6 +445,18 @@ pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Comm
         "{stdout}"
     );
     assert_eq!(value(&stdout, "closed_locally"), 1.0, "{stdout}");
+    // It predicted its own player: finite, moving, and close to where the
+    // server's snapshots put it (the prediction runs ahead of the drawn
+    // past by the input lead and the interpolation delay, about 9 ticks:
+    // half a metre at a run; the median leaves out the frames around a
+    // spawn, when the two are apart by the teleport).
+    assert!(value(&stdout, "predicted_frames") > 50.0, "{stdout}");
+    assert_eq!(value(&stdout, "predicted_finite"), 1.0, "{stdout}");
+    assert!(value(&stdout, "predicted_moved") > 1.0, "{stdout}");
+    assert_eq!(value(&stdout, "predicted_entity_matches"), 1.0, "{stdout}");
+    let gap = value(&stdout, "prediction_gap_median_m");
+    assert!((0.0..MAX_PREDICTION_GAP_M).contains(&gap), "{stdout}");
+    assert!(value(&stdout, "prediction_compared") > 0.0, "{stdout}");
     // Its inputs reached the server.
     let accepted = live.count("inputs_accepted");
     assert!(
