@@ -313,6 +313,9 @@ fn hit_agreement_per_link_within_and_beyond_the_rewind_clamp() {
                 within >= 0.99,
                 "{link} at {clamp_ms} ms: {within} within the clamp"
             );
+            if clamp_ms == f64::from(MatchConfig::default().max_rewind_ms) {
+                assert!(all >= 0.995, "{link} at the default clamp: {all}");
+            }
         }
     }
 }
