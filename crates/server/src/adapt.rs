@@ -53,8 +53,8 @@ impl Default for AdaptConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            queue_delay_ms: 50.0,
-            queue_delay_ratio: 1.0,
+            queue_delay_ms: 80.0,
+            queue_delay_ratio: 1.5,
             loss_high: 0.25,
             decrease: 0.7,
             increase_per_s: 0.5,

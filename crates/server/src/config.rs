@@ -32,8 +32,8 @@
 //!
 //! [adapt]                      # per client: fewer packets and a smaller snapshot budget while its link is congested
 //! enabled = true
-//! queue_delay_ms = 50.0        # congested: smoothed RTT above the least seen by this much ...
-//! queue_delay_ratio = 1.0      # ... and by more than this many times the least RTT,
+//! queue_delay_ms = 80.0        # congested: smoothed RTT above the least seen by this much ...
+//! queue_delay_ratio = 1.5      # ... and by more than this many times the least RTT,
 //! loss_high = 0.25             # or smoothed loss above this
 //! decrease = 0.7               # congested: the send share times this, at most once per round trip
 //! increase_per_s = 0.5         # clear: the share grows this much a second, back to 1
