@@ -55,7 +55,7 @@ impl Default for AdaptConfig {
             enabled: true,
             queue_delay_ms: 80.0,
             queue_delay_ratio: 1.5,
-            loss_high: 0.25,
+            loss_high: 0.5,
             decrease: 0.7,
             increase_per_s: 0.5,
             min_share: 0.25,

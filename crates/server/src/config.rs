@@ -34,7 +34,7 @@
 //! enabled = true
 //! queue_delay_ms = 80.0        # congested: smoothed RTT above the least seen by this much ...
 //! queue_delay_ratio = 1.5      # ... and by more than this many times the least RTT,
-//! loss_high = 0.25             # or smoothed loss above this
+//! loss_high = 0.5              # or smoothed loss above this
 //! decrease = 0.7               # congested: the send share times this, at most once per round trip
 //! increase_per_s = 0.5         # clear: the share grows this much a second, back to 1
 //! min_share = 0.25             # the least share of ticks a client gets a packet on
