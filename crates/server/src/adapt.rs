@@ -224,6 +224,15 @@ mod tests {
         }
     }
 
+    /// The default config, a new adapter and a clock.
+    fn fresh() -> (AdaptConfig, LinkAdapter, Instant) {
+        (
+            AdaptConfig::default(),
+            LinkAdapter::default(),
+            Instant::now(),
+        )
+    }
+
     /// Runs `ticks` ticks of `reading` from `*now`, returning the sends.
     fn run(
         a: &mut LinkAdapter,
@@ -243,9 +252,7 @@ mod tests {
 
     #[test]
     fn a_clear_link_keeps_every_tick() {
-        let config = AdaptConfig::default();
-        let mut a = LinkAdapter::default();
-        let mut now = Instant::now();
+        let (config, mut a, mut now) = fresh();
         assert_eq!(
             run(&mut a, &config, &mut now, 1_000, reading(30, 0.01)),
             1_000
@@ -257,9 +264,7 @@ mod tests {
     #[test]
     fn jitter_and_random_loss_of_the_bad_link_do_not_shed() {
         // RTT between 100 and 200 ms, loss 8-15%: no queue beyond the ratio.
-        let config = AdaptConfig::default();
-        let mut a = LinkAdapter::default();
-        let mut now = Instant::now();
+        let (config, mut a, mut now) = fresh();
         let mut sent = 0;
         for i in 0..2_000u64 {
             let rtt = 100 + (i * 37) % 100;
@@ -272,9 +277,7 @@ mod tests {
 
     #[test]
     fn a_filling_queue_cuts_the_share_once_per_round_trip_to_the_floor() {
-        let config = AdaptConfig::default();
-        let mut a = LinkAdapter::default();
-        let mut now = Instant::now();
+        let (config, mut a, mut now) = fresh();
         run(&mut a, &config, &mut now, 100, reading(40, 0.0));
         // The queue adds 200 ms: one cut per 240 ms round trip.
         run(&mut a, &config, &mut now, 31, reading(240, 0.0));
@@ -290,9 +293,7 @@ mod tests {
 
     #[test]
     fn heavy_loss_sheds_and_a_recovered_link_climbs_back_in_seconds() {
-        let config = AdaptConfig::default();
-        let mut a = LinkAdapter::default();
-        let mut now = Instant::now();
+        let (config, mut a, mut now) = fresh();
         run(&mut a, &config, &mut now, 100, reading(40, 0.0));
         run(&mut a, &config, &mut now, 256, reading(40, 0.9));
         assert_eq!(a.share(), config.min_share);
@@ -323,9 +324,7 @@ mod tests {
 
     #[test]
     fn no_reading_before_the_first_ack_moves_nothing() {
-        let config = AdaptConfig::default();
-        let mut a = LinkAdapter::default();
-        let mut now = Instant::now();
+        let (config, mut a, mut now) = fresh();
         let guess = LinkReading {
             measured: false,
             ..reading(2_000, 1.0)
