@@ -7,9 +7,9 @@ use hightick_arena::{
     Hitboxes, Map, MoveInput, MoveState, MovementParams, Pose, Shot, ShotResolver, move_and_slide,
     raycast_world,
 };
-use hightick_engine::PlayerId;
 use hightick_engine::lag_comp::{LagCompensation, RewindLimits};
 use hightick_engine::tick::TickTime;
+use hightick_engine::{MatchConfig, PlayerId};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -148,25 +148,36 @@ fn a_shooter_who_saw_a_moving_target_hits_it() {
     assert!(cases >= 40, "only {cases} clean cases");
 }
 
-#[test]
-fn sparse_records_agree_with_every_tick_records() {
+/// A shot's outcome in one history: the player and zone hit, if any.
+type Outcome = Option<(PlayerId, hightick_arena::HitZone)>;
+
+/// Runs the crowd around the plaza and fires `shots` shots, each aimed
+/// `back(rng)` ticks into the past at a target as `histories[0]` shows it
+/// (what the shooter saw), at head or torso 90% of the time and at a limb
+/// 10%, missing by up to 10 cm each way. Returns each shot's rewind in
+/// ticks and its outcome in every history.
+fn fire(
+    seed: u64,
+    shots: usize,
+    histories: &mut [LagCompensation<Pose>],
+    mut back: impl FnMut(&mut ChaCha8Rng) -> f64,
+) -> Vec<(f64, Vec<Outcome>)> {
     let map = Map::builtin("plaza").unwrap();
     let params = MovementParams::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut crowd = Crowd::new(&mut rng);
-    let (mut dense, mut sparse) = histories();
     let mut resolver = ShotResolver::with_capacity(TARGETS + 1);
-    let max_back = dense.limits().max_rewind_ticks;
-    let (mut shots, mut agree, mut hits, mut zone_agree) = (0u32, 0u32, 0u32, 0u32);
+    let mut fired = Vec::with_capacity(shots);
     let mut tick = 0u32;
-    while shots < 10_000 {
+    while fired.len() < shots {
         tick += 1;
         crowd.step(&map, &params, &mut rng);
         for i in 0..TARGETS {
             let pose = crowd.pose(i, tick);
-            dense.record(PlayerId(i as u16), tick, pose);
-            if sparse.is_record_tick(tick) {
-                sparse.record(PlayerId(i as u16), tick, pose);
+            for h in histories.iter_mut() {
+                if h.is_record_tick(tick) {
+                    h.record(PlayerId(i as u16), tick, pose);
+                }
             }
         }
         if tick < 64 {
@@ -174,13 +185,13 @@ fn sparse_records_agree_with_every_tick_records() {
         }
         for _ in 0..4 {
             let i = rng.random_range(0..TARGETS);
-            let back = rng.random_range(0.0..max_back);
-            let aim_time = TickTime::from_ticks_f64(f64::from(tick) - back);
+            let rewind = back(&mut rng);
+            let aim_time = TickTime::from_ticks_f64(f64::from(tick) - rewind);
             // What the shooter saw: the target at its render time.
-            let seen = dense.rewind(PlayerId(i as u16), aim_time, tick).unwrap();
+            let seen = histories[0]
+                .rewind(PlayerId(i as u16), aim_time, tick)
+                .unwrap();
             let body = Hitboxes::from_pose(&seen);
-            // Players aim at the head and torso (the first five hitboxes) and
-            // sometimes at a limb, and miss by up to 10 cm each way.
             let pick = if rng.random_range(0..10) == 0 {
                 rng.random_range(5..body.as_slice().len())
             } else {
@@ -210,25 +221,101 @@ fn sparse_records_agree_with_every_tick_records() {
                 range: 200.0,
                 aim_time,
             };
-            let a = resolver.resolve(&map, &dense, &shot, tick, candidates(&crowd, tick));
-            let b = resolver.resolve(&map, &sparse, &shot, tick, candidates(&crowd, tick));
-            shots += 1;
-            hits += u32::from(a.is_some());
-            if a.map(|h| h.target) == b.map(|h| h.target) {
-                agree += 1;
-            }
-            if a.map(|h| (h.target, h.zone)) == b.map(|h| (h.target, h.zone)) {
-                zone_agree += 1;
-            }
+            let outcomes = histories
+                .iter()
+                .map(|h| {
+                    resolver
+                        .resolve(&map, h, &shot, tick, candidates(&crowd, tick))
+                        .map(|hit| (hit.target, hit.zone))
+                })
+                .collect();
+            fired.push((rewind, outcomes));
         }
     }
-    let rate = f64::from(agree) / f64::from(shots);
+    fired
+}
+
+/// Share of `fired` on which history `j` names the same target as history 0.
+fn agreement<'a>(fired: impl Iterator<Item = &'a (f64, Vec<Outcome>)>, j: usize) -> (f64, usize) {
+    let (mut n, mut agree) = (0usize, 0usize);
+    for (_, o) in fired {
+        n += 1;
+        agree += usize::from(o[0].map(|h| h.0) == o[j].map(|h| h.0));
+    }
+    (agree as f64 / n.max(1) as f64, n)
+}
+
+#[test]
+fn sparse_records_agree_with_every_tick_records() {
+    let (dense, sparse) = histories();
+    let max_back = dense.limits().max_rewind_ticks;
+    let mut both = [dense, sparse];
+    let fired = fire(2026, 10_000, &mut both, |rng| {
+        rng.random_range(0.0..max_back)
+    });
+    let shots = fired.len();
+    let hits = fired.iter().filter(|(_, o)| o[0].is_some()).count();
+    let (rate, _) = agreement(fired.iter(), 1);
+    let zone_agree = fired.iter().filter(|(_, o)| o[0] == o[1]).count();
     println!(
         "lag compensation: every-4th-tick records agree with every-tick records on {:.2} % of {shots} shots ({hits} hits; hit zone agrees on {:.2} %)",
         rate * 100.0,
-        f64::from(zone_agree) / f64::from(shots) * 100.0
+        zone_agree as f64 / shots as f64 * 100.0
     );
     // The test means something: both hits and misses happen.
     assert!(hits > shots / 5 && hits < shots - shots / 50, "{hits} hits");
     assert!(rate >= 0.995, "agreement {rate}");
+}
+
+/// The built-in links' one-way delay and jitter, ms (crates/netem/src/profile.rs).
+const LINKS: [(&str, f64, f64); 4] = [
+    ("lan", 0.25, 0.0),
+    ("wifi", 15.0, 5.0),
+    ("mobile", 40.0, 15.0),
+    ("bad", 75.0, 25.0),
+];
+
+/// Hit agreement at each built-in link's round trip: the shooter fires at
+/// what it drew, `cl_interp_ratio` 2 ticks behind its estimate of the server's
+/// tick (a one-way delay behind), the shot takes another one-way delay up,
+/// and the tick phase adds up to one tick. The server rewinds poses
+/// recorded every 4th tick, clamped at `max_rewind_ms` 200 (the former default)
+/// and 250 (covering `bad`'s longest round trip, 200 ms, plus interpolation
+/// and phase, 23.4 ms: the default since). What the shooter saw is
+/// every-tick records with no clamp. Prints
+/// `FIGURE lagcomp_agreement_<link>_<clamp>ms` lines.
+#[test]
+fn hit_agreement_per_link_within_and_beyond_the_rewind_clamp() {
+    let tick_ms = 1000.0 / f64::from(RATE);
+    for (n, (link, one_way, jitter)) in LINKS.into_iter().enumerate() {
+        let mut h = [
+            LagCompensation::new(TARGETS + 1, RewindLimits::new(RATE, 1, 1000)),
+            LagCompensation::new(TARGETS + 1, RewindLimits::new(RATE, 4, 200)),
+            LagCompensation::new(TARGETS + 1, RewindLimits::new(RATE, 4, 250)),
+        ];
+        let fired = fire(2027 + n as u64, 4_000, &mut h, |rng| {
+            let mut way = || one_way + rng.random_range(-1.0..=1.0) * jitter;
+            let rtt = way() + way();
+            rtt / tick_ms + 2.0 + rng.random_range(0.0..1.0)
+        });
+        for (j, clamp_ms) in [(1usize, 200.0), (2, 250.0)] {
+            let clamp = clamp_ms / tick_ms;
+            let (all, shots) = agreement(fired.iter(), j);
+            let (within, inside) = agreement(fired.iter().filter(|(b, _)| *b <= clamp), j);
+            let beyond = 1.0 - inside as f64 / shots as f64;
+            println!(
+                "FIGURE lagcomp_agreement_{link}_{clamp_ms:.0}ms {:.2} %  (within the clamp {:.2} % of {inside}; {:.2} % of {shots} shots rewound past it)",
+                all * 100.0,
+                within * 100.0,
+                beyond * 100.0
+            );
+            assert!(
+                within >= 0.99,
+                "{link} at {clamp_ms} ms: {within} within the clamp"
+            );
+            if clamp_ms == f64::from(MatchConfig::default().max_rewind_ms) {
+                assert!(all >= 0.995, "{link} at the default clamp: {all}");
+            }
+        }
+    }
 }

@@ -67,6 +67,19 @@ pub(crate) struct ServeArgs {
     /// The Agones SDK server's gRPC port (else $AGONES_SDK_GRPC_PORT, else 9357).
     #[arg(long, value_name = "PORT")]
     agones_sdk_port: Option<u16>,
+    /// Per-client adaptation to congested links: on or off (the config's
+    /// `[adapt] enabled`).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    adapt: Option<bool>,
+}
+
+/// `on` or `off`, as a flag's value.
+pub(crate) fn on_off(v: &str) -> Result<bool, String> {
+    match v {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{v}`: on or off")),
+    }
 }
 
 impl ServeArgs {
@@ -126,6 +139,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.agones_sdk_port {
             config.agones_sdk_port = Some(v);
+        }
+        if let Some(v) = self.adapt {
+            config.adapt.enabled = v;
         }
         config.validate()?;
         Ok(config)

@@ -22,7 +22,7 @@ use crate::replication::WriterConfig;
 /// max_events_per_player = 64    # reliable events queued per client
 /// entity_reuse_delay_ticks = 256 # quarantine of a freed entity id
 /// pose_interval_ticks = 4       # lag-compensation record interval
-/// max_rewind_ms = 200           # furthest lag compensation rewinds
+/// max_rewind_ms = 250           # furthest lag compensation rewinds (a 200 ms round trip + interpolation)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -54,7 +54,12 @@ pub struct MatchConfig {
     pub entity_reuse_delay_ticks: u32,
     /// Lag-compensation poses are recorded every this many ticks (>= 1).
     pub pose_interval_ticks: u32,
-    /// The furthest lag compensation rewinds, in milliseconds.
+    /// The furthest lag compensation rewinds, in milliseconds. The default,
+    /// 250, covers the `bad` link's longest round trip (200 ms) plus two
+    /// ticks of interpolation and a tick's phase at 128 Hz; a shooter
+    /// further behind has its shots resolved against the targets as they
+    /// were this long ago (it bounds how long after reaching cover a target
+    /// can still be hit).
     pub max_rewind_ms: u32,
 }
 
@@ -71,7 +76,7 @@ impl Default for MatchConfig {
             max_events_per_player: 64,
             entity_reuse_delay_ticks: 256,
             pose_interval_ticks: 4,
-            max_rewind_ms: 200,
+            max_rewind_ms: 250,
         }
     }
 }

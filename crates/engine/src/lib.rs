@@ -144,7 +144,7 @@ pub use hightick_proto::EntityId;
 pub use interest::InterestSet;
 pub use mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
 pub use prediction::Predict;
-pub use runtime::Match;
+pub use runtime::{MIN_SNAPSHOT_BUDGET_BYTES, Match};
 
 /// A player slot in a match (`0..max_players`); also names the player's
 /// client for replication.

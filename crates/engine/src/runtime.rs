@@ -79,6 +79,10 @@ pub struct MatchStats {
     pub snapshot_errors: u64,
 }
 
+/// The least snapshot budget [`Match::set_snapshot_budget`] sets: a
+/// header and a record or two.
+pub const MIN_SNAPSHOT_BUDGET_BYTES: u16 = 32;
+
 /// One match: a [`Game`], its replicated world, and per player the input
 /// buffer, relevance set, event queue and snapshot payload. Everything is
 /// allocated by [`Match::new`]; a steady-state [`tick`](Self::tick) allocates
@@ -102,6 +106,9 @@ pub struct Match<G: Game, D: ChangeDetection = ChangedTicks> {
     relevance: Box<[InterestSet]>,
     payloads: Box<[u8]>,
     payload_lens: Box<[usize]>,
+    /// Each player's snapshot byte budget (at most the config's; the host
+    /// lowers it for a client on a bad link).
+    player_budgets: Box<[u16]>,
     tick: Tick,
     stats: MatchStats,
 }
@@ -137,6 +144,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
                 .collect(),
             payloads: vec![0; players * budget].into_boxed_slice(),
             payload_lens: vec![0; players].into_boxed_slice(),
+            player_budgets: vec![config.snapshot_budget_bytes; players].into_boxed_slice(),
             tick: 0,
             stats: MatchStats::default(),
             config,
@@ -380,6 +388,29 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.writer.stats(player)
     }
 
+    /// Sets `player`'s snapshot byte budget from the next tick on, clamped
+    /// to [`MIN_SNAPSHOT_BUDGET_BYTES`] and the config's
+    /// `snapshot_budget_bytes` (the host lowers it while the player's link
+    /// is bad; what does not fit waits in the priority accumulator). Returns
+    /// the budget set.
+    pub fn set_snapshot_budget(
+        &mut self,
+        player: PlayerId,
+        bytes: u16,
+    ) -> Result<u16, EngineError> {
+        let i = self.slot(player)?;
+        let most = self.config.snapshot_budget_bytes;
+        let set = bytes.clamp(MIN_SNAPSHOT_BUDGET_BYTES.min(most), most);
+        self.player_budgets[i] = set;
+        Ok(set)
+    }
+
+    /// `player`'s snapshot byte budget (the config's unless lowered).
+    pub fn snapshot_budget(&self, player: PlayerId) -> Option<u16> {
+        let i = self.slot(player).ok()?;
+        Some(self.player_budgets[i])
+    }
+
     /// Runs one tick: inputs, the game's tick, then a snapshot per client.
     pub fn tick(&mut self) -> TickReport {
         self.run_tick(None)
@@ -452,7 +483,8 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
                 self.game.relevance(player, &self.world, relevant);
             }
             let _replication = frame.map(|f| f.open(Subsystem::Replication, "snapshot"));
-            let out = &mut self.payloads[i * budget..(i + 1) * budget];
+            let own = usize::from(self.player_budgets[i]).min(budget);
+            let out = &mut self.payloads[i * budget..i * budget + own];
             match self.writer.write_snapshot(
                 player,
                 &self.world,

@@ -293,3 +293,28 @@ fn a_lost_link_queues_nothing_and_a_released_seat_tells_the_game() {
     assert_eq!(m.pop_event(p), Some(WELCOME));
     assert_eq!(m.pop_event(p), Some(Note(1)));
 }
+
+#[test]
+fn a_lowered_snapshot_budget_holds_one_player_and_defers_the_rest() {
+    use hightick_engine::MIN_SNAPSHOT_BUDGET_BYTES;
+    let mut m = toy_match(2);
+    let p0 = m.join().unwrap();
+    let p1 = m.join().unwrap();
+    let most = m.config().snapshot_budget_bytes;
+    assert_eq!(
+        m.set_snapshot_budget(p0, 1).unwrap(),
+        MIN_SNAPSHOT_BUDGET_BYTES
+    );
+    assert_eq!(m.set_snapshot_budget(p0, u16::MAX).unwrap(), most);
+    assert_eq!(m.set_snapshot_budget(p0, 48).unwrap(), 48);
+    assert!(m.set_snapshot_budget(PlayerId(9), 48).is_err());
+    let report = m.tick();
+    assert!(m.snapshot(p0).len() <= 48, "{}", m.snapshot(p0).len());
+    assert!(
+        m.snapshot(p1).len() > 48,
+        "the other player keeps the full budget"
+    );
+    assert!(report.deferred > 0, "what did not fit waits");
+    assert_eq!(m.snapshot_budget(p0), Some(48));
+    assert_eq!(m.snapshot_budget(p1), Some(most));
+}

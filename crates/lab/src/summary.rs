@@ -130,6 +130,13 @@ pub struct NetworkRow {
     pub client_bytes_in_per_s: f64,
     /// Datagrams dropped, by reason.
     pub drops: Vec<DropRow>,
+    /// Client-ticks without a packet: the server's adaptation to a
+    /// congested link held them back (`hightick_server::adapt`).
+    #[serde(default)]
+    pub adapt_skipped: u64,
+    /// Times a client's send share was cut.
+    #[serde(default)]
+    pub adapt_decreases: u64,
 }
 
 /// Datagrams dropped for one reason.
@@ -224,6 +231,18 @@ impl RunSummary {
                 "B/s",
             ),
         ];
+        let n = &self.network;
+        let ticks = n.adapt_skipped + n.packets_out;
+        lines.push(figure_line(
+            "demo_adapt_skipped_share",
+            n.adapt_skipped as f64 / ticks.max(1) as f64,
+            "share",
+        ));
+        lines.push(figure_line(
+            "demo_adapt_decreases",
+            n.adapt_decreases as f64,
+            "cuts",
+        ));
         if let Some(link) = &self.link {
             lines.extend(link_figures(link));
         }

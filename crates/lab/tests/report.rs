@@ -84,6 +84,7 @@ fn synthetic() -> RunSummary {
                 reason: "bad_token".into(),
                 count: 3,
             }],
+            ..NetworkRow::default()
         },
         server_cpu_cores: 0.06,
         gpc: games_per_core(8, 0.06),

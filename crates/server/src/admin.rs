@@ -471,6 +471,16 @@ fn render_metrics(
         "Connections with a valid token but on no roster.",
         net.unknown_clients,
     )?;
+    m.counter(
+        "hightick_adapt_skipped_total",
+        "Client-ticks without a packet: the client's link was congested.",
+        net.adapt_skipped,
+    )?;
+    m.counter(
+        "hightick_adapt_decreases_total",
+        "Times a client's send share was cut (its link congested).",
+        net.adapt_decreases,
+    )?;
     let late: u64 = modes.values().map(|m| m.late_starts).sum();
     m.counter(
         "hightick_late_tick_starts_total",

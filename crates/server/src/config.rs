@@ -29,6 +29,16 @@
 //! heartbeat_s = 2.0            # how often to heartbeat the gateway
 //! agones = false               # run as an Agones GameServer: Ready, health, allocations, Shutdown (docs/AGONES.md)
 //! # agones_sdk_port = 9357     # the Agones SDK server's gRPC port; else $AGONES_SDK_GRPC_PORT, else 9357
+//!
+//! [adapt]                      # per client: fewer packets and a smaller snapshot budget while its link is congested
+//! enabled = true
+//! queue_delay_ms = 80.0        # congested: smoothed RTT above the least seen by this much ...
+//! queue_delay_ratio = 1.5      # ... and by more than this many times the least RTT,
+//! loss_high = 0.5              # or smoothed loss above this
+//! decrease = 0.7               # congested: the send share times this, at most once per round trip
+//! increase_per_s = 0.5         # clear: the share grows this much a second, back to 1
+//! min_share = 0.25             # the least share of ticks a client gets a packet on
+//! min_rtt_window_s = 10.0      # how long the least RTT is remembered
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -39,6 +49,7 @@ use hightick_net::Key;
 use hightick_telemetry::config_file::{self, ConfigFileError};
 use serde::{Deserialize, Serialize};
 
+use crate::adapt::AdaptConfig;
 use crate::error::ServerError;
 use crate::placement::Placement;
 
@@ -115,6 +126,8 @@ pub struct HostConfig {
     /// The Agones SDK server's gRPC port (else `$AGONES_SDK_GRPC_PORT`,
     /// else 9357).
     pub agones_sdk_port: Option<u16>,
+    /// Per-client adaptation to a congested link ([`crate::adapt`]).
+    pub adapt: AdaptConfig,
 }
 
 impl Default for HostConfig {
@@ -145,6 +158,7 @@ impl Default for HostConfig {
             heartbeat_s: 2.0,
             agones: false,
             agones_sdk_port: None,
+            adapt: AdaptConfig::default(),
         }
     }
 }
@@ -201,6 +215,7 @@ impl HostConfig {
                 );
             }
         }
+        self.adapt.validate()?;
         if self.drain_timeout_s > 86_400 {
             return bad("drain_timeout_s", "must be at most 86400");
         }
@@ -369,6 +384,7 @@ mod tests {
             ("seat_timeout_s = 0.0\n", "seat_timeout_s"),
             ("pace_bytes_per_s = 10\n", "pace_bytes_per_s"),
             ("pace_burst_bytes = 100\n", "pace_burst_bytes"),
+            ("[adapt]\ndecrease = 1.5\n", "adapt.decrease"),
         ] {
             let err = HostConfig::parse(text, "h").unwrap_err();
             assert!(err.to_string().contains(field), "{err}");

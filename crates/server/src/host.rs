@@ -159,6 +159,7 @@ impl Host {
                 budgets: Arc::clone(&budgets),
                 linger: config.linger(),
                 seat_timeout: config.seat_timeout(),
+                adapt: config.adapt,
                 timer_slack_us: config.timer_slack_us,
                 phase_group_share: config.phase_group_share,
                 pin_to: config.pin_workers.then_some(i),

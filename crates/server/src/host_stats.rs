@@ -90,6 +90,8 @@ pub(crate) fn network_stats(reports: &[WorkerReport]) -> NetworkStats {
         n.bytes_out += t.bytes_out;
         n.send_dropped += t.send_dropped;
         n.unknown_clients += t.unknown_clients;
+        n.adapt_skipped += t.adapt_skipped;
+        n.adapt_decreases += t.adapt_decreases;
         for &(reason, count) in &r.drops {
             *drops.entry(reason).or_default() += count;
         }

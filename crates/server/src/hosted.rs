@@ -12,11 +12,12 @@ use hightick_engine::{Match, PlayerId};
 use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig};
 use serde::Serialize;
 
+use crate::adapt::LinkAdapter;
 use crate::phase::{Membership, next_on_grid};
 use crate::report::MatchInfo;
 
 /// Who holds one player of a match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Seat {
     /// The client id its connect token must carry.
     pub client_id: u64,
@@ -31,6 +32,8 @@ pub(crate) struct Seat {
     /// Released through the game's hook after the seat timeout (until its
     /// client comes back).
     pub released: bool,
+    /// Its send share, by its link ([`crate::adapt`]); fresh on each connect.
+    pub link: LinkAdapter,
 }
 
 /// What [`HostedMatch::check_seats`] found.
@@ -131,6 +134,7 @@ impl<G: HostedGame> HostedMatch<G> {
                 connects: 0,
                 empty_since: Some(first_deadline),
                 released: false,
+                link: LinkAdapter::default(),
             });
         }
         let rate = game.config().tick_rate_hz;
@@ -176,6 +180,9 @@ impl<G: HostedGame> HostedMatch<G> {
         seat.connects += 1;
         seat.empty_since = None;
         seat.released = false;
+        seat.link = LinkAdapter::default();
+        let full = self.game.config().snapshot_budget_bytes;
+        let _ = self.game.set_snapshot_budget(player, full);
         let _ = self.game.reconnect(player);
         true
     }

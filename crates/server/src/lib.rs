@@ -63,6 +63,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adapt;
 mod admin;
 pub mod agones;
 pub mod batch_io;
@@ -83,6 +84,7 @@ mod results;
 mod tick_rate;
 mod worker;
 
+pub use adapt::AdaptConfig;
 pub use config::{HostConfig, KEY_ENV, SERVER_SECRET_ENV};
 pub use error::ServerError;
 pub use host::{Host, serve};

@@ -197,6 +197,13 @@ pub struct NetworkStats {
     pub send_dropped: u64,
     /// Clients that connected with a valid token but are on no roster.
     pub unknown_clients: u64,
+    /// Client-ticks that sent no packet: the client's link was congested
+    /// and its send share below 1 ([`crate::adapt`]).
+    #[serde(default)]
+    pub adapt_skipped: u64,
+    /// Times a client's send share was cut.
+    #[serde(default)]
+    pub adapt_decreases: u64,
     /// Received datagrams dropped by the net layer, per reason (non-zero only).
     pub drops: Vec<DropCount>,
 }

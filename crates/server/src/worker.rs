@@ -24,15 +24,16 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use hightick_engine::PlayerId;
 use hightick_engine::mode::{HostedGame, Mode};
+use hightick_engine::{Match, PlayerId};
 use hightick_net::{Server, ServerConfig, ServerEvent};
 use hightick_telemetry::{BudgetTarget, Budgets, FrameStats, ModeBudget, Subsystem};
 use tokio::sync::oneshot;
 
+use crate::adapt::{AdaptConfig, LinkReading};
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
 use crate::host_stats::TickTotals;
-use crate::hosted::HostedMatch;
+use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
 use crate::process;
@@ -116,6 +117,10 @@ pub(crate) struct Traffic {
     pub oversized: u64,
     pub unknown_clients: u64,
     pub malformed_messages: u64,
+    /// Ticks a client got no packet on (its link congested: [`crate::adapt`]).
+    pub adapt_skipped: u64,
+    /// Times a client's send share was cut.
+    pub adapt_decreases: u64,
 }
 
 /// A worker's answer to [`WorkerCommand::Report`].
@@ -138,6 +143,7 @@ pub(crate) struct WorkerSetup {
     pub budgets: Arc<Budgets>,
     pub linger: Duration,
     pub seat_timeout: Duration,
+    pub adapt: AdaptConfig,
     pub timer_slack_us: u64,
     pub phase_group_share: f64,
     pub pin_to: Option<usize>,
@@ -164,6 +170,8 @@ pub(crate) struct Worker<G: HostedGame> {
     linger: Duration,
     /// A seat empty this long is released; a match empty this long ends.
     seat_timeout: Duration,
+    /// Per-client adaptation to congested links.
+    adapt: AdaptConfig,
     seats_checked_at: Instant,
     commands: Receiver<WorkerCommand>,
     results: ResultSender,
@@ -216,6 +224,7 @@ impl<G: HostedGame> Worker<G> {
             budgets: setup.budgets,
             linger: setup.linger,
             seat_timeout: setup.seat_timeout,
+            adapt: setup.adapt,
             seats_checked_at: now,
             commands: setup.commands,
             results: setup.results,
@@ -642,10 +651,24 @@ impl<G: HostedGame> Worker<G> {
     /// (`Match::transmit_tick`), sealed into the send batch.
     fn send_tick(&mut self, i: usize, now: Instant) {
         let m = &mut self.matches[i];
-        for seat in &m.seats {
+        for seat in &mut m.seats {
             let Some(slot) = seat.slot else {
                 continue;
             };
+            if self.adapt.enabled
+                && !adapt_seat(
+                    &self.adapt,
+                    seat,
+                    &mut m.game,
+                    &self.net,
+                    slot,
+                    now,
+                    &mut self.traffic,
+                )
+            {
+                self.traffic.adapt_skipped += 1;
+                continue;
+            }
             if self.send.is_full() {
                 let flushed = self.send.flush(&self.socket);
                 count_flush(&mut self.traffic, flushed);
@@ -738,6 +761,37 @@ enum Timers {
     /// for the next gap between ticks, unless a worker that never has one
     /// would starve them).
     Overdue,
+}
+
+/// Moves `seat`'s send share by its connection's reading (on `slot`) and
+/// sets its snapshot budget for the next tick; whether this tick's packet
+/// goes.
+fn adapt_seat<G: HostedGame>(
+    config: &AdaptConfig,
+    seat: &mut Seat,
+    game: &mut Match<G>,
+    net: &Server,
+    slot: usize,
+    now: Instant,
+    traffic: &mut Traffic,
+) -> bool {
+    let Some(endpoint) = net.endpoint(slot) else {
+        return true;
+    };
+    let reading = LinkReading {
+        rtt: endpoint.rtt(),
+        loss: endpoint.packet_loss(),
+        measured: endpoint.stats().packets_acked > 0,
+    };
+    let cuts = seat.link.decreases();
+    seat.link.observe(config, now, reading);
+    traffic.adapt_decreases += seat.link.decreases() - cuts;
+    let full = game.config().snapshot_budget_bytes;
+    let budget = seat.link.budget(full);
+    if game.snapshot_budget(seat.player) != Some(budget) {
+        let _ = game.set_snapshot_budget(seat.player, budget);
+    }
+    seat.link.take_send()
 }
 
 fn count_flush(traffic: &mut Traffic, flushed: crate::batch_io::Flushed) {

@@ -33,6 +33,7 @@ use rand::{Rng, SeedableRng};
 use crate::distributed::AllowList;
 use crate::interval::{ErrorKind, Interval, MatchSample};
 use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
+use crate::link::LinkProxies;
 use crate::match_bot::MatchBotConfig;
 use crate::play::{MatchPlayer, MatchTicket, decode_token};
 use crate::player::{Phase, Player, PlayerValues};
@@ -143,6 +144,8 @@ pub struct DriverPlan {
     /// Where load may go: a connect token naming a server off this list
     /// fails its step (an agent's `--allow-target`; anywhere for local runs).
     pub allow: Arc<AllowList>,
+    /// The proxies of the scenario's `link`, if it has one.
+    pub(crate) links: Option<Arc<LinkProxies>>,
 }
 
 enum Done {
@@ -520,7 +523,15 @@ impl Driver {
                     .as_slice()
                     .first()
                     .is_some_and(|a| a.ip().is_loopback());
+                let via = match (&self.plan.links, servers.first()) {
+                    (Some(links), Some(&server)) => match links.via(player.id, server) {
+                        Ok(via) => via,
+                        Err(_) => return self.failed(p, step, ErrorKind::Match, now),
+                    },
+                    _ => None,
+                };
                 let config = MatchBotConfig {
+                    via,
                     bind: if loopback {
                         SocketAddr::from(([127, 0, 0, 1], 0))
                     } else {

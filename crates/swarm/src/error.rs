@@ -109,6 +109,9 @@ pub enum SwarmError {
         /// The allow-list.
         allowed: String,
     },
+    /// The impairment proxy of the scenario's `link` failed to start.
+    #[error("link: {0}")]
+    Link(#[from] hightick_netem::NetemError),
     /// A report could not be drawn.
     #[error("report: {0}")]
     Report(#[from] hightick_report::ReportError),

@@ -93,6 +93,7 @@ mod fleet;
 pub mod http1;
 pub mod interval;
 pub mod keepalive;
+pub mod link;
 mod match_bot;
 pub mod metrics;
 pub mod pacing;

@@ -14,6 +14,7 @@ use crate::distributed::AllowList;
 use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
 use crate::error::SwarmError;
 use crate::interval::Interval;
+use crate::link::LinkProxies;
 use crate::play::MatchPlayer;
 use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
@@ -45,6 +46,8 @@ pub struct LocalSwarm {
     spare: Interval,
     shard: Shard,
     log: Option<RequestLogWriter>,
+    /// The proxies of the scenario's `link`, stopped when the swarm drops.
+    _links: Option<Arc<LinkProxies>>,
 }
 
 impl LocalSwarm {
@@ -79,6 +82,10 @@ impl LocalSwarm {
                 (Some(log), Some(writer))
             }
         };
+        let links = scenario
+            .link
+            .clone()
+            .map(|plan| Arc::new(LinkProxies::new(plan)));
         let mut slots = Vec::new();
         let mut tasks = Vec::new();
         for driver in 0..drivers {
@@ -97,6 +104,7 @@ impl LocalSwarm {
                 log: log.clone(),
                 player,
                 allow: allow.clone(),
+                links: links.clone(),
             };
             tasks.push(tokio::spawn(drive(plan, slot.clone(), control.clone())));
             slots.push(slot);
@@ -108,6 +116,7 @@ impl LocalSwarm {
             spare: Interval::new(steps),
             shard,
             log: writer,
+            _links: links,
         })
     }
 

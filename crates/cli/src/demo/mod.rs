@@ -53,6 +53,10 @@ pub(crate) struct DemoArgs {
     report: PathBuf,
     #[command(flatten)]
     link: link::LinkArgs,
+    /// The server's per-client adaptation to congested links: on or off
+    /// (default: the server's, on).
+    #[arg(long, value_name = "on|off", value_parser = crate::serve::on_off)]
+    adapt: Option<bool>,
     #[cfg(feature = "history")]
     #[command(flatten)]
     record: RecordArgs,
@@ -84,6 +88,7 @@ pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
         duration: args.duration,
         workers: args.workers,
         link: args.link.spec(),
+        adapt: args.adapt,
         ..LoadSpec::new(exe, &mode, args.matches)
     };
     let run = spec.validate::<G>()?;
@@ -134,6 +139,7 @@ pub(crate) fn run<G: BotGame>(args: &DemoArgs) -> Result<()> {
             "warmup_s": spec.warmup.as_secs_f64(),
             "workers": spec.workers,
             "link": spec.link,
+            "adapt": spec.adapt,
             "budgets": budgets.file(),
         });
         let id = db.record_demo(&summary, &config)?;

@@ -54,8 +54,7 @@ impl LinkSpec {
     /// Whether the `seat`th bot of the run (matches in order, their seats
     /// in order) plays behind the link.
     pub fn behind(&self, seat: usize) -> bool {
-        let k = seat as f64;
-        ((k + 1.0) * self.share).floor() > (k * self.share).floor()
+        hightick_swarm::link::behind_share(self.share, seat as u64)
     }
 }
 

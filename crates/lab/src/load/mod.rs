@@ -90,6 +90,10 @@ pub struct LoadSpec {
     /// (memory, files, threads, CPU per tick, late ticks: [`SoakSample`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_every: Option<Duration>,
+    /// The servers' per-client adaptation to congested links (`hightick
+    /// serve --adapt on|off`; `None`: their config's, on by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt: Option<bool>,
 }
 
 impl LoadSpec {
@@ -110,6 +114,7 @@ impl LoadSpec {
             link: None,
             settings: serde_json::Value::Null,
             sample_every: None,
+            adapt: None,
         }
     }
 
@@ -421,6 +426,7 @@ fn start_servers(
             budgets: budgets.path(),
             cpus: cpu_sets.get(i).map(Vec::as_slice),
             log: scratch.0.join(format!("server-{i}.log")),
+            adapt: spec.adapt,
         };
         servers.push(ServerProcess::start(&launch)?);
     }

@@ -25,6 +25,8 @@ pub(crate) struct Launch<'a> {
     pub cpus: Option<&'a [u32]>,
     /// Where the instance's stderr goes.
     pub log: PathBuf,
+    /// Per-client link adaptation on or off (`None`: the server's default).
+    pub adapt: Option<bool>,
 }
 
 /// A running `hightick serve`; killed if dropped before [`ServerProcess::stop`].
@@ -68,6 +70,9 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
+        if let Some(adapt) = launch.adapt {
+            command.args(["--adapt", if adapt { "on" } else { "off" }]);
+        }
         if let Some(budgets) = launch.budgets {
             command.arg("--budgets").arg(budgets);
         }

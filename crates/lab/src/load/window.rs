@@ -125,6 +125,8 @@ fn network_row(windows: &[InstanceWindow], clients: u32, wall_s: f64) -> Network
         client_bytes_out_per_s: bytes_out as f64 / per_client_s,
         client_packets_out_per_s: packets_out as f64 / per_client_s,
         client_bytes_in_per_s: bytes_in as f64 / per_client_s,
+        adapt_skipped: delta(|n| n.adapt_skipped),
+        adapt_decreases: delta(|n| n.adapt_decreases),
         drops: drops
             .into_iter()
             .filter(|(_, count)| *count > 0)

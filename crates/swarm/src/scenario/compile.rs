@@ -18,6 +18,7 @@ use super::{
     StepKind, TargetSpec, duration,
 };
 use crate::error::SwarmError;
+use crate::link::LinkPlan;
 use crate::pacing::PacingConfig;
 use crate::request_log::RequestLogConfig;
 use crate::retry::RetryPolicy;
@@ -85,6 +86,10 @@ impl<'a> Compiler<'a> {
             None => RetryPolicy::default(),
         };
         let matches = self.match_settings(&raw)?;
+        let link = match &raw.link {
+            Some(l) => Some(self.link(l)?),
+            None => None,
+        };
         self.declare_variables(&raw)?;
 
         let default_think = raw.think.unwrap_or_default();
@@ -142,6 +147,7 @@ impl<'a> Compiler<'a> {
             pacing,
             http,
             matches,
+            link,
             thresholds,
             request_log,
         })
@@ -238,6 +244,65 @@ impl<'a> Compiler<'a> {
             tick_rate_hz,
             seed: m.seed.unwrap_or(defaults.seed),
         })
+    }
+
+    /// The `link` key: a link's name or file, or a table of `profile`,
+    /// `share` and `seed`.
+    fn link(&self, raw: &Spanned<toml::Value>) -> Compiled<LinkPlan> {
+        let span = raw.span();
+        let (link, share, seed) = match raw.get_ref() {
+            toml::Value::String(name) => (name.clone(), 1.0, 1),
+            toml::Value::Table(t) => {
+                if let Some(key) = t
+                    .keys()
+                    .find(|k| !["profile", "share", "seed"].contains(&k.as_str()))
+                {
+                    return self.err(
+                        span,
+                        &format!("link.{key}"),
+                        "unknown key (profile, share, seed)",
+                    );
+                }
+                let Some(toml::Value::String(name)) = t.get("profile") else {
+                    return self.err(
+                        span,
+                        "link.profile",
+                        "a link's name (lan, wifi, mobile, bad) or a profile file",
+                    );
+                };
+                let share = match t.get("share") {
+                    None => 1.0,
+                    Some(toml::Value::Float(f)) => *f,
+                    Some(toml::Value::Integer(i)) => *i as f64,
+                    Some(_) => return self.err(span, "link.share", "a number in 0..=1"),
+                };
+                if !(0.0..=1.0).contains(&share) {
+                    return self.err(span, "link.share", "a number in 0..=1");
+                }
+                let seed = match t.get("seed") {
+                    None => 1,
+                    Some(toml::Value::Integer(i)) if *i >= 0 => *i as u64,
+                    Some(_) => return self.err(span, "link.seed", "a whole number, 0 or more"),
+                };
+                (name.clone(), share, seed)
+            }
+            _ => {
+                return self.err(
+                    span,
+                    "link",
+                    "a link's name or a table (profile, share, seed)",
+                );
+            }
+        };
+        match hightick_netem::link_named(&link) {
+            Ok(profile) => Ok(LinkPlan {
+                link,
+                profile,
+                share,
+                seed,
+            }),
+            Err(e) => self.err(span, "link", e.to_string()),
+        }
     }
 
     /// Declares every variable any step captures, refusing captures into a built-in.

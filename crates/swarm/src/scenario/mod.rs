@@ -41,7 +41,9 @@
 //! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`), `[retry]`
 //! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`mode`,
 //! `tick_rate_hz`, `seed`, and `[matches.settings]`: the game's own match
-//! settings, e.g. `map = "plaza"` for the arena), `[request_log]` (`path`, `rotate_bytes`, `keep`:
+//! settings, e.g. `map = "plaza"` for the arena), `link` (a link's name or
+//! profile file, or `{ profile, share, seed }`: players behind the
+//! impairment proxy in their `play_match` steps, [`crate::link`]), `[request_log]` (`path`, `rotate_bytes`, `keep`:
 //! a raw per-request log, off unless asked for; see
 //! [`request_log`](crate::request_log)). A step is an HTTP request (`method`, `url`,
 //! `headers`, `body` or `json`, `expect_status`, `capture`,
@@ -114,6 +116,9 @@ pub struct Scenario {
     pub http: HttpSettings,
     /// Match bot settings for `play_match` steps.
     pub matches: MatchSettings,
+    /// Players behind an emulated link in their `play_match` steps
+    /// ([`crate::link`]), if any.
+    pub link: Option<crate::link::LinkPlan>,
     /// Pass/fail thresholds.
     pub thresholds: Vec<Threshold>,
     /// The raw per-request log, only when asked for (`[request_log]`).

@@ -39,6 +39,7 @@ pub(super) struct RawScenario {
     pub http: Option<RawHttp>,
     pub retry: Option<RawRetry>,
     pub matches: Option<RawMatches>,
+    pub link: Option<Spanned<toml::Value>>,
     pub request_log: Option<RawRequestLog>,
     #[serde(default)]
     pub setup: Vec<RawStep>,

@@ -364,3 +364,28 @@ fn a_push_wait_compiles_with_its_defaults_and_refuses_polling_beside_it() {
     ));
     assert_eq!(field, "behaviour[0].step[0].push.same");
 }
+
+#[test]
+fn a_link_is_a_name_or_a_table_and_bad_ones_are_named() {
+    assert!(parse(GOOD).unwrap().link.is_none());
+    let with = |link: &str| format!("link = {link}\n{GOOD}");
+    let all = parse(&with("\"bad\"")).unwrap().link.unwrap();
+    assert_eq!((all.link.as_str(), all.share, all.seed), ("bad", 1.0, 1));
+    assert_eq!(all.profile.name, "bad");
+    let some = parse(&with("{ profile = \"wifi\", share = 0.25, seed = 9 }"))
+        .unwrap()
+        .link
+        .unwrap();
+    assert_eq!((some.share, some.seed), (0.25, 9));
+    assert!(!some.behind(0) && some.behind(3));
+    for (link, field) in [
+        ("\"dialup\"", "link"),
+        ("{ profile = \"wifi\", share = 2.0 }", "link.share"),
+        ("{ share = 0.5 }", "link.profile"),
+        ("{ profile = \"wifi\", shares = 0.5 }", "link.shares"),
+        ("7", "link"),
+    ] {
+        let (line, f, message) = error(&with(link));
+        assert_eq!((line, f.as_str()), (1, field), "{link}: {message}");
+    }
+}
