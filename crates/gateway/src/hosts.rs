@@ -22,6 +22,10 @@ use serde::{Deserialize, Serialize};
 const ALLOCATE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest admin answer read.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// How long a host that refused a match as full is passed over, unless a
+/// heartbeat says otherwise first. A configured host never heartbeats, so
+/// without this expiry one refusal would remove it until restart.
+pub const FULL_BACKOFF: Duration = Duration::from_secs(5);
 
 /// One host as the registry sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,6 +61,8 @@ pub struct HostReport {
 struct Host {
     report: HostReport,
     last_seen: Option<Instant>,
+    /// Passed over until then: it refused a match as full.
+    full_until: Option<Instant>,
 }
 
 /// The host registry.
@@ -83,6 +89,7 @@ impl Hosts {
                     game: String::new(),
                 },
                 last_seen: None,
+                full_until: None,
             })
             .collect();
         Self {
@@ -110,6 +117,7 @@ impl Hosts {
             Some(h) => {
                 let configured = h.last_seen.is_none();
                 h.report = report;
+                h.full_until = None;
                 if configured {
                     h.report.host_id = h.report.admin.to_string();
                 } else {
@@ -119,6 +127,7 @@ impl Hosts {
             None => hosts.push(Host {
                 report,
                 last_seen: Some(now),
+                full_until: None,
             }),
         }
     }
@@ -135,6 +144,7 @@ impl Hosts {
             .filter(|h| {
                 h.report.active < h.report.capacity
                     && !h.report.draining
+                    && h.full_until.is_none_or(|until| now >= until)
                     && h.last_seen
                         .is_none_or(|t| now.saturating_duration_since(t) < self.timeout)
             })
@@ -151,10 +161,16 @@ impl Hosts {
         }
     }
 
-    /// Marks `admin` full until its next heartbeat (it refused a match).
+    /// Passes `admin` over (it refused a match as full) for
+    /// [`FULL_BACKOFF`] from now, or until its next heartbeat if sooner.
     pub fn full(&self, admin: SocketAddr) {
+        self.full_at(admin, Instant::now());
+    }
+
+    /// [`Self::full`] at `now`.
+    pub fn full_at(&self, admin: SocketAddr, now: Instant) {
         if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
-            h.report.active = h.report.capacity;
+            h.full_until = Some(now + FULL_BACKOFF);
         }
     }
 
@@ -362,14 +378,29 @@ mod tests {
     }
 
     #[test]
-    fn a_full_host_waits_for_its_next_heartbeat() {
+    fn a_full_host_waits_for_its_next_heartbeat_or_the_backoff() {
         let t0 = Instant::now();
         let hosts = Hosts::new(&[], Duration::from_secs(10));
         hosts.heartbeat(report(5, 3, 0), t0);
-        hosts.full(addr(5));
+        hosts.full_at(addr(5), t0);
         assert!(hosts.candidates(t0).is_empty());
         hosts.heartbeat(report(5, 3, 1), t0);
         assert_eq!(hosts.candidates(t0), vec![addr(5)]);
+        hosts.full_at(addr(5), t0);
+        assert_eq!(hosts.candidates(t0 + FULL_BACKOFF), vec![addr(5)]);
+    }
+
+    #[test]
+    fn a_configured_host_that_refused_once_comes_back_after_the_backoff() {
+        // A configured host never heartbeats: the full mark must expire.
+        let t0 = Instant::now();
+        let hosts = Hosts::new(&[(addr(7), 4)], Duration::from_secs(10));
+        hosts.full_at(addr(7), t0);
+        assert!(hosts.candidates(t0).is_empty());
+        assert!(hosts.candidates(t0 + FULL_BACKOFF / 2).is_empty());
+        assert_eq!(hosts.candidates(t0 + FULL_BACKOFF), vec![addr(7)]);
+        // Its count of matches was not touched by the refusal.
+        assert_eq!(hosts.list(t0)[0].report.active, 0);
     }
 
     #[test]
