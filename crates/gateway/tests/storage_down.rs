@@ -9,7 +9,8 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_store_is_a_503_with_retry_after_in_the_usual_shape() {
-    let (gateway, secrets, http) = common::sqlite_gateway("storage_down", &common::test_config()).await;
+    let (gateway, secrets, http) =
+        common::sqlite_gateway("storage_down", &common::test_config()).await;
     let (me, token) = http.guest("storage-down").await;
     assert_eq!(http.get("/v1/me/profile", Some(&token)).await.status, 200);
 
@@ -22,14 +23,26 @@ async fn a_failing_store_is_a_503_with_retry_after_in_the_usual_shape() {
     let buy = json!({ "item_id": "skin.red", "quantity": 1, "idempotency_key": "down-1" });
     let answers = [
         ("profile", http.get("/v1/me/profile", Some(&token)).await),
-        ("leaderboard", http.get("/v1/leaderboard", Some(&token)).await),
-        ("purchase", http.post("/v1/me/purchases", &buy, Some(&token)).await),
+        (
+            "leaderboard",
+            http.get("/v1/leaderboard", Some(&token)).await,
+        ),
+        (
+            "purchase",
+            http.post("/v1/me/purchases", &buy, Some(&token)).await,
+        ),
         (
             "guest login",
-            http.settle(http.post("/v1/auth/guest", &json!({ "device_id": "new-one" }), None).await)
-                .await,
+            http.settle(
+                http.post("/v1/auth/guest", &json!({ "device_id": "new-one" }), None)
+                    .await,
+            )
+            .await,
         ),
-        ("result", http.post_result(&secrets.server_secret, &result).await),
+        (
+            "result",
+            http.post_result(&secrets.server_secret, &result).await,
+        ),
     ];
     for (what, a) in answers {
         assert_eq!(a.status, 503, "{what}: {}", a.text);

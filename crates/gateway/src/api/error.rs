@@ -103,13 +103,24 @@ impl From<StoreError> for ApiError {
 /// Seconds a client is asked to wait after a storage failure.
 const STORAGE_RETRY_AFTER_S: u64 = 1;
 
+/// The JSON body of every refusal.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// Machine-readable code (`invalid_field`, `unauthorized`, `unavailable`, ...).
+    pub error: String,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// The request field at fault, if one is.
+    pub field: Option<String>,
+}
+
 impl ApiError {
-    /// Its JSON body: `{"error", "message", "field"}`.
+    /// Its JSON body: `{"error", "message", "field"}` ([`ErrorBody`]).
     pub fn body(&self) -> serde_json::Value {
-        json!({
-            "error": self.code,
-            "message": self.message,
-            "field": self.field,
+        json!(ErrorBody {
+            error: self.code.to_owned(),
+            message: self.message.clone(),
+            field: self.field.clone(),
         })
     }
 }

@@ -4,16 +4,27 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use hightick_store::{LeaderboardEntry, MAX_ID_LEN, MAX_NAME_LEN, MAX_QUANTITY, PurchaseRequest};
+use hightick_store::{LeaderboardEntry, PurchaseRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::auth::{Authed, check_text};
+use super::auth::Authed;
+use super::rules;
 use super::{ApiError, JsonBody, Shared, query_int};
 
 /// Leaderboard lines shown.
 const TOP: i64 = 100;
 
+#[utoipa::path(
+    get,
+    path = "/v1/me/profile",
+    tag = "meta",
+    summary = "The caller's profile, balance and stats",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The profile", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn profile(
     State(state): State<Shared>,
     who: Authed,
@@ -40,18 +51,29 @@ pub(crate) async fn profile(
     .into_response())
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Rename {
     display_name: String,
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/me/profile",
+    tag = "meta",
+    summary = "Set the caller's display name",
+    request_body = Rename,
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The new name", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn rename(
     State(state): State<Shared>,
     who: Authed,
     JsonBody(body): JsonBody<Rename>,
 ) -> Result<Response, ApiError> {
-    check_text("display_name", &body.display_name, MAX_NAME_LEN)?;
+    rules::DISPLAY_NAME.check(&body.display_name)?;
     let p = state
         .store
         .set_display_name(who.account_id, &body.display_name)
@@ -64,6 +86,16 @@ pub(crate) async fn rename(
     .into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/me/inventory",
+    tag = "meta",
+    summary = "The caller's items and balance",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Items and balance", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn inventory(
     State(state): State<Shared>,
     who: Authed,
@@ -77,6 +109,15 @@ pub(crate) async fn inventory(
     Ok(Json(json!({ "balance": balance, "items": items })).into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/shop",
+    tag = "meta",
+    summary = "What the shop sells, with prices",
+    responses(
+        (status = 200, description = "The catalog", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn shop(State(state): State<Shared>) -> Response {
     let items: Vec<Value> = state
         .config
@@ -87,7 +128,7 @@ pub(crate) async fn shop(State(state): State<Shared>) -> Response {
     Json(json!({ "items": items })).into_response()
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Purchase {
     item_id: String,
@@ -95,26 +136,28 @@ pub(crate) struct Purchase {
     idempotency_key: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/me/purchases",
+    tag = "meta",
+    summary = "Buy an item (idempotent by key)",
+    request_body = Purchase,
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The receipt (replayed: true for a retry)", body = serde_json::Value),
+        (status = 404, description = "The shop does not sell the item", body = super::error::ErrorBody),
+        (status = 409, description = "Out of coins, or the key was used for another purchase", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn purchase(
     State(state): State<Shared>,
     who: Authed,
     JsonBody(body): JsonBody<Purchase>,
 ) -> Result<Response, ApiError> {
-    check_text("idempotency_key", &body.idempotency_key, MAX_ID_LEN)?;
-    check_text("item_id", &body.item_id, MAX_ID_LEN)?;
-    if !crate::config::valid_id(&body.item_id) {
-        // No item could have this id: malformed, not merely unsold.
-        return Err(ApiError::invalid(
-            "item_id",
-            "item_id: 1..=64 characters of [A-Za-z0-9_.-]",
-        ));
-    }
-    if !(1..=MAX_QUANTITY).contains(&body.quantity) {
-        return Err(ApiError::invalid(
-            "quantity",
-            format!("quantity: must be 1..={MAX_QUANTITY}"),
-        ));
-    }
+    rules::IDEMPOTENCY_KEY.check(&body.idempotency_key)?;
+    // A malformed id is a 400; a well-formed one the shop does not sell, 404.
+    rules::ITEM_ID.check(&body.item_id)?;
+    rules::QUANTITY.check(body.quantity)?;
     let unit_price = state.config.price(&body.item_id).ok_or_else(|| {
         ApiError::not_found("item_id: the shop does not sell it").field("item_id")
     })?;
@@ -139,12 +182,28 @@ pub(crate) async fn purchase(
     .into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/me/matches",
+    tag = "meta",
+    summary = "The caller's match history, newest first",
+    params(("limit" = Option<u64>, Query, description = "Lines to return (default 20)")),
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The history", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn matches(
     State(state): State<Shared>,
     who: Authed,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let limit = query_int(query.as_deref(), "limit", 1..=100)?.unwrap_or(20);
+    let limit = query_int(
+        query.as_deref(),
+        rules::LIMIT.field,
+        rules::LIMIT.unsigned(),
+    )?
+    .unwrap_or(20);
     let history = state
         .store
         .match_history(who.account_id, limit as i64)
@@ -178,6 +237,16 @@ fn line(e: &LeaderboardEntry) -> Value {
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/leaderboard",
+    tag = "meta",
+    summary = "The top 100 by rating and the caller's rank",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Top and the caller's line", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn leaderboard(
     State(state): State<Shared>,
     who: Authed,

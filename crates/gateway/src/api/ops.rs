@@ -9,8 +9,17 @@ use axum::response::{IntoResponse, Response};
 use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition};
 use serde_json::json;
 
-use super::{OPENAPI, Shared};
+use super::Shared;
 
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "ops",
+    summary = "Liveness",
+    responses(
+        (status = 200, description = "Up, with its uptime", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn healthz(State(state): State<Shared>) -> Response {
     Json(json!({
         "status": "ok",
@@ -19,6 +28,15 @@ pub(crate) async fn healthz(State(state): State<Shared>) -> Response {
     .into_response()
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "ops",
+    summary = "Prometheus metrics (text exposition)",
+    responses(
+        (status = 200, description = "Metrics", body = String, content_type = "text/plain"),
+    )
+)]
 pub(crate) async fn metrics(State(state): State<Shared>) -> Response {
     let mut text = String::with_capacity(16 * 1024);
     if render_metrics(&state, &mut Exposition::new(&mut text)).is_err() {
@@ -122,6 +140,19 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
     )
 }
 
-pub(crate) async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "ops",
+    summary = "This document, with the running config's limits",
+    responses(
+        (status = 200, description = "The OpenAPI document", body = serde_json::Value),
+    )
+)]
+pub(crate) async fn openapi(State(state): State<Shared>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.openapi.clone(),
+    )
+        .into_response()
 }

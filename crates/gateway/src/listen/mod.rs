@@ -1,0 +1,149 @@
+//! Serving the API's HTTP/1.1 connections (with WebSocket upgrades), each
+//! under [`deadline::Deadlines`]: headers complete within
+//! `http.header_timeout_ms`, an idle kept-alive connection closed after
+//! `http.idle_timeout_s`, and optionally at most
+//! `http.max_connections_per_ip` connections per address. A client that
+//! trickles its headers a byte at a time holds its connection for the
+//! header timeout at most, so a few thousand of them cannot starve the
+//! file table.
+//!
+//! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires.
+
+mod config;
+mod deadline;
+mod per_ip;
+mod watched;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tower_service::Service;
+
+pub use config::HttpConfig;
+use deadline::Deadlines;
+use per_ip::PerIp;
+use watched::{Track, Watched};
+
+/// Pause after an accept failure that is not one connection's (out of
+/// file descriptors, say), so the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` under `config` until `stop` resolves, then
+/// stops accepting, lets requests in flight finish and returns once every
+/// connection is closed (upgraded WebSockets run on by themselves).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: &HttpConfig,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let header = Duration::from_millis(config.header_timeout_ms);
+    let idle = Duration::from_secs(config.idle_timeout_s);
+    let caps = PerIp::new(config.max_connections_per_ip);
+    let (stopping, stopped) = watch::channel(false);
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) if one_connections(&e) => continue,
+                Err(_) => {
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        let Some(seat) = caps.admit(peer.ip()) else {
+            drop(stream);
+            continue;
+        };
+        let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
+        let connection = connection(stream, peer, router.clone(), deadlines, stopped.clone());
+        tokio::spawn(async move {
+            connection.await;
+            drop(seat);
+        });
+    }
+    drop(listener);
+    let _ = stopping.send(true);
+    drop(stopped);
+    stopping.closed().await;
+    Ok(())
+}
+
+/// An accept error that concerns one connection only.
+fn one_connections(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
+}
+
+/// Serves one connection until it ends, misses a deadline, or (after
+/// `stop`) has no request in flight.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    deadlines: Deadlines,
+    mut stop: watch::Receiver<bool>,
+) {
+    let track = Arc::new(Track::new(deadlines));
+    let io = TokioIo::new(Watched::new(stream, Arc::clone(&track)));
+    let service = {
+        let track = Arc::clone(&track);
+        hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            let mut router = router.clone();
+            let track = Arc::clone(&track);
+            track.request();
+            request.extensions_mut().insert(ConnectInfo(peer));
+            async move {
+                let response = router.call(request).await;
+                track.responded();
+                response
+            }
+        })
+    };
+    let served = http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(io, service)
+        .with_upgrades();
+    let mut served = std::pin::pin!(served);
+    let mut stopping = *stop.borrow();
+    if stopping {
+        served.as_mut().graceful_shutdown();
+    }
+    loop {
+        let deadline = track.deadline();
+        let due = async {
+            match deadline {
+                Some((at, _)) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = served.as_mut() => return,
+            () = due => {
+                if track.expired().is_some() {
+                    // Dropping the connection closes it.
+                    return;
+                }
+            }
+            () = track.moved() => {}
+            _ = stop.changed(), if !stopping => {
+                stopping = true;
+                served.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Slow and idle clients against a real gateway on loopback:
+//! - a few hundred connections trickling their headers a byte at a time
+//!   neither starve real requests nor outlive the header deadline;
+//! - a kept-alive connection may idle past the header deadline (it is not
+//!   sending headers) and is closed at the idle deadline;
+//! - a WebSocket upgrade still works, and a socket that never answers
+//!   pings is closed.
+//!
+//! Outcomes only (served, closed); every wait is bounded.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use hightick_gateway::listen::HttpConfig;
+use hightick_gateway::push::PushConfig;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+/// How long any one outcome may take to show before the test fails.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Slow connections held at once.
+const SLOW: usize = 300;
+
+/// Reads until the peer closes; the bytes read, or `None` if it is still
+/// open after [`PATIENCE`].
+async fn until_closed(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read_all = async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, read_all).await.ok()?;
+    Some(got)
+}
+
+/// One request on `stream`, read to the end of its (small) answer: the
+/// status line.
+async fn request(stream: &mut TcpStream, path: &str) -> String {
+    let text = format!("GET {path} HTTP/1.1\r\nhost: gateway\r\n\r\n");
+    stream.write_all(text.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let answer = async {
+        loop {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed before answering");
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    return head.lines().next().unwrap().to_owned();
+                }
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, answer)
+        .await
+        .expect("an answer within the patience")
+}
+
+/// A client sending `GET /healthz ...` one byte every 100 ms (it never
+/// finishes), then reading: whether the gateway closed it without a byte
+/// of answer.
+async fn trickle(gateway: SocketAddr) -> bool {
+    let mut stream = TcpStream::connect(gateway).await.unwrap();
+    let header = b"GET /healthz HTTP/1.1\r\nhost: gateway\r\nx-slow: ".repeat(100);
+    let (mut rd, mut wr) = stream.split();
+    let send = async {
+        for byte in &header {
+            if wr.write_all(&[*byte]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let mut first = [0u8; 1];
+    let closed = async { matches!(rd.read(&mut first).await, Ok(0) | Err(_)) };
+    tokio::select! {
+        closed = closed => closed,
+        () = send => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn byte_at_a_time_clients_starve_no_one_and_are_closed_at_the_header_deadline() {
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            header_timeout_ms: 2_000,
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, http) = common::sqlite_gateway("slow_headers", &config).await;
+    let address = gateway.address();
+    let slow: Vec<_> = (0..SLOW).map(|_| tokio::spawn(trickle(address))).collect();
+    // Real players are served while the slow ones hold their connections.
+    for i in 0..20 {
+        assert_eq!(http.get("/healthz", None).await.status, 200);
+        let (_, token) = http.guest(&format!("slow-headers-{i}")).await;
+        assert_eq!(http.get("/v1/me/profile", Some(&token)).await.status, 200);
+    }
+    // Each slow one is closed (before its 4,900 bytes could be sent at
+    // 10 a second), never answered.
+    for (i, client) in slow.into_iter().enumerate() {
+        let closed = tokio::time::timeout(PATIENCE * 2, client)
+            .await
+            .expect("each slow client ends")
+            .unwrap();
+        assert!(closed, "slow client {i} was not closed");
+    }
+    gateway.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_connection_may_idle_past_the_header_deadline_and_is_closed_at_the_idle_one() {
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            header_timeout_ms: 200,
+            idle_timeout_s: 2,
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("slow_idle", &config).await;
+    let mut stream = TcpStream::connect(gateway.address()).await.unwrap();
+    assert!(request(&mut stream, "/healthz").await.contains(" 200 "));
+    // Idle for several header deadlines, under the idle one: still served.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(request(&mut stream, "/healthz").await.contains(" 200 "));
+    // Then silent: closed, with nothing more said.
+    let rest = until_closed(&mut stream)
+        .await
+        .expect("the idle connection is closed");
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    gateway.shutdown().await.unwrap();
+}
+
+/// The value of a counter line in the metrics text.
+fn counter(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_upgrade_works_and_one_that_never_answers_pings_is_closed() {
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            header_timeout_ms: 500,
+            idle_timeout_s: 1,
+            ..HttpConfig::default()
+        },
+        push: PushConfig {
+            ping_s: 1,
+            ..PushConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, http) = common::sqlite_gateway("slow_ws", &config).await;
+    let (_, token) = http.guest("slow-ws").await;
+    let connect = |token: &str| {
+        let mut request = format!("ws://{}/v1/events", gateway.address())
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        tokio_tungstenite::connect_async(request)
+    };
+    // A socket that reads (so answers pings) outlives both HTTP deadlines
+    // and several ping intervals; one that never reads never answers.
+    let (mut live, _) = connect(&token).await.unwrap();
+    let (mut deaf, _) = connect(&token).await.unwrap();
+    let reading = tokio::spawn(async move {
+        let mut pings = 0;
+        while let Some(Ok(message)) = live.next().await {
+            if let Message::Ping(_) = message {
+                pings += 1;
+                if pings == 4 {
+                    return Some(live);
+                }
+            }
+        }
+        None
+    });
+    let mut live = tokio::time::timeout(PATIENCE, reading)
+        .await
+        .expect("four pings within the patience")
+        .unwrap()
+        .expect("the answering socket stays open");
+    let dropped = "hightick_gateway_push_dropped_other_total";
+    let waited = tokio::time::timeout(PATIENCE, async {
+        while counter(&http.get("/metrics", None).await.text, dropped) == 0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the deaf socket was never dropped");
+    // The deaf client, reading at last, finds pings and then the close.
+    let reason = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match deaf.next().await {
+                Some(Ok(Message::Close(frame))) => return frame.map(|f| f.reason.to_string()),
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return None,
+            }
+        }
+    })
+    .await
+    .expect("the deaf socket ends");
+    if let Some(reason) = reason {
+        assert!(reason.contains("pong"), "{reason}");
+    }
+    // The live one still works.
+    live.send(Message::Text("hello".into())).await.unwrap();
+    gateway.shutdown().await.unwrap();
+}
