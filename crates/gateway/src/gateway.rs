@@ -149,14 +149,16 @@ impl Gateway {
             requests: RequestCounts::default(),
             rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
             openapi: crate::api::openapi_document(config).to_string(),
+            connections: Arc::default(),
             faults,
             started: Instant::now(),
         });
         let app = router(Arc::clone(&state));
         let (stop, stopped) = oneshot::channel::<()>();
         let http = config.http.clone();
+        let counts = Arc::clone(&state.connections);
         let serving = tokio::spawn(async move {
-            crate::listen::serve(listener, app, &http, async {
+            crate::listen::serve(listener, app, &http, counts, async {
                 let _ = stopped.await;
             })
             .await

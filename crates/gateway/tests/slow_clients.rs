@@ -4,7 +4,8 @@
 //! - a kept-alive connection may idle past the header deadline (it is not
 //!   sending headers) and is closed at the idle deadline;
 //! - a WebSocket upgrade still works, and a socket that never answers
-//!   pings is closed.
+//!   pings is closed;
+//! - with `max_connections_per_ip`, an address past its cap is refused.
 //!
 //! Outcomes only (served, closed); every wait is bounded.
 
@@ -26,6 +27,26 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 /// Slow connections held at once.
 const SLOW: usize = 300;
+
+/// The value of a counter line in the metrics text.
+fn counter(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `/metrics` on a connection of its own (closed after the answer).
+async fn metrics(gateway: SocketAddr) -> String {
+    let mut stream = TcpStream::connect(gateway).await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: gateway\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let all = until_closed(&mut stream).await.expect("/metrics answers");
+    String::from_utf8_lossy(&all).into_owned()
+}
 
 /// Reads until the peer closes; the bytes read, or `None` if it is still
 /// open after [`PATIENCE`].
@@ -127,6 +148,11 @@ async fn byte_at_a_time_clients_starve_no_one_and_are_closed_at_the_header_deadl
             .unwrap();
         assert!(closed, "slow client {i} was not closed");
     }
+    let closed = counter(
+        &metrics(address).await,
+        "hightick_gateway_connections_closed_header_timeout_total",
+    );
+    assert!(closed >= SLOW as u64, "{closed} counted");
     gateway.shutdown().await.unwrap();
 }
 
@@ -151,16 +177,64 @@ async fn a_kept_alive_connection_may_idle_past_the_header_deadline_and_is_closed
         .await
         .expect("the idle connection is closed");
     assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    let text = metrics(gateway.address()).await;
+    assert_eq!(
+        counter(&text, "hightick_gateway_connections_closed_idle_total"),
+        1
+    );
+    assert_eq!(
+        counter(
+            &text,
+            "hightick_gateway_connections_closed_header_timeout_total"
+        ),
+        0
+    );
     gateway.shutdown().await.unwrap();
 }
 
-/// The value of a counter line in the metrics text.
-fn counter(metrics: &str, name: &str) -> u64 {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_cap_an_address_is_refused_and_a_freed_seat_serves_again() {
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            max_connections_per_ip: 2,
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("slow_per_ip", &config).await;
+    let address = gateway.address();
+    let mut first = TcpStream::connect(address).await.unwrap();
+    let mut second = TcpStream::connect(address).await.unwrap();
+    assert!(request(&mut first, "/healthz").await.contains(" 200 "));
+    assert!(request(&mut second, "/healthz").await.contains(" 200 "));
+    // A third from the same address is closed unanswered.
+    let mut third = TcpStream::connect(address).await.unwrap();
+    let _ = third
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: gateway\r\n\r\n")
+        .await;
+    let said = until_closed(&mut third).await.expect("the third is closed");
+    assert!(said.is_empty(), "{}", String::from_utf8_lossy(&said));
+    // One closes: a new one is served (its seat is freed when the server
+    // side sees the close, so try until then).
+    drop(first);
+    let served = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let mut again = TcpStream::connect(address).await.unwrap();
+            let text = b"GET /metrics HTTP/1.1\r\nhost: gateway\r\nconnection: close\r\n\r\n";
+            if again.write_all(text).await.is_ok()
+                && let Some(all) = until_closed(&mut again).await
+                && !all.is_empty()
+            {
+                return String::from_utf8_lossy(&all).into_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("a freed seat serves again");
+    assert!(counter(&served, "hightick_gateway_connections_refused_per_ip_total") >= 1);
+    drop(second);
+    gateway.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -57,6 +57,8 @@ pub(crate) struct AppState {
     pub rate_limit: RateLimit,
     /// The OpenAPI document for this config, as served.
     pub openapi: String,
+    /// Connections the listener closed early or refused.
+    pub connections: Arc<crate::listen::ConnectionCounts>,
     /// Injected failures (tests only, feature `fault-injection`; none
     /// otherwise).
     #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]

@@ -137,6 +137,22 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
         "hightick_gateway_push_refused_total",
         "Push upgrades refused because the socket limit was reached.",
         p.refused_full,
+    )?;
+    let c = &state.connections;
+    m.counter(
+        "hightick_gateway_connections_closed_header_timeout_total",
+        "HTTP connections closed because their request headers missed http.header_timeout_ms.",
+        c.closed_header_timeout(),
+    )?;
+    m.counter(
+        "hightick_gateway_connections_closed_idle_total",
+        "HTTP connections closed after idling http.idle_timeout_s between requests.",
+        c.closed_idle(),
+    )?;
+    m.counter(
+        "hightick_gateway_connections_refused_per_ip_total",
+        "HTTP connections refused at accept: their address held http.max_connections_per_ip.",
+        c.refused_per_ip_total(),
     )
 }
 

@@ -10,6 +10,7 @@
 //! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires.
 
 mod config;
+mod counts;
 mod deadline;
 mod per_ip;
 mod watched;
@@ -28,7 +29,8 @@ use tokio::sync::watch;
 use tower_service::Service;
 
 pub use config::HttpConfig;
-use deadline::Deadlines;
+pub use counts::ConnectionCounts;
+use deadline::{Deadlines, Expiry};
 use per_ip::PerIp;
 use watched::{Track, Watched};
 
@@ -38,11 +40,13 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Serves `router` on `listener` under `config` until `stop` resolves, then
 /// stops accepting, lets requests in flight finish and returns once every
-/// connection is closed (upgraded WebSockets run on by themselves).
+/// connection is closed (upgraded WebSockets run on by themselves). What
+/// it closes early is counted in `counts`.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     config: &HttpConfig,
+    counts: Arc<ConnectionCounts>,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let header = Duration::from_millis(config.header_timeout_ms);
@@ -63,13 +67,17 @@ pub(crate) async fn serve(
             },
         };
         let Some(seat) = caps.admit(peer.ip()) else {
+            counts.refused_per_ip();
             drop(stream);
             continue;
         };
         let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
         let connection = connection(stream, peer, router.clone(), deadlines, stopped.clone());
+        let counts = Arc::clone(&counts);
         tokio::spawn(async move {
-            connection.await;
+            if let Some(why) = connection.await {
+                counts.expired(why);
+            }
             drop(seat);
         });
     }
@@ -89,15 +97,15 @@ fn one_connections(e: &std::io::Error) -> bool {
     )
 }
 
-/// Serves one connection until it ends, misses a deadline, or (after
-/// `stop`) has no request in flight.
+/// Serves one connection until it ends, misses a deadline (which one it
+/// returns), or (after `stop`) has no request in flight.
 async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
     mut stop: watch::Receiver<bool>,
-) {
+) -> Option<Expiry> {
     let track = Arc::new(Track::new(deadlines));
     let io = TokioIo::new(Watched::new(stream, Arc::clone(&track)));
     let service = {
@@ -132,11 +140,11 @@ async fn connection(
             }
         };
         tokio::select! {
-            _ = served.as_mut() => return,
+            _ = served.as_mut() => return None,
             () = due => {
-                if track.expired().is_some() {
+                if let Some(why) = track.expired() {
                     // Dropping the connection closes it.
-                    return;
+                    return Some(why);
                 }
             }
             () = track.moved() => {}
