@@ -28,10 +28,11 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 pub const FULL_BACKOFF: Duration = Duration::from_secs(5);
 
 /// One host as the registry sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct HostEntry {
     /// What it last said of itself (with the matches allocated since).
     #[serde(flatten)]
+    #[schema(inline)]
     pub report: HostReport,
     /// Seconds since its last heartbeat (`None`: from the config).
     pub last_seen_s: Option<f64>,
@@ -39,11 +40,12 @@ pub struct HostEntry {
 
 /// What a heartbeat says of its host. A configured host's id is its admin
 /// address, and its region and game are empty.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct HostReport {
     /// Its stable id (the registry's key).
     pub host_id: String,
     /// Its admin API address.
+    #[schema(value_type = String)]
     pub admin: SocketAddr,
     /// Matches it may be given at once.
     pub capacity: usize,

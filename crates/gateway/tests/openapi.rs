@@ -370,6 +370,27 @@ fn what_the_served_schema_calls_valid_is_accepted_and_what_it_calls_invalid_is_r
         }
     }
 
+    // Answers have the fields their schemas say.
+    let answers = [
+        ("/healthz", "Health"),
+        ("/v1/me/profile", "Profile"),
+        ("/v1/me/inventory", "Inventory"),
+        ("/v1/shop", "Catalog"),
+        ("/v1/leaderboard", "Leaderboard"),
+        ("/v1/me/matches", "MatchHistory"),
+    ];
+    for (path, schema) in answers {
+        let a = runtime.block_on(http.get(path, Some(&token)));
+        assert_eq!(a.status, 200, "{path}: {}", a.text);
+        let keys: BTreeSet<&String> = a.body.as_object().unwrap().keys().collect();
+        let properties: BTreeSet<&String> = doc["components"]["schemas"][schema]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no schema {schema}"))
+            .keys()
+            .collect();
+        assert_eq!(keys, properties, "{path} against {schema}");
+    }
+
     // The limited query parameters, at and past their bounds.
     let queries = [
         ("/v1/me/matches?limit=1", true),

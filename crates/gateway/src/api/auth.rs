@@ -10,8 +10,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hightick_store::StoreError;
 use serde::Deserialize;
-use serde_json::json;
 
+use super::answers::{LoginQueued, Revoked};
 use super::{ApiError, JsonBody, Shared, query_int, rules};
 use crate::admission::{Submitted, TicketStatus};
 use crate::login::{LoginJob, LoginOutcome, now_ms};
@@ -98,7 +98,7 @@ fn check_credentials(c: &Credentials) -> Result<(), ApiError> {
     request_body = GuestLogin,
     responses(
         (status = 200, description = "Admitted: the session", body = serde_json::Value),
-        (status = 202, description = "Queued: a ticket to poll", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
     )
 )]
 pub(crate) async fn guest(
@@ -123,7 +123,7 @@ pub(crate) async fn guest(
     request_body = Credentials,
     responses(
         (status = 200, description = "Admitted: the session", body = serde_json::Value),
-        (status = 202, description = "Queued: a ticket to poll", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
         (status = 409, description = "The name is taken", body = super::error::ErrorBody),
     )
 )]
@@ -144,7 +144,7 @@ pub(crate) async fn sign_up(
     request_body = Credentials,
     responses(
         (status = 200, description = "Admitted: the session", body = serde_json::Value),
-        (status = 202, description = "Queued: a ticket to poll", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
         (status = 401, description = "Wrong name or password", body = super::error::ErrorBody),
     )
 )]
@@ -173,24 +173,19 @@ fn admitted(outcome: LoginOutcome) -> Result<Response, ApiError> {
 }
 
 fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
-    let body = match status {
+    let (status, position, estimate_ms) = match status {
         TicketStatus::Queued {
             position,
             estimate_ms,
-        } => json!({
-            "status": "queued",
-            "ticket": ticket,
-            "position": position,
-            "estimate_ms": estimate_ms,
-            "poll": format!("/v1/auth/tickets/{ticket}"),
-        }),
-        _ => json!({
-            "status": "working",
-            "ticket": ticket,
-            "position": 0,
-            "estimate_ms": 0,
-            "poll": format!("/v1/auth/tickets/{ticket}"),
-        }),
+        } => ("queued", *position, *estimate_ms),
+        _ => ("working", 0, 0),
+    };
+    let body = LoginQueued {
+        status,
+        ticket: ticket.to_owned(),
+        position,
+        estimate_ms,
+        poll: format!("/v1/auth/tickets/{ticket}"),
     };
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
@@ -203,7 +198,7 @@ fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
     params(("ticket" = String, Path, description = "The ticket as issued"), ("wait_ms" = Option<u64>, Query, description = "Long-poll up to this many milliseconds (at most the config's max_wait_ms)")),
     responses(
         (status = 200, description = "Admitted: the session", body = serde_json::Value),
-        (status = 202, description = "Still queued: position and estimate", body = serde_json::Value),
+        (status = 202, description = "Still queued: position and estimate", body = LoginQueued),
         (status = 401, description = "The login was refused", body = super::error::ErrorBody),
         (status = 404, description = "No such ticket (unknown or expired)", body = super::error::ErrorBody),
         (status = 409, description = "The login was refused (name taken)", body = super::error::ErrorBody),
@@ -239,10 +234,10 @@ pub(crate) async fn ticket(
     summary = "End this session",
     security(("session" = [])),
     responses(
-        (status = 200, description = "Revoked", body = serde_json::Value),
+        (status = 200, description = "Revoked", body = Revoked),
     )
 )]
 pub(crate) async fn logout(State(state): State<Shared>, who: Authed) -> Result<Response, ApiError> {
     state.store.revoke_session(&who.token_id).await?;
-    Ok(Json(json!({ "revoked": true })).into_response())
+    Ok(Json(Revoked { revoked: true }).into_response())
 }

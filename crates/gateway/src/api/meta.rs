@@ -4,10 +4,13 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
-use hightick_store::{LeaderboardEntry, PurchaseRequest};
+use hightick_store::PurchaseRequest;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
+use super::answers::{
+    Catalog, HistoryLine, Inventory, Leaderboard, LeaderboardLine, MatchHistory, Price, Profile,
+    ProfileName, Receipt,
+};
 use super::auth::Authed;
 use super::rules;
 use super::{ApiError, JsonBody, Shared, query_int};
@@ -22,33 +25,15 @@ const TOP: i64 = 100;
     summary = "The caller's profile, balance and stats",
     security(("session" = [])),
     responses(
-        (status = 200, description = "The profile", body = serde_json::Value),
+        (status = 200, description = "The profile", body = Profile),
     )
 )]
 pub(crate) async fn profile(
     State(state): State<Shared>,
     who: Authed,
 ) -> Result<Response, ApiError> {
-    let id = who.account_id;
-    let card = state.store.player_card(id).await?;
-    let (account, profile, stats) = (card.account, card.profile, card.stats);
-    Ok(Json(json!({
-        "account_id": id,
-        "guest": account.device_id.is_some(),
-        "name": account.name,
-        "display_name": profile.display_name,
-        "xp": profile.xp,
-        "balance": account.balance,
-        "stats": {
-            "matches_played": stats.matches_played,
-            "wins": stats.wins,
-            "losses": stats.losses,
-            "draws": stats.draws,
-            "score_total": stats.score_total,
-            "rating": stats.rating,
-        },
-    }))
-    .into_response())
+    let card = state.store.player_card(who.account_id).await?;
+    Ok(Json(Profile::from(card)).into_response())
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -65,7 +50,7 @@ pub(crate) struct Rename {
     request_body = Rename,
     security(("session" = [])),
     responses(
-        (status = 200, description = "The new name", body = serde_json::Value),
+        (status = 200, description = "The new name", body = ProfileName),
     )
 )]
 pub(crate) async fn rename(
@@ -78,12 +63,7 @@ pub(crate) async fn rename(
         .store
         .set_display_name(who.account_id, &body.display_name)
         .await?;
-    Ok(Json(json!({
-        "account_id": p.account_id,
-        "display_name": p.display_name,
-        "xp": p.xp,
-    }))
-    .into_response())
+    Ok(Json(ProfileName::from(p)).into_response())
 }
 
 #[utoipa::path(
@@ -93,7 +73,7 @@ pub(crate) async fn rename(
     summary = "The caller's items and balance",
     security(("session" = [])),
     responses(
-        (status = 200, description = "Items and balance", body = serde_json::Value),
+        (status = 200, description = "Items and balance", body = Inventory),
     )
 )]
 pub(crate) async fn inventory(
@@ -102,11 +82,7 @@ pub(crate) async fn inventory(
 ) -> Result<Response, ApiError> {
     let items = state.store.inventory(who.account_id).await?;
     let balance = state.store.balance(who.account_id).await?;
-    let items: Vec<Value> = items
-        .iter()
-        .map(|i| json!({ "item_id": i.item_id, "quantity": i.quantity }))
-        .collect();
-    Ok(Json(json!({ "balance": balance, "items": items })).into_response())
+    Ok(Json(Inventory::new(balance, items)).into_response())
 }
 
 #[utoipa::path(
@@ -115,17 +91,20 @@ pub(crate) async fn inventory(
     tag = "meta",
     summary = "What the shop sells, with prices",
     responses(
-        (status = 200, description = "The catalog", body = serde_json::Value),
+        (status = 200, description = "The catalog", body = Catalog),
     )
 )]
 pub(crate) async fn shop(State(state): State<Shared>) -> Response {
-    let items: Vec<Value> = state
+    let items = state
         .config
         .catalog
         .iter()
-        .map(|c| json!({ "item_id": c.item_id, "price": c.price }))
+        .map(|c| Price {
+            item_id: c.item_id.clone(),
+            price: c.price,
+        })
         .collect();
-    Json(json!({ "items": items })).into_response()
+    Json(Catalog { items }).into_response()
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -144,7 +123,7 @@ pub(crate) struct Purchase {
     request_body = Purchase,
     security(("session" = [])),
     responses(
-        (status = 200, description = "The receipt (replayed: true for a retry)", body = serde_json::Value),
+        (status = 200, description = "The receipt (replayed: true for a retry)", body = Receipt),
         (status = 404, description = "The shop does not sell the item", body = super::error::ErrorBody),
         (status = 409, description = "Out of coins, or the key was used for another purchase", body = super::error::ErrorBody),
     )
@@ -171,15 +150,7 @@ pub(crate) async fn purchase(
             unit_price,
         })
         .await?;
-    Ok(Json(json!({
-        "idempotency_key": receipt.idempotency_key,
-        "item_id": receipt.item_id,
-        "quantity": receipt.quantity,
-        "cost": receipt.cost,
-        "balance_after": receipt.balance_after,
-        "replayed": receipt.replayed,
-    }))
-    .into_response())
+    Ok(Json(Receipt::from(receipt)).into_response())
 }
 
 #[utoipa::path(
@@ -190,7 +161,7 @@ pub(crate) async fn purchase(
     params(("limit" = Option<u64>, Query, description = "Lines to return (default 20)")),
     security(("session" = [])),
     responses(
-        (status = 200, description = "The history", body = serde_json::Value),
+        (status = 200, description = "The history", body = MatchHistory),
     )
 )]
 pub(crate) async fn matches(
@@ -208,33 +179,8 @@ pub(crate) async fn matches(
         .store
         .match_history(who.account_id, limit as i64)
         .await?;
-    let lines: Vec<Value> = history
-        .iter()
-        .map(|m| {
-            json!({
-                "match_id": m.match_id,
-                "mode": m.mode,
-                "recorded_at_ms": m.recorded_at_ms,
-                "team": m.team,
-                "score": m.score,
-                "outcome": m.outcome.as_str(),
-                "reward": m.reward,
-                "rating_before": m.rating_before,
-                "rating_after": m.rating_after,
-            })
-        })
-        .collect();
-    Ok(Json(json!({ "matches": lines })).into_response())
-}
-
-fn line(e: &LeaderboardEntry) -> Value {
-    json!({
-        "rank": e.rank,
-        "account_id": e.account_id,
-        "display_name": e.display_name,
-        "rating": e.rating,
-        "matches_played": e.matches_played,
-    })
+    let matches = history.iter().map(HistoryLine::from).collect();
+    Ok(Json(MatchHistory { matches }).into_response())
 }
 
 #[utoipa::path(
@@ -244,7 +190,7 @@ fn line(e: &LeaderboardEntry) -> Value {
     summary = "The top 100 by rating and the caller's rank",
     security(("session" = [])),
     responses(
-        (status = 200, description = "Top and the caller's line", body = serde_json::Value),
+        (status = 200, description = "Top and the caller's line", body = Leaderboard),
     )
 )]
 pub(crate) async fn leaderboard(
@@ -255,6 +201,9 @@ pub(crate) async fn leaderboard(
         state.store.leaderboard(TOP),
         state.store.rank(who.account_id),
     )?;
-    let top: Vec<Value> = top.iter().map(line).collect();
-    Ok(Json(json!({ "top": top, "me": me.as_ref().map(line) })).into_response())
+    Ok(Json(Leaderboard {
+        top: top.iter().map(LeaderboardLine::from).collect(),
+        me: me.as_ref().map(LeaderboardLine::from),
+    })
+    .into_response())
 }

@@ -3,6 +3,7 @@
 //! in the OpenAPI document), and the layer every route runs under (per-IP
 //! rate limit, requests counted by route and status).
 
+mod answers;
 mod auth;
 mod error;
 mod events;

@@ -7,9 +7,9 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition};
-use serde_json::json;
 
 use super::Shared;
+use super::answers::Health;
 
 #[utoipa::path(
     get,
@@ -17,14 +17,14 @@ use super::Shared;
     tag = "ops",
     summary = "Liveness",
     responses(
-        (status = 200, description = "Up, with its uptime", body = serde_json::Value),
+        (status = 200, description = "Up, with its uptime", body = Health),
     )
 )]
 pub(crate) async fn healthz(State(state): State<Shared>) -> Response {
-    Json(json!({
-        "status": "ok",
-        "uptime_s": state.started.elapsed().as_secs_f64(),
-    }))
+    Json(Health {
+        status: "ok",
+        uptime_s: state.started.elapsed().as_secs_f64(),
+    })
     .into_response()
 }
 

@@ -9,8 +9,8 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 
+use super::answers::Cancelled;
 use super::auth::Authed;
 use super::{ApiError, JsonBody, Shared, query_int};
 use crate::matchmaking::{MatchStatus, MatchmakingError, RejoinError};
@@ -100,7 +100,7 @@ pub(crate) async fn status(
     params(("ticket" = String, Path, description = "The ticket as issued")),
     security(("session" = [])),
     responses(
-        (status = 200, description = "Cancelled", body = serde_json::Value),
+        (status = 200, description = "Cancelled", body = Cancelled),
         (status = 404, description = "No such ticket", body = super::error::ErrorBody),
         (status = 409, description = "Already being matched or matched", body = super::error::ErrorBody),
     )
@@ -111,7 +111,7 @@ pub(crate) async fn cancel(
     Path(ticket): Path<String>,
 ) -> Result<Response, ApiError> {
     match state.matchmaker.cancel(who.account_id, &ticket) {
-        Ok(true) => Ok(Json(json!({ "cancelled": true })).into_response()),
+        Ok(true) => Ok(Json(Cancelled { cancelled: true }).into_response()),
         Ok(false) => Err(ApiError::not_found("no such ticket").field("ticket")),
         Err(MatchmakingError::NotWaiting | MatchmakingError::UnknownMode) => Err(ApiError::new(
             StatusCode::CONFLICT,

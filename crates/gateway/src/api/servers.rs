@@ -15,8 +15,8 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, Write, WriteAck};
 use serde::Deserialize;
-use serde_json::json;
 
+use super::answers::{HostList, Recorded, Registered};
 use super::{ApiError, JsonBody, Shared, rules};
 use crate::hosts::HostReport;
 use crate::secrets::constant_time_eq;
@@ -73,7 +73,7 @@ pub(crate) struct Heartbeat {
     request_body = Heartbeat,
     security(("server" = [])),
     responses(
-        (status = 200, description = "Registered", body = serde_json::Value),
+        (status = 200, description = "Registered", body = Registered),
     )
 )]
 pub(crate) async fn heartbeat(
@@ -110,10 +110,10 @@ pub(crate) async fn heartbeat(
         },
         Instant::now(),
     );
-    Ok(Json(json!({
-        "registered": true,
-        "heartbeat_within_s": state.config.host_timeout_s,
-    }))
+    Ok(Json(Registered {
+        registered: true,
+        heartbeat_within_s: state.config.host_timeout_s,
+    })
     .into_response())
 }
 
@@ -124,11 +124,14 @@ pub(crate) async fn heartbeat(
     summary = "Every host the gateway knows",
     security(("server" = [])),
     responses(
-        (status = 200, description = "The hosts", body = serde_json::Value),
+        (status = 200, description = "The hosts", body = HostList),
     )
 )]
 pub(crate) async fn hosts(State(state): State<Shared>, _: ServerAuth) -> Response {
-    Json(json!({ "hosts": state.hosts.list(Instant::now()) })).into_response()
+    Json(HostList {
+        hosts: state.hosts.list(Instant::now()),
+    })
+    .into_response()
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -173,7 +176,7 @@ pub(crate) struct ResultBody {
     request_body = ResultBody,
     security(("server" = [])),
     responses(
-        (status = 200, description = "Recorded (recorded: false for a repeat)", body = serde_json::Value),
+        (status = 200, description = "Recorded (recorded: false for a repeat)", body = Recorded),
         (status = 404, description = "An account in it does not exist", body = super::error::ErrorBody),
     )
 )]
@@ -235,5 +238,5 @@ pub(crate) async fn result(
             libc::kill(libc::getpid(), libc::SIGKILL);
         }
     }
-    Ok(Json(json!({ "match_id": match_id, "recorded": recorded })).into_response())
+    Ok(Json(Recorded { match_id, recorded }).into_response())
 }
