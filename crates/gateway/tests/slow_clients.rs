@@ -5,7 +5,8 @@
 //!   sending headers) and is closed at the idle deadline;
 //! - a WebSocket upgrade still works, and a socket that never answers
 //!   pings is closed;
-//! - with `max_connections_per_ip`, an address past its cap is refused.
+//! - with `max_connections_per_ip`, an address past its cap is refused;
+//! - a WebSocket client sending too big or too many messages is closed.
 //!
 //! Outcomes only (served, closed); every wait is bounded.
 
@@ -308,5 +309,76 @@ async fn a_websocket_upgrade_works_and_one_that_never_answers_pings_is_closed() 
     }
     // The live one still works.
     live.send(Message::Text("hello".into())).await.unwrap();
+    gateway.shutdown().await.unwrap();
+}
+
+/// Reads `socket` until it ends: the close frame's code and reason, if
+/// one came.
+async fn end_of(
+    socket: &mut tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>,
+) -> Option<(u16, String)> {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Close(frame))) => {
+                    return frame.map(|f| (u16::from(f.code), f.reason.to_string()));
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return None,
+            }
+        }
+    })
+    .await
+    .expect("the socket ends within the patience")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_client_sending_too_big_or_too_many_messages_is_closed() {
+    let config = hightick_gateway::GatewayConfig {
+        push: PushConfig {
+            max_message_bytes: 1024,
+            max_client_messages: 8,
+            ..PushConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, http) = common::sqlite_gateway("slow_ws_limits", &config).await;
+    let (_, token) = http.guest("ws-limits").await;
+    let connect = || {
+        let mut request = format!("ws://{}/v1/events", gateway.address())
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        tokio_tungstenite::connect_async(request)
+    };
+    // Too big: the gateway stops reading it and the socket ends.
+    let (mut big, _) = connect().await.unwrap();
+    let _ = big.send(Message::Text("x".repeat(4096).into())).await;
+    let _ = end_of(&mut big).await;
+    // Too many: closed as a policy violation, with the reason.
+    let (mut chatty, _) = connect().await.unwrap();
+    for i in 0..20 {
+        if chatty
+            .send(Message::Text(format!("{i}").into()))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    if let Some((code, reason)) = end_of(&mut chatty).await {
+        assert_eq!(code, 1008);
+        assert!(reason.contains("too many"), "{reason}");
+    }
+    let dropped = counter(
+        &metrics(gateway.address()).await,
+        "hightick_gateway_push_dropped_other_total",
+    );
+    assert!(dropped >= 1, "{dropped}");
+    // A well-behaved socket still opens.
+    let (mut fine, _) = connect().await.unwrap();
+    fine.send(Message::Text("hello".into())).await.unwrap();
     gateway.shutdown().await.unwrap();
 }
