@@ -59,6 +59,7 @@
 //!
 //! [http]                          # HTTP connections (slow and idle clients)
 //! header_timeout_ms = 10000       # a request's headers must arrive within this (from accept or its first byte)
+//! body_timeout_ms = 10000         # then its JSON body within this, else 408
 //! idle_timeout_s = 120            # a kept-alive connection idle this long is closed (above clients' 90 s pools)
 //! max_connections_per_ip = 0      # connections at once per client IP; 0 = no cap
 //! # [agones]                      # allocate through the Agones allocator, not the hosts (docs/AGONES.md)

@@ -6,7 +6,8 @@
 //! - a WebSocket upgrade still works, and a socket that never answers
 //!   pings is closed;
 //! - with `max_connections_per_ip`, an address past its cap is refused;
-//! - a WebSocket client sending too big or too many messages is closed.
+//! - a WebSocket client sending too big or too many messages is closed;
+//! - a JSON body trickling in past its deadline is answered 408.
 //!
 //! Outcomes only (served, closed); every wait is bounded.
 
@@ -380,5 +381,53 @@ async fn a_websocket_client_sending_too_big_or_too_many_messages_is_closed() {
     // A well-behaved socket still opens.
     let (mut fine, _) = connect().await.unwrap();
     fine.send(Message::Text("hello".into())).await.unwrap();
+    gateway.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_trickling_in_past_its_deadline_is_answered_408_naming_the_body() {
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            body_timeout_ms: 300,
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("slow_body", &config).await;
+    let mut stream = TcpStream::connect(gateway.address()).await.unwrap();
+    let head = "POST /v1/auth/guest HTTP/1.1\r\nhost: gateway\r\n\
+                content-type: application/json\r\ncontent-length: 100\r\n\r\n{";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (mut rd, mut wr) = stream.split();
+    let trickle = async {
+        for _ in 0..99 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if wr.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+        std::future::pending::<()>().await;
+    };
+    let mut got = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, async {
+        tokio::select! {
+            () = read => {}
+            () = trickle => {}
+        }
+    })
+    .await
+    .expect("answered and closed within the patience");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains(r#""field":"body""#), "{text}");
     gateway.shutdown().await.unwrap();
 }

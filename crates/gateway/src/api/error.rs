@@ -138,7 +138,8 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON request body of type `T`. Refusals: 415 without a JSON content
-/// type, 413 past the body limit, 400 for malformed JSON, and 422 for a
+/// type, 408 when it does not arrive by the listener's [body
+/// deadline](crate::listen::BodyDeadline), 413 past the body limit, 400 for malformed JSON, and 422 for a
 /// wrong type, a missing field or an unknown field, each naming the field.
 #[derive(Debug, Clone)]
 pub struct JsonBody<T>(pub T);
@@ -161,7 +162,23 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             )
             .field("content-type"));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let deadline = req
+            .extensions()
+            .get::<crate::listen::BodyDeadline>()
+            .map(|d| d.0);
+        let read = Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(at) => tokio::time::timeout_at(at, read).await.map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body_timeout",
+                    "the request body did not arrive in time",
+                )
+                .field("body")
+            })?,
+            None => read.await,
+        };
+        let bytes = read.map_err(|rejection| {
             let status = rejection.status();
             if status == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(status, "body_too_large", "request body is too large").field("body")

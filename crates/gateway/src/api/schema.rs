@@ -146,6 +146,7 @@ fn shared_refusals(doc: &mut Value) {
                         "400",
                         "Malformed JSON, or a field breaking its rule (named in `field`)",
                     ),
+                    ("408", "The body did not arrive within the configured time"),
                     ("413", "The body is larger than the configured limit"),
                     ("415", "The body is not `application/json`"),
                     (

@@ -11,6 +11,9 @@ pub struct HttpConfig {
     /// a kept-alive connection; past it the connection is closed. The main
     /// defence against clients that send their headers a byte at a time.
     pub header_timeout_ms: u64,
+    /// Milliseconds a request's JSON body may take to arrive in full after
+    /// its headers; past it the request is answered 408 (`field: body`).
+    pub body_timeout_ms: u64,
     /// Seconds a kept-alive connection may sit between requests before it
     /// is closed.
     pub idle_timeout_s: u64,
@@ -24,6 +27,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             header_timeout_ms: 10_000,
+            body_timeout_ms: 10_000,
             idle_timeout_s: 120,
             max_connections_per_ip: 0,
         }
@@ -35,6 +39,9 @@ impl HttpConfig {
     pub fn invalid_field(&self) -> Option<(&'static str, &'static str)> {
         if !(100..=600_000).contains(&self.header_timeout_ms) {
             return Some(("http.header_timeout_ms", "must be in 100..=600000"));
+        }
+        if !(100..=600_000).contains(&self.body_timeout_ms) {
+            return Some(("http.body_timeout_ms", "must be in 100..=600000"));
         }
         if !(1..=86_400).contains(&self.idle_timeout_s) {
             return Some(("http.idle_timeout_s", "must be in 1..=86400"));

@@ -34,6 +34,12 @@ use deadline::{Deadlines, Expiry};
 use per_ip::PerIp;
 use watched::{Track, Watched};
 
+/// When a request's body must have arrived: put on each request by the
+/// listener (`http.body_timeout_ms` after its headers), enforced by the
+/// body extractor ([`crate::api::JsonBody`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub tokio::time::Instant);
+
 /// Pause after an accept failure that is not one connection's (out of
 /// file descriptors, say), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -50,6 +56,7 @@ pub(crate) async fn serve(
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let header = Duration::from_millis(config.header_timeout_ms);
+    let body = Duration::from_millis(config.body_timeout_ms);
     let idle = Duration::from_secs(config.idle_timeout_s);
     let caps = PerIp::new(config.max_connections_per_ip);
     let (stopping, stopped) = watch::channel(false);
@@ -72,7 +79,14 @@ pub(crate) async fn serve(
             continue;
         };
         let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
-        let connection = connection(stream, peer, router.clone(), deadlines, stopped.clone());
+        let connection = connection(
+            stream,
+            peer,
+            router.clone(),
+            deadlines,
+            body,
+            stopped.clone(),
+        );
         let counts = Arc::clone(&counts);
         tokio::spawn(async move {
             if let Some(why) = connection.await {
@@ -104,6 +118,7 @@ async fn connection(
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
+    body: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Option<Expiry> {
     let track = Arc::new(Track::new(deadlines));
@@ -115,6 +130,9 @@ async fn connection(
             let track = Arc::clone(&track);
             track.request();
             request.extensions_mut().insert(ConnectInfo(peer));
+            request
+                .extensions_mut()
+                .insert(BodyDeadline(tokio::time::Instant::now() + body));
             async move {
                 let response = router.call(request).await;
                 track.responded();
