@@ -48,7 +48,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// stops accepting, lets requests in flight finish and returns once every
 /// connection is closed (upgraded WebSockets run on by themselves). What
 /// it closes early is counted in `counts`.
-pub(crate) async fn serve(
+pub async fn serve(
     listener: TcpListener,
     router: Router,
     config: &HttpConfig,
