@@ -1,7 +1,9 @@
 //! What the gateway's listener (per-connection header, body and idle
-//! deadlines: `hightick_gateway::listen`) costs against plain
-//! `axum::serve`, serving the same trivial route over keep-alive HTTP/1.1
-//! on loopback, in one process, the two alternating in rounds.
+//! deadlines: `hightick_gateway::listen`) costs against `axum::serve` with
+//! connect info (how the gateway served before), serving the same trivial
+//! route over keep-alive HTTP/1.1 on loopback, in one process, the two
+//! alternating in rounds. A trivial route shows the most the listener can
+//! cost: a real one adds its JSON and its store round trip.
 //!
 //! Figures (medians over the rounds):
 //! - `listen_axum_serve_req_per_s`, `listen_deadlines_req_per_s`;
@@ -88,7 +90,9 @@ fn main() {
     runtime.block_on(async {
         let plain = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let plain_address = plain.local_addr().expect("address");
-        tokio::spawn(async move { axum::serve(plain, app()).await });
+        // As the gateway served before: with the peer's address on each request.
+        let with_peer = app().into_make_service_with_connect_info::<SocketAddr>();
+        tokio::spawn(async move { axum::serve(plain, with_peer).await });
         let watched = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let watched_address = watched.local_addr().expect("address");
         let counts = Arc::new(ConnectionCounts::default());

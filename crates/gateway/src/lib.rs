@@ -29,8 +29,11 @@
 //!   admission latency and matchmaking wait histograms, auth workers busy), `/healthz`, and the
 //!   OpenAPI document at `/openapi.json`, generated from the handlers' own
 //!   types with the running config's limits ([`api::openapi_document`]).
-//! - **Slow clients** ([`listen`]): a header deadline, an idle timeout and an
-//!   optional per-address connection cap on every HTTP connection. Per-IP rate limits answer `429` with `Retry-After`.
+//!   Per-IP rate limits answer `429` with `Retry-After`; a store that is
+//!   down, `503` with `Retry-After`.
+//! - **Slow clients** ([`listen`]): a header deadline, a body deadline, an
+//!   idle timeout and an optional per-address connection cap on every HTTP
+//!   connection.
 //! - **Push** ([`push`]): `GET /v1/events` upgrades to a WebSocket that
 //!   pushes a queued login's position and admission, matchmaking positions,
 //!   a match found (with its connect token) and a cancel; the polling routes

@@ -91,6 +91,12 @@ impl Deadlines {
         }
     }
 
+    /// How often a connection with no deadline (busy) is looked at again:
+    /// often enough that an idle deadline starting meanwhile is kept.
+    pub(crate) fn recheck(&self) -> Duration {
+        self.header.min(self.idle)
+    }
+
     /// The deadline missed by `now`, if one is.
     pub(crate) fn expired(&self, now: Instant) -> Option<Expiry> {
         self.deadline()

@@ -1,13 +1,18 @@
 //! Serving the API's HTTP/1.1 connections (with WebSocket upgrades), each
-//! under [`deadline::Deadlines`]: headers complete within
-//! `http.header_timeout_ms`, an idle kept-alive connection closed after
-//! `http.idle_timeout_s`, and optionally at most
-//! `http.max_connections_per_ip` connections per address. A client that
-//! trickles its headers a byte at a time holds its connection for the
-//! header timeout at most, so a few thousand of them cannot starve the
-//! file table.
+//! under deadlines: headers complete within `http.header_timeout_ms` (of
+//! accept, or of a request's first byte), a JSON body within
+//! `http.body_timeout_ms` of its headers ([`BodyDeadline`], else 408), an
+//! idle kept-alive connection closed after `http.idle_timeout_s`; and
+//! optionally at most `http.max_connections_per_ip` connections per
+//! address. A client that trickles its headers or body a byte at a time
+//! holds its connection for a deadline at most, so a few thousand of them
+//! cannot starve the file table. What is closed early is counted
+//! ([`ConnectionCounts`], on `/metrics`).
 //!
-//! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires.
+//! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires;
+//! and hyper's own `header_read_timeout` would also cut a kept-alive
+//! connection's idle wait to the header deadline (see `deadline.rs`), so
+//! the deadlines are kept here, by a watchdog per connection.
 
 mod config;
 mod counts;
@@ -150,12 +155,9 @@ async fn connection(
         served.as_mut().graceful_shutdown();
     }
     loop {
-        let deadline = track.deadline();
-        let due = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at.into()).await,
-                None => std::future::pending().await,
-            }
+        let due = match track.deadline() {
+            Some((at, _)) => tokio::time::sleep_until(at.into()),
+            None => tokio::time::sleep(track.recheck()),
         };
         tokio::select! {
             _ = served.as_mut() => return None,

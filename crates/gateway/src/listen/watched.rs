@@ -13,7 +13,11 @@ use tokio::sync::Notify;
 use super::deadline::{Deadlines, Expiry};
 
 /// One connection's deadlines, shared by its stream, its service and its
-/// watchdog; `moved` wakes the watchdog when a deadline moved.
+/// watchdog; `moved` wakes the watchdog when a deadline came sooner (the
+/// first byte of a request on an idle connection). An answer moves the
+/// deadline from none to the idle one without a wake-up: a watchdog over a
+/// busy connection looks again every [`Deadlines::recheck`], which is
+/// within the idle timeout. One wake-up per request, not two.
 #[derive(Debug)]
 pub(crate) struct Track {
     deadlines: Mutex<Deadlines>,
@@ -48,7 +52,11 @@ impl Track {
     /// Its response is ready.
     pub(crate) fn responded(&self) {
         self.lock().responded(Instant::now());
-        self.moved.notify_one();
+    }
+
+    /// How often a watchdog looks at a connection with no deadline.
+    pub(crate) fn recheck(&self) -> std::time::Duration {
+        self.lock().recheck()
     }
 
     /// The current deadline, if any.
