@@ -56,6 +56,12 @@
 //! max_sockets = 100000            # sockets at once; past it an upgrade gets 503
 //! max_message_bytes = 4096        # largest message a client may send
 //! max_client_messages = 64        # messages a client may send per ping interval
+//!
+//! [http]                          # HTTP connections (slow and idle clients)
+//! header_timeout_ms = 10000       # a request's headers must arrive within this (from accept or its first byte)
+//! body_timeout_ms = 10000         # then its JSON body within this, else 408
+//! idle_timeout_s = 120            # a kept-alive connection idle this long is closed (above clients' 90 s pools)
+//! max_connections_per_ip = 0      # connections at once per client IP; 0 = no cap
 //! # [agones]                      # allocate through the Agones allocator, not the hosts (docs/AGONES.md)
 //! # allocator = "https://agones-allocator.agones-system.svc:443"  # REST, mutual TLS
 //! # namespace = "default"         # the Fleet's namespace
@@ -195,6 +201,8 @@ pub struct GatewayConfig {
     pub rewards: RewardPolicy,
     /// The WebSocket push channel.
     pub push: crate::push::PushConfig,
+    /// HTTP connection deadlines and caps.
+    pub http: crate::listen::HttpConfig,
     /// Allocate through the Agones allocator instead of the hosts.
     pub agones: Option<AgonesConfig>,
 }
@@ -233,6 +241,7 @@ impl Default for GatewayConfig {
             hosts: Vec::new(),
             rewards: RewardPolicy::default(),
             push: crate::push::PushConfig::default(),
+            http: crate::listen::HttpConfig::default(),
             agones: None,
         }
     }
@@ -340,6 +349,9 @@ impl GatewayConfig {
             }
         }
         if let Some((field, rule)) = self.push.invalid_field() {
+            return bad(field, rule);
+        }
+        if let Some((field, rule)) = self.http.invalid_field() {
             return bad(field, rule);
         }
         for host in &self.hosts {

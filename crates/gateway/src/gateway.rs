@@ -148,17 +148,20 @@ impl Gateway {
             server_secret: secrets.server_secret.clone(),
             requests: RequestCounts::default(),
             rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
+            openapi: crate::api::openapi_document(config).to_string(),
+            connections: Arc::default(),
             faults,
             started: Instant::now(),
         });
-        let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
+        let app = router(Arc::clone(&state));
         let (stop, stopped) = oneshot::channel::<()>();
+        let http = config.http.clone();
+        let counts = Arc::clone(&state.connections);
         let serving = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
+            crate::listen::serve(listener, app, &http, counts, async {
+                let _ = stopped.await;
+            })
+            .await
         });
         Ok(Self {
             address,

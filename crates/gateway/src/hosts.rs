@@ -22,12 +22,17 @@ use serde::{Deserialize, Serialize};
 const ALLOCATE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest admin answer read.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// How long a host that refused a match as full is passed over, unless a
+/// heartbeat says otherwise first. A configured host never heartbeats, so
+/// without this expiry one refusal would remove it until restart.
+pub const FULL_BACKOFF: Duration = Duration::from_secs(5);
 
 /// One host as the registry sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct HostEntry {
     /// What it last said of itself (with the matches allocated since).
     #[serde(flatten)]
+    #[schema(inline)]
     pub report: HostReport,
     /// Seconds since its last heartbeat (`None`: from the config).
     pub last_seen_s: Option<f64>,
@@ -35,11 +40,12 @@ pub struct HostEntry {
 
 /// What a heartbeat says of its host. A configured host's id is its admin
 /// address, and its region and game are empty.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct HostReport {
     /// Its stable id (the registry's key).
     pub host_id: String,
     /// Its admin API address.
+    #[schema(value_type = String)]
     pub admin: SocketAddr,
     /// Matches it may be given at once.
     pub capacity: usize,
@@ -57,6 +63,8 @@ pub struct HostReport {
 struct Host {
     report: HostReport,
     last_seen: Option<Instant>,
+    /// Passed over until then: it refused a match as full.
+    full_until: Option<Instant>,
 }
 
 /// The host registry.
@@ -83,6 +91,7 @@ impl Hosts {
                     game: String::new(),
                 },
                 last_seen: None,
+                full_until: None,
             })
             .collect();
         Self {
@@ -110,6 +119,7 @@ impl Hosts {
             Some(h) => {
                 let configured = h.last_seen.is_none();
                 h.report = report;
+                h.full_until = None;
                 if configured {
                     h.report.host_id = h.report.admin.to_string();
                 } else {
@@ -119,6 +129,7 @@ impl Hosts {
             None => hosts.push(Host {
                 report,
                 last_seen: Some(now),
+                full_until: None,
             }),
         }
     }
@@ -135,6 +146,7 @@ impl Hosts {
             .filter(|h| {
                 h.report.active < h.report.capacity
                     && !h.report.draining
+                    && h.full_until.is_none_or(|until| now >= until)
                     && h.last_seen
                         .is_none_or(|t| now.saturating_duration_since(t) < self.timeout)
             })
@@ -151,10 +163,16 @@ impl Hosts {
         }
     }
 
-    /// Marks `admin` full until its next heartbeat (it refused a match).
+    /// Passes `admin` over (it refused a match as full) for
+    /// [`FULL_BACKOFF`] from now, or until its next heartbeat if sooner.
     pub fn full(&self, admin: SocketAddr) {
+        self.full_at(admin, Instant::now());
+    }
+
+    /// [`Self::full`] at `now`.
+    pub fn full_at(&self, admin: SocketAddr, now: Instant) {
         if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
-            h.report.active = h.report.capacity;
+            h.full_until = Some(now + FULL_BACKOFF);
         }
     }
 
@@ -362,14 +380,29 @@ mod tests {
     }
 
     #[test]
-    fn a_full_host_waits_for_its_next_heartbeat() {
+    fn a_full_host_waits_for_its_next_heartbeat_or_the_backoff() {
         let t0 = Instant::now();
         let hosts = Hosts::new(&[], Duration::from_secs(10));
         hosts.heartbeat(report(5, 3, 0), t0);
-        hosts.full(addr(5));
+        hosts.full_at(addr(5), t0);
         assert!(hosts.candidates(t0).is_empty());
         hosts.heartbeat(report(5, 3, 1), t0);
         assert_eq!(hosts.candidates(t0), vec![addr(5)]);
+        hosts.full_at(addr(5), t0);
+        assert_eq!(hosts.candidates(t0 + FULL_BACKOFF), vec![addr(5)]);
+    }
+
+    #[test]
+    fn a_configured_host_that_refused_once_comes_back_after_the_backoff() {
+        // A configured host never heartbeats: the full mark must expire.
+        let t0 = Instant::now();
+        let hosts = Hosts::new(&[(addr(7), 4)], Duration::from_secs(10));
+        hosts.full_at(addr(7), t0);
+        assert!(hosts.candidates(t0).is_empty());
+        assert!(hosts.candidates(t0 + FULL_BACKOFF / 2).is_empty());
+        assert_eq!(hosts.candidates(t0 + FULL_BACKOFF), vec![addr(7)]);
+        // Its count of matches was not touched by the refusal.
+        assert_eq!(hosts.list(t0)[0].report.active, 0);
     }
 
     #[test]

@@ -27,8 +27,13 @@
 //!   match id through the store's batching writer.
 //! - `/metrics` (Prometheus: requests by route and status, login queue depth,
 //!   admission latency and matchmaking wait histograms, auth workers busy), `/healthz`, and the
-//!   OpenAPI document ([`api::OPENAPI`], `openapi.json` in this crate) at
-//!   `/openapi.json`. Per-IP rate limits answer `429` with `Retry-After`.
+//!   OpenAPI document at `/openapi.json`, generated from the handlers' own
+//!   types with the running config's limits ([`api::openapi_document`]).
+//!   Per-IP rate limits answer `429` with `Retry-After`; a store that is
+//!   down, `503` with `Retry-After`.
+//! - **Slow clients** ([`listen`]): a header deadline, a body deadline, an
+//!   idle timeout and an optional per-address connection cap on every HTTP
+//!   connection.
 //! - **Push** ([`push`]): `GET /v1/events` upgrades to a WebSocket that
 //!   pushes a queued login's position and admission, matchmaking positions,
 //!   a match found (with its connect token) and a cancel; the polling routes
@@ -66,6 +71,7 @@ pub mod config;
 mod error;
 mod gateway;
 pub mod hosts;
+pub mod listen;
 pub mod login;
 pub mod matchmaking;
 pub mod metrics;

@@ -8,11 +8,11 @@ use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hightick_store::{MAX_ID_LEN, MAX_NAME_LEN, StoreError};
+use hightick_store::StoreError;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{ApiError, JsonBody, Shared, query_int};
+use super::answers::{LoginQueued, Revoked};
+use super::{ApiError, JsonBody, Shared, query_int, rules};
 use crate::admission::{Submitted, TicketStatus};
 use crate::login::{LoginJob, LoginOutcome, now_ms};
 
@@ -72,52 +72,40 @@ impl Authed {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GuestLogin {
     device_id: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Credentials {
     name: String,
     password: String,
 }
 
-/// Text of 1..=`max` bytes without control characters.
-pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
-    if value.is_empty() || value.len() > max {
-        return Err(ApiError::invalid(
-            field,
-            format!("{field}: must be 1..={max} bytes"),
-        ));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(ApiError::invalid(
-            field,
-            format!("{field}: must not contain control characters"),
-        ));
-    }
-    Ok(())
-}
-
 fn check_credentials(c: &Credentials) -> Result<(), ApiError> {
-    check_text("name", &c.name, MAX_NAME_LEN)?;
-    if c.password.is_empty() || c.password.len() > hightick_store::password::MAX_PASSWORD_BYTES {
-        return Err(ApiError::invalid(
-            "password",
-            "password: must be 1..=1024 bytes",
-        ));
-    }
-    Ok(())
+    rules::NAME.check(&c.name)?;
+    rules::PASSWORD.check(&c.password)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/auth/guest",
+    tag = "auth",
+    summary = "Guest login by device id (queued under load)",
+    request_body = GuestLogin,
+    responses(
+        (status = 200, description = "Admitted: the session", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
+    )
+)]
 pub(crate) async fn guest(
     State(state): State<Shared>,
     JsonBody(body): JsonBody<GuestLogin>,
 ) -> Result<Response, ApiError> {
-    check_text("device_id", &body.device_id, MAX_ID_LEN)?;
+    rules::DEVICE_ID.check(&body.device_id)?;
     submit(
         &state,
         LoginJob::Guest {
@@ -127,6 +115,18 @@ pub(crate) async fn guest(
     .await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/auth/signup",
+    tag = "auth",
+    summary = "Create a password account and log in",
+    request_body = Credentials,
+    responses(
+        (status = 200, description = "Admitted: the session", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
+        (status = 409, description = "The name is taken", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn sign_up(
     State(state): State<Shared>,
     JsonBody(body): JsonBody<Credentials>,
@@ -136,6 +136,18 @@ pub(crate) async fn sign_up(
     submit(&state, LoginJob::SignUp { name, password }).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/auth/login",
+    tag = "auth",
+    summary = "Password login",
+    request_body = Credentials,
+    responses(
+        (status = 200, description = "Admitted: the session", body = serde_json::Value),
+        (status = 202, description = "Queued: a ticket to poll", body = LoginQueued),
+        (status = 401, description = "Wrong name or password", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn password_login(
     State(state): State<Shared>,
     JsonBody(body): JsonBody<Credentials>,
@@ -161,28 +173,37 @@ fn admitted(outcome: LoginOutcome) -> Result<Response, ApiError> {
 }
 
 fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
-    let body = match status {
+    let (status, position, estimate_ms) = match status {
         TicketStatus::Queued {
             position,
             estimate_ms,
-        } => json!({
-            "status": "queued",
-            "ticket": ticket,
-            "position": position,
-            "estimate_ms": estimate_ms,
-            "poll": format!("/v1/auth/tickets/{ticket}"),
-        }),
-        _ => json!({
-            "status": "working",
-            "ticket": ticket,
-            "position": 0,
-            "estimate_ms": 0,
-            "poll": format!("/v1/auth/tickets/{ticket}"),
-        }),
+        } => ("queued", *position, *estimate_ms),
+        _ => ("working", 0, 0),
+    };
+    let body = LoginQueued {
+        status,
+        ticket: ticket.to_owned(),
+        position,
+        estimate_ms,
+        poll: format!("/v1/auth/tickets/{ticket}"),
     };
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/auth/tickets/{ticket}",
+    tag = "auth",
+    summary = "Poll (or long-poll) a queued login",
+    params(("ticket" = String, Path, description = "The ticket as issued"), ("wait_ms" = Option<u64>, Query, description = "Long-poll up to this many milliseconds (at most the config's max_wait_ms)")),
+    responses(
+        (status = 200, description = "Admitted: the session", body = serde_json::Value),
+        (status = 202, description = "Still queued: position and estimate", body = LoginQueued),
+        (status = 401, description = "The login was refused", body = super::error::ErrorBody),
+        (status = 404, description = "No such ticket (unknown or expired)", body = super::error::ErrorBody),
+        (status = 409, description = "The login was refused (name taken)", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn ticket(
     State(state): State<Shared>,
     Path(ticket): Path<String>,
@@ -206,7 +227,17 @@ pub(crate) async fn ticket(
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/auth/logout",
+    tag = "auth",
+    summary = "End this session",
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Revoked", body = Revoked),
+    )
+)]
 pub(crate) async fn logout(State(state): State<Shared>, who: Authed) -> Result<Response, ApiError> {
     state.store.revoke_session(&who.token_id).await?;
-    Ok(Json(json!({ "revoked": true })).into_response())
+    Ok(Json(Revoked { revoked: true }).into_response())
 }

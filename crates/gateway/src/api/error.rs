@@ -103,13 +103,24 @@ impl From<StoreError> for ApiError {
 /// Seconds a client is asked to wait after a storage failure.
 const STORAGE_RETRY_AFTER_S: u64 = 1;
 
+/// The JSON body of every refusal.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// Machine-readable code (`invalid_field`, `unauthorized`, `unavailable`, ...).
+    pub error: String,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// The request field at fault, if one is.
+    pub field: Option<String>,
+}
+
 impl ApiError {
-    /// Its JSON body: `{"error", "message", "field"}`.
+    /// Its JSON body: `{"error", "message", "field"}` ([`ErrorBody`]).
     pub fn body(&self) -> serde_json::Value {
-        json!({
-            "error": self.code,
-            "message": self.message,
-            "field": self.field,
+        json!(ErrorBody {
+            error: self.code.to_owned(),
+            message: self.message.clone(),
+            field: self.field.clone(),
         })
     }
 }
@@ -127,7 +138,8 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON request body of type `T`. Refusals: 415 without a JSON content
-/// type, 413 past the body limit, 400 for malformed JSON, and 422 for a
+/// type, 408 when it does not arrive by the listener's [body
+/// deadline](crate::listen::BodyDeadline), 413 past the body limit, 400 for malformed JSON, and 422 for a
 /// wrong type, a missing field or an unknown field, each naming the field.
 #[derive(Debug, Clone)]
 pub struct JsonBody<T>(pub T);
@@ -150,7 +162,23 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             )
             .field("content-type"));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let deadline = req
+            .extensions()
+            .get::<crate::listen::BodyDeadline>()
+            .map(|d| d.0);
+        let read = Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(at) => tokio::time::timeout_at(at, read).await.map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body_timeout",
+                    "the request body did not arrive in time",
+                )
+                .field("body")
+            })?,
+            None => read.await,
+        };
+        let bytes = read.map_err(|rejection| {
             let status = rejection.status();
             if status == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(status, "body_too_large", "request body is too large").field("body")

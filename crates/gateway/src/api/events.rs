@@ -55,6 +55,20 @@ async fn who(state: &Shared, headers: &HeaderMap, query: Option<&str>) -> Result
     Ok(Who::Session(Authed::check(state, token).await?.account_id))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    tag = "push",
+    summary = "The push WebSocket (queue position, match found, notifications)",
+    params(("access_token" = Option<String>, Query, description = "A session token, for clients that cannot set headers"), ("login_ticket" = Option<String>, Query, description = "A queued login's ticket: its position, then its admission")),
+    responses(
+        (status = 101, description = "Switching to the WebSocket; each message is a JSON push event"),
+        (status = 401, description = "No or a bad session", body = super::error::ErrorBody),
+        (status = 404, description = "No such login ticket", body = super::error::ErrorBody),
+        (status = 426, description = "Not a WebSocket upgrade request", body = super::error::ErrorBody),
+        (status = 503, description = "Too many push sockets are open", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn events(
     State(state): State<Shared>,
     headers: HeaderMap,

@@ -3,6 +3,7 @@
 //! in the OpenAPI document), and the layer every route runs under (per-IP
 //! rate limit, requests counted by route and status).
 
+mod answers;
 mod auth;
 mod error;
 mod events;
@@ -10,6 +11,8 @@ mod meta;
 mod ops;
 mod play;
 mod push_socket;
+mod rules;
+mod schema;
 mod servers;
 
 use std::net::SocketAddr;
@@ -24,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use hightick_store::{Store, WriteSender};
 
-pub use error::{ApiError, JsonBody, parse_json, query_int};
+pub use error::{ApiError, ErrorBody, JsonBody, parse_json, query_int};
 
 use crate::admission::Admission;
 use crate::config::GatewayConfig;
@@ -36,8 +39,7 @@ use crate::push::Hub;
 use crate::rate_limit::RateLimit;
 use crate::session::SessionSigner;
 
-/// The OpenAPI 3 document of this API, as kept in the repository.
-pub const OPENAPI: &str = include_str!("../../openapi.json");
+pub use schema::document as openapi_document;
 
 /// Everything a request may need.
 #[derive(Debug)]
@@ -54,6 +56,10 @@ pub(crate) struct AppState {
     pub server_secret: String,
     pub requests: RequestCounts,
     pub rate_limit: RateLimit,
+    /// The OpenAPI document for this config, as served.
+    pub openapi: String,
+    /// Connections the listener closed early or refused.
+    pub connections: Arc<crate::listen::ConnectionCounts>,
     /// Injected failures (tests only, feature `fault-injection`; none
     /// otherwise).
     #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]

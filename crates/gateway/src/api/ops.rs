@@ -7,18 +7,36 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition};
-use serde_json::json;
 
-use super::{OPENAPI, Shared};
+use super::Shared;
+use super::answers::Health;
 
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "ops",
+    summary = "Liveness",
+    responses(
+        (status = 200, description = "Up, with its uptime", body = Health),
+    )
+)]
 pub(crate) async fn healthz(State(state): State<Shared>) -> Response {
-    Json(json!({
-        "status": "ok",
-        "uptime_s": state.started.elapsed().as_secs_f64(),
-    }))
+    Json(Health {
+        status: "ok",
+        uptime_s: state.started.elapsed().as_secs_f64(),
+    })
     .into_response()
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "ops",
+    summary = "Prometheus metrics (text exposition)",
+    responses(
+        (status = 200, description = "Metrics", body = String, content_type = "text/plain"),
+    )
+)]
 pub(crate) async fn metrics(State(state): State<Shared>) -> Response {
     let mut text = String::with_capacity(16 * 1024);
     if render_metrics(&state, &mut Exposition::new(&mut text)).is_err() {
@@ -119,9 +137,38 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
         "hightick_gateway_push_refused_total",
         "Push upgrades refused because the socket limit was reached.",
         p.refused_full,
+    )?;
+    let c = &state.connections;
+    m.counter(
+        "hightick_gateway_connections_closed_header_timeout_total",
+        "HTTP connections closed because their request headers missed http.header_timeout_ms.",
+        c.closed_header_timeout(),
+    )?;
+    m.counter(
+        "hightick_gateway_connections_closed_idle_total",
+        "HTTP connections closed after idling http.idle_timeout_s between requests.",
+        c.closed_idle(),
+    )?;
+    m.counter(
+        "hightick_gateway_connections_refused_per_ip_total",
+        "HTTP connections refused at accept: their address held http.max_connections_per_ip.",
+        c.refused_per_ip_total(),
     )
 }
 
-pub(crate) async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "ops",
+    summary = "This document, with the running config's limits",
+    responses(
+        (status = 200, description = "The OpenAPI document", body = serde_json::Value),
+    )
+)]
+pub(crate) async fn openapi(State(state): State<Shared>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.openapi.clone(),
+    )
+        .into_response()
 }

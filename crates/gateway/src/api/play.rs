@@ -9,13 +9,13 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 
+use super::answers::Cancelled;
 use super::auth::Authed;
 use super::{ApiError, JsonBody, Shared, query_int};
 use crate::matchmaking::{MatchStatus, MatchmakingError, RejoinError};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Join {
     mode: String,
@@ -29,6 +29,18 @@ fn view(ticket: &str, status: &MatchStatus) -> Response {
     (code, Json(status.body(ticket))).into_response()
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/matchmaking/tickets",
+    tag = "play",
+    summary = "Queue for a mode",
+    request_body = Join,
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Matched: the assignment with a connect token", body = serde_json::Value),
+        (status = 202, description = "Queued: the ticket to poll", body = serde_json::Value),
+    )
+)]
 pub(crate) async fn join(
     State(state): State<Shared>,
     who: Authed,
@@ -51,6 +63,19 @@ pub(crate) async fn join(
     Ok(view(&ticket, &status))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/matchmaking/tickets/{ticket}",
+    tag = "play",
+    summary = "Poll (or long-poll) a matchmaking ticket",
+    params(("ticket" = String, Path, description = "The ticket as issued"), ("wait_ms" = Option<u64>, Query, description = "Long-poll up to this many milliseconds (at most the config's max_wait_ms)")),
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Matched: the assignment with a connect token", body = serde_json::Value),
+        (status = 202, description = "Still queued or forming", body = serde_json::Value),
+        (status = 404, description = "No such ticket", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn status(
     State(state): State<Shared>,
     who: Authed,
@@ -67,13 +92,26 @@ pub(crate) async fn status(
     Ok(view(&ticket, &status))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/matchmaking/tickets/{ticket}",
+    tag = "play",
+    summary = "Leave the queue",
+    params(("ticket" = String, Path, description = "The ticket as issued")),
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "Cancelled", body = Cancelled),
+        (status = 404, description = "No such ticket", body = super::error::ErrorBody),
+        (status = 409, description = "Already being matched or matched", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn cancel(
     State(state): State<Shared>,
     who: Authed,
     Path(ticket): Path<String>,
 ) -> Result<Response, ApiError> {
     match state.matchmaker.cancel(who.account_id, &ticket) {
-        Ok(true) => Ok(Json(json!({ "cancelled": true })).into_response()),
+        Ok(true) => Ok(Json(Cancelled { cancelled: true }).into_response()),
         Ok(false) => Err(ApiError::not_found("no such ticket").field("ticket")),
         Err(MatchmakingError::NotWaiting | MatchmakingError::UnknownMode) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -87,6 +125,20 @@ pub(crate) async fn cancel(
 /// `POST /v1/matches/{match_id}/rejoin`: a fresh connect token to the same
 /// host, match and seat, for a player whose connection died (it may come
 /// from any address; the host hands it the seat with full state).
+#[utoipa::path(
+    post,
+    path = "/v1/matches/{match_id}/rejoin",
+    tag = "play",
+    summary = "A fresh connect token to the caller's seat in a running match",
+    params(("match_id" = String, Path, description = "The match id")),
+    security(("session" = [])),
+    responses(
+        (status = 200, description = "The assignment with a fresh connect token", body = serde_json::Value),
+        (status = 403, description = "The caller holds no seat in that match", body = super::error::ErrorBody),
+        (status = 404, description = "No such match running", body = super::error::ErrorBody),
+        (status = 500, description = "No connect token could be made", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn rejoin(
     State(state): State<Shared>,
     who: Authed,

@@ -15,10 +15,9 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, Write, WriteAck};
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{ApiError, JsonBody, Shared};
-use crate::config::valid_id;
+use super::answers::{HostList, Recorded, Registered};
+use super::{ApiError, JsonBody, Shared, rules};
 use crate::hosts::HostReport;
 use crate::secrets::constant_time_eq;
 
@@ -44,14 +43,18 @@ impl FromRequestParts<Shared> for ServerAuth {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Heartbeat {
     /// The host's stable id (default: its admin address).
     #[serde(default)]
     host_id: Option<String>,
+    /// Its admin API address: a concrete IP and a non-zero port.
+    #[schema(value_type = String, example = "127.0.0.1:7780")]
     admin: SocketAddr,
+    /// Matches it may be given at once.
     capacity: usize,
+    /// Matches it runs: at most its capacity.
     #[serde(default)]
     active: usize,
     #[serde(default)]
@@ -62,17 +65,23 @@ pub(crate) struct Heartbeat {
     game: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/hosts",
+    tag = "servers",
+    summary = "Register a host or heartbeat its capacity, load and state",
+    request_body = Heartbeat,
+    security(("server" = [])),
+    responses(
+        (status = 200, description = "Registered", body = Registered),
+    )
+)]
 pub(crate) async fn heartbeat(
     State(state): State<Shared>,
     _: ServerAuth,
     JsonBody(body): JsonBody<Heartbeat>,
 ) -> Result<Response, ApiError> {
-    if !(1..=100_000).contains(&body.capacity) {
-        return Err(ApiError::invalid(
-            "capacity",
-            "capacity: must be 1..=100000",
-        ));
-    }
+    rules::CAPACITY.check(i64::try_from(body.capacity).unwrap_or(i64::MAX))?;
     if body.active > body.capacity {
         return Err(ApiError::invalid(
             "active",
@@ -86,25 +95,9 @@ pub(crate) async fn heartbeat(
         ));
     }
     let host_id = body.host_id.unwrap_or_else(|| body.admin.to_string());
-    if !valid_id(&host_id) && host_id != body.admin.to_string() {
-        return Err(ApiError::invalid(
-            "host_id",
-            "host_id: must be 1 to 64 of A-Z a-z 0-9 . _ -",
-        ));
-    }
-    let region_ok = body.region.is_empty() || (valid_id(&body.region) && body.region.len() <= 32);
-    if !region_ok {
-        return Err(ApiError::invalid(
-            "region",
-            "region: must be 1 to 32 of A-Z a-z 0-9 . _ -",
-        ));
-    }
-    if !body.game.is_empty() && !valid_id(&body.game) {
-        return Err(ApiError::invalid(
-            "game",
-            "game: must be 1 to 64 of A-Z a-z 0-9 . _ -",
-        ));
-    }
+    rules::HOST_ID.check(&host_id)?;
+    rules::REGION.check(&body.region)?;
+    rules::GAME.check(&body.game)?;
     state.hosts.heartbeat(
         HostReport {
             host_id,
@@ -117,18 +110,31 @@ pub(crate) async fn heartbeat(
         },
         Instant::now(),
     );
-    Ok(Json(json!({
-        "registered": true,
-        "heartbeat_within_s": state.config.host_timeout_s,
-    }))
+    Ok(Json(Registered {
+        registered: true,
+        heartbeat_within_s: state.config.host_timeout_s,
+    })
     .into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/hosts",
+    tag = "servers",
+    summary = "Every host the gateway knows",
+    security(("server" = [])),
+    responses(
+        (status = 200, description = "The hosts", body = HostList),
+    )
+)]
 pub(crate) async fn hosts(State(state): State<Shared>, _: ServerAuth) -> Response {
-    Json(json!({ "hosts": state.hosts.list(Instant::now()) })).into_response()
+    Json(HostList {
+        hosts: state.hosts.list(Instant::now()),
+    })
+    .into_response()
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "lowercase")]
 enum OutcomeBody {
     Win,
@@ -136,7 +142,7 @@ enum OutcomeBody {
     Draw,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PlayerBody {
     account_id: i64,
@@ -148,11 +154,13 @@ struct PlayerBody {
     reward: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ResultBody {
+    /// The gateway's match id (the idempotency key of the result).
     match_id: String,
     mode: String,
+    /// Each account at most once.
     players: Vec<PlayerBody>,
     /// The match ended before its result (no one connected for the host's
     /// seat timeout, or a drain ran out): every reward defaults to 0.
@@ -160,11 +168,32 @@ pub(crate) struct ResultBody {
     abandoned: bool,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/results",
+    tag = "servers",
+    summary = "Record a finished match's result (idempotent by match id)",
+    request_body = ResultBody,
+    security(("server" = [])),
+    responses(
+        (status = 200, description = "Recorded (recorded: false for a repeat)", body = Recorded),
+        (status = 404, description = "An account in it does not exist", body = super::error::ErrorBody),
+    )
+)]
 pub(crate) async fn result(
     State(state): State<Shared>,
     _: ServerAuth,
     JsonBody(body): JsonBody<ResultBody>,
 ) -> Result<Response, ApiError> {
+    rules::MATCH_ID.check(&body.match_id)?;
+    rules::RESULT_MODE.check(&body.mode)?;
+    rules::PLAYERS.check(body.players.len())?;
+    for p in &body.players {
+        rules::SCORE.check(p.score)?;
+        if let Some(reward) = p.reward {
+            rules::REWARD.check(reward)?;
+        }
+    }
     let result = MatchResult {
         match_id: body.match_id,
         mode: body.mode,
@@ -209,5 +238,5 @@ pub(crate) async fn result(
             libc::kill(libc::getpid(), libc::SIGKILL);
         }
     }
-    Ok(Json(json!({ "match_id": match_id, "recorded": recorded })).into_response())
+    Ok(Json(Recorded { match_id, recorded }).into_response())
 }

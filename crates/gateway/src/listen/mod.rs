@@ -1,0 +1,177 @@
+//! Serving the API's HTTP/1.1 connections (with WebSocket upgrades), each
+//! under deadlines: headers complete within `http.header_timeout_ms` (of
+//! accept, or of a request's first byte), a JSON body within
+//! `http.body_timeout_ms` of its headers ([`BodyDeadline`], else 408), an
+//! idle kept-alive connection closed after `http.idle_timeout_s`; and
+//! optionally at most `http.max_connections_per_ip` connections per
+//! address. A client that trickles its headers or body a byte at a time
+//! holds its connection for a deadline at most, so a few thousand of them
+//! cannot starve the file table. What is closed early is counted
+//! ([`ConnectionCounts`], on `/metrics`).
+//!
+//! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires;
+//! and hyper's own `header_read_timeout` would also cut a kept-alive
+//! connection's idle wait to the header deadline (see `deadline.rs`), so
+//! the deadlines are kept here, by a watchdog per connection.
+
+mod config;
+mod counts;
+mod deadline;
+mod per_ip;
+mod watched;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tower_service::Service;
+
+pub use config::HttpConfig;
+pub use counts::ConnectionCounts;
+use deadline::{Deadlines, Expiry};
+use per_ip::PerIp;
+use watched::{Track, Watched};
+
+/// When a request's body must have arrived: put on each request by the
+/// listener (`http.body_timeout_ms` after its headers), enforced by the
+/// body extractor ([`crate::api::JsonBody`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub tokio::time::Instant);
+
+/// Pause after an accept failure that is not one connection's (out of
+/// file descriptors, say), so the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` under `config` until `stop` resolves, then
+/// stops accepting, lets requests in flight finish and returns once every
+/// connection is closed (upgraded WebSockets run on by themselves). What
+/// it closes early is counted in `counts`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: &HttpConfig,
+    counts: Arc<ConnectionCounts>,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let header = Duration::from_millis(config.header_timeout_ms);
+    let body = Duration::from_millis(config.body_timeout_ms);
+    let idle = Duration::from_secs(config.idle_timeout_s);
+    let caps = PerIp::new(config.max_connections_per_ip);
+    let (stopping, stopped) = watch::channel(false);
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) if one_connections(&e) => continue,
+                Err(_) => {
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        let Some(seat) = caps.admit(peer.ip()) else {
+            counts.refused_per_ip();
+            drop(stream);
+            continue;
+        };
+        let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
+        let connection = connection(
+            stream,
+            peer,
+            router.clone(),
+            deadlines,
+            body,
+            stopped.clone(),
+        );
+        let counts = Arc::clone(&counts);
+        tokio::spawn(async move {
+            if let Some(why) = connection.await {
+                counts.expired(why);
+            }
+            drop(seat);
+        });
+    }
+    drop(listener);
+    let _ = stopping.send(true);
+    drop(stopped);
+    stopping.closed().await;
+    Ok(())
+}
+
+/// An accept error that concerns one connection only.
+fn one_connections(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
+}
+
+/// Serves one connection until it ends, misses a deadline (which one it
+/// returns), or (after `stop`) has no request in flight.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    deadlines: Deadlines,
+    body: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> Option<Expiry> {
+    let track = Arc::new(Track::new(deadlines));
+    let io = TokioIo::new(Watched::new(stream, Arc::clone(&track)));
+    let service = {
+        let track = Arc::clone(&track);
+        hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            let mut router = router.clone();
+            let track = Arc::clone(&track);
+            track.request();
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request
+                .extensions_mut()
+                .insert(BodyDeadline(tokio::time::Instant::now() + body));
+            async move {
+                let response = router.call(request).await;
+                track.responded();
+                response
+            }
+        })
+    };
+    let served = http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(io, service)
+        .with_upgrades();
+    let mut served = std::pin::pin!(served);
+    let mut stopping = *stop.borrow();
+    if stopping {
+        served.as_mut().graceful_shutdown();
+    }
+    loop {
+        let due = match track.deadline() {
+            Some((at, _)) => tokio::time::sleep_until(at.into()),
+            None => tokio::time::sleep(track.recheck()),
+        };
+        tokio::select! {
+            _ = served.as_mut() => return None,
+            () = due => {
+                if let Some(why) = track.expired() {
+                    // Dropping the connection closes it.
+                    return Some(why);
+                }
+            }
+            () = track.moved() => {}
+            _ = stop.changed(), if !stopping => {
+                stopping = true;
+                served.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
