@@ -195,6 +195,8 @@ pub struct GatewayConfig {
     pub rewards: RewardPolicy,
     /// The WebSocket push channel.
     pub push: crate::push::PushConfig,
+    /// The matching rules (`[matchmaking]`).
+    pub matchmaking: crate::queue::rules::MatchRules,
     /// Allocate through the Agones allocator instead of the hosts.
     pub agones: Option<AgonesConfig>,
 }
@@ -233,6 +235,7 @@ impl Default for GatewayConfig {
             hosts: Vec::new(),
             rewards: RewardPolicy::default(),
             push: crate::push::PushConfig::default(),
+            matchmaking: crate::queue::rules::MatchRules::default(),
             agones: None,
         }
     }
@@ -340,6 +343,9 @@ impl GatewayConfig {
             }
         }
         if let Some((field, rule)) = self.push.invalid_field() {
+            return bad(field, rule);
+        }
+        if let Some((field, rule)) = self.matchmaking.invalid_field() {
             return bad(field, rule);
         }
         for host in &self.hosts {

@@ -1,0 +1,4 @@
+//! The shared matchmaking queue's gateway side: the matching rules (sans IO)
+//! and the snapshot of the store's queue a gateway answers polls from.
+
+pub mod rules;
