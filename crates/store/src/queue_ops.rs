@@ -152,11 +152,13 @@ pub(crate) async fn queue_claim(
     mode: &str,
     limit: i64,
     stale_before_ms: i64,
+    claim_id: &str,
 ) -> Result<Vec<QueueTicket>, StoreError> {
     check_id("mode", mode)?;
+    check_id("claim_id", claim_id)?;
     let now = now_ms();
     sqlx::query(
-        "UPDATE mm_tickets SET state = 'queued', claimed_ms = NULL \
+        "UPDATE mm_tickets SET state = 'queued', claimed_ms = NULL, claimed_by = NULL \
          WHERE mode = $1 AND state = 'forming' AND claimed_ms < $2",
     )
     .bind(mode)
@@ -165,6 +167,8 @@ pub(crate) async fn queue_claim(
     .await?;
     let mut q = QueryBuilder::<Db>::new("UPDATE mm_tickets SET state = 'forming', claimed_ms = ");
     q.push_bind(now);
+    q.push(", claimed_by = ");
+    q.push_bind(claim_id);
     q.push(" WHERE ticket IN (SELECT ticket FROM mm_tickets WHERE mode = ");
     q.push_bind(mode);
     q.push(" AND state = 'queued' ORDER BY joined_ms LIMIT ");
@@ -180,19 +184,17 @@ pub(crate) async fn queue_claim(
     Ok(out)
 }
 
-/// Puts claimed tickets that formed no match back in the queue (their place
-/// by join time is kept).
-pub(crate) async fn queue_release(conn: &mut Conn, tickets: &[String]) -> Result<(), StoreError> {
-    for ticket in tickets {
-        sqlx::query(
-            "UPDATE mm_tickets SET state = 'queued', claimed_ms = NULL \
-             WHERE ticket = $1 AND state = 'forming'",
-        )
-        .bind(ticket)
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok(())
+/// Puts the tickets of claim `claim_id` that formed no match back in the
+/// queue (their place by join time is kept); returns how many.
+pub(crate) async fn queue_release(conn: &mut Conn, claim_id: &str) -> Result<u64, StoreError> {
+    let done = sqlx::query(
+        "UPDATE mm_tickets SET state = 'queued', claimed_ms = NULL, claimed_by = NULL \
+         WHERE claimed_by = $1 AND state = 'forming'",
+    )
+    .bind(claim_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Records allocated matches and marks their tickets matched, a few hundred

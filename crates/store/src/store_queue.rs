@@ -26,28 +26,30 @@ impl Store {
         on_backend_write!(self, in_transaction, queue_cancel(account_id, &ticket))
     }
 
-    /// Claims up to `limit` of `mode`'s oldest waiting tickets for a matchmaker
-    /// pass (claims older than `stale_before_ms`, whose gateway died, are
-    /// waiting again first). Concurrent passes claim disjoint tickets.
+    /// Claims up to `limit` of `mode`'s oldest waiting tickets for matchmaker
+    /// pass `claim_id` (claims older than `stale_before_ms`, whose gateway
+    /// died, are waiting again first). Concurrent passes claim disjoint
+    /// tickets. Oldest first.
     pub async fn queue_claim(
         &self,
         mode: &str,
         limit: i64,
         stale_before_ms: i64,
+        claim_id: &str,
     ) -> Result<Vec<QueueTicket>, StoreError> {
-        let mode = mode.to_owned();
+        let (mode, claim_id) = (mode.to_owned(), claim_id.to_owned());
         on_backend_write!(
             self,
             in_transaction,
-            queue_claim(&mode, limit, stale_before_ms)
+            queue_claim(&mode, limit, stale_before_ms, &claim_id)
         )
     }
 
-    /// Puts claimed tickets that formed no match back (their join time, and so
-    /// their place, kept).
-    pub async fn queue_release(&self, tickets: &[String]) -> Result<(), StoreError> {
-        let tickets = tickets.to_vec();
-        on_backend_write!(self, in_transaction, queue_release(&tickets))
+    /// Puts pass `claim_id`'s tickets that formed no match back (their join
+    /// time, and so their place, kept); returns how many.
+    pub async fn queue_release(&self, claim_id: &str) -> Result<u64, StoreError> {
+        let claim_id = claim_id.to_owned();
+        on_backend_write!(self, autocommit, queue_release(&claim_id))
     }
 
     /// Records allocated matches and marks their tickets matched, in one

@@ -73,11 +73,17 @@ async fn queue_round_trip(label: &str, store: &Store) {
         ["t1", "t2"]
     );
 
-    let claimed = store.queue_claim("duel", 10, 0).await.unwrap();
+    let claimed = store.queue_claim("duel", 10, 0, "pass").await.unwrap();
     assert_eq!(claimed.len(), 2, "{label}");
     assert!(claimed.iter().all(|t| t.state == TicketState::Forming));
     // A second pass finds nothing to claim.
-    assert!(store.queue_claim("duel", 10, 0).await.unwrap().is_empty());
+    assert!(
+        store
+            .queue_claim("duel", 10, 0, "pass")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(matches!(
         store.queue_cancel(1, "t1").await,
         Err(StoreError::Conflict { .. })
@@ -114,15 +120,23 @@ async fn queue_round_trip(label: &str, store: &Store) {
         ("t4".to_owned(), true)
     );
     // A claim that formed nothing goes back, and a stale claim is waiting again.
-    let claimed = store.queue_claim("duel", 10, 0).await.unwrap();
+    let claimed = store.queue_claim("duel", 10, 0, "pass").await.unwrap();
     assert_eq!(claimed.len(), 1);
-    store
-        .queue_release(&[claimed[0].ticket.clone()])
-        .await
-        .unwrap();
-    assert_eq!(store.queue_claim("duel", 10, 0).await.unwrap().len(), 1);
+    assert_eq!(store.queue_release("pass").await.unwrap(), 1);
     assert_eq!(
-        store.queue_claim("duel", 10, i64::MAX).await.unwrap().len(),
+        store
+            .queue_claim("duel", 10, 0, "pass")
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .queue_claim("duel", 10, i64::MAX, "pass2")
+            .await
+            .unwrap()
+            .len(),
         1
     );
     assert!(store.queue_sweep(i64::MAX, i64::MAX).await.unwrap() >= 3);
@@ -201,7 +215,7 @@ async fn two_stores_on_postgres_claim_disjoint_tickets() {
         tokio::spawn(async move {
             let mut got = Vec::new();
             loop {
-                let batch = s.queue_claim("duel", 16, 0).await.unwrap();
+                let batch = s.queue_claim("duel", 16, 0, "pass").await.unwrap();
                 if batch.is_empty() {
                     return got;
                 }

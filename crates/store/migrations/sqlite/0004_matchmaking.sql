@@ -5,7 +5,8 @@
 -- A ticket is one queue entry: a solo player or a whole party (members is the
 -- account ids, comma-separated, in party order). state: 'queued' (waiting),
 -- 'forming' (claimed by one gateway's matchmaker pass at claimed_ms), 'matched'
--- (match_id and team set at settled_ms).
+-- (match_id and team set at settled_ms). claimed_by names the pass holding a
+-- forming ticket (its leftovers go back in one statement).
 CREATE TABLE mm_tickets (
     ticket     TEXT PRIMARY KEY,
     mode       TEXT NOT NULL,
@@ -16,11 +17,13 @@ CREATE TABLE mm_tickets (
     joined_ms  BIGINT NOT NULL,
     state      TEXT NOT NULL CHECK (state IN ('queued', 'forming', 'matched')),
     claimed_ms BIGINT,
+    claimed_by TEXT,
     settled_ms BIGINT,
     match_id   TEXT,
     team       INTEGER
 );
 CREATE INDEX mm_tickets_queue ON mm_tickets (mode, state, joined_ms);
+CREATE INDEX mm_tickets_claim ON mm_tickets (claimed_by) WHERE state = 'forming';
 CREATE INDEX mm_tickets_settled ON mm_tickets (settled_ms) WHERE state = 'matched';
 
 -- Which ticket an account is on (one at a time).
