@@ -2,3 +2,4 @@
 //! and the snapshot of the store's queue a gateway answers polls from.
 
 pub mod rules;
+pub(crate) mod view;
