@@ -33,6 +33,16 @@
 //! players = 10
 //! # settings = { rounds_to_win = 2 }  # the game's match settings, sent with each allocation
 //!
+//! [matchmaking]                   # the rules every gateway on the store matches by
+//! rating_window = 100             # rating difference a fresh ticket accepts
+//! window_widen_per_s = 25.0       # the window widens this much per second waited
+//! max_window = 1000               # up to this
+//! region_fallback_s = 10          # a ticket holds out this long for its preferred region
+//! teams = 2                       # seat i is on team i % teams (one team if players do not divide)
+//! max_party_size = 5              # also at most a team
+//! claim_batch = 20000             # tickets one pass claims per mode
+//! parallel_allocations = 64       # allocations a pass runs at once
+//!
 //! [[catalog]]                     # what the shop sells
 //! item_id = "skin.red"
 //! price = 100
@@ -203,6 +213,8 @@ pub struct GatewayConfig {
     pub push: crate::push::PushConfig,
     /// HTTP connection deadlines and caps.
     pub http: crate::listen::HttpConfig,
+    /// The matching rules (`[matchmaking]`).
+    pub matchmaking: crate::queue::rules::MatchRules,
     /// Allocate through the Agones allocator instead of the hosts.
     pub agones: Option<AgonesConfig>,
 }
@@ -242,6 +254,7 @@ impl Default for GatewayConfig {
             rewards: RewardPolicy::default(),
             push: crate::push::PushConfig::default(),
             http: crate::listen::HttpConfig::default(),
+            matchmaking: crate::queue::rules::MatchRules::default(),
             agones: None,
         }
     }
@@ -352,6 +365,9 @@ impl GatewayConfig {
             return bad(field, rule);
         }
         if let Some((field, rule)) = self.http.invalid_field() {
+            return bad(field, rule);
+        }
+        if let Some((field, rule)) = self.matchmaking.invalid_field() {
             return bad(field, rule);
         }
         for host in &self.hosts {

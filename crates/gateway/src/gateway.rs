@@ -16,7 +16,7 @@ use crate::config::GatewayConfig;
 use crate::error::GatewayError;
 use crate::hosts::Hosts;
 use crate::login::Logins;
-use crate::matchmaking::{Allocation, Matchmaker, TokenSettings};
+use crate::matchmaking::{Allocation, Matchmaker, MatchmakerParts, TokenSettings};
 use crate::metrics::RequestCounts;
 use crate::push::{Hub, positions};
 use crate::rate_limit::RateLimit;
@@ -126,14 +126,18 @@ impl Gateway {
         };
         let matchmaker = Matchmaker::start(
             &config.modes,
-            allocation,
-            TokenSettings {
-                key: secrets.token_key.clone(),
-                ttl_s: config.connect_token_ttl_s,
-                connect_timeout_s: config.connect_timeout_s,
+            MatchmakerParts {
+                store: store.clone(),
+                allocation,
+                tokens: TokenSettings {
+                    key: secrets.token_key.clone(),
+                    ttl_s: config.connect_token_ttl_s,
+                    connect_timeout_s: config.connect_timeout_s,
+                },
+                ticket_ttl,
+                rules: config.matchmaking.clone(),
+                hub: Arc::clone(&push),
             },
-            ticket_ttl,
-            Arc::clone(&push),
         );
         positions::start(&matchmaker, &push);
         let state = Arc::new(AppState {

@@ -136,6 +136,12 @@ impl Hosts {
 
     /// Eligible hosts with room, most free capacity first.
     pub fn candidates(&self, now: Instant) -> Vec<SocketAddr> {
+        self.candidates_in(now, "", false)
+    }
+
+    /// Eligible hosts with room: those tagged `region` first (only those
+    /// when `only`), each group most free capacity first. `""`: any region.
+    pub fn candidates_in(&self, now: Instant, region: &str, only: bool) -> Vec<SocketAddr> {
         let mut hosts = self.lock();
         hosts.retain(|h| {
             h.last_seen
@@ -152,7 +158,15 @@ impl Hosts {
             })
             .map(|h| &h.report)
             .collect();
-        eligible.sort_by_key(|h| std::cmp::Reverse(h.capacity - h.active));
+        if only && !region.is_empty() {
+            eligible.retain(|h| h.region == region);
+        }
+        eligible.sort_by_key(|h| {
+            (
+                !region.is_empty() && h.region != region,
+                std::cmp::Reverse(h.capacity - h.active),
+            )
+        });
         eligible.iter().map(|h| h.admin).collect()
     }
 

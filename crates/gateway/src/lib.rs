@@ -77,6 +77,7 @@ pub mod matchmaking;
 pub mod metrics;
 mod nofile;
 pub mod push;
+pub mod queue;
 pub mod rate_limit;
 pub mod secrets;
 pub mod session;

@@ -1,23 +1,39 @@
-//! Matchmaking: one FIFO queue per mode. When a queue holds a match's worth of
-//! players, the first of them become a match allocated on the host with most
-//! room; each player's ticket then carries the match and a connect token
-//! (sealed with the key the hosts share, the account id as client id, the
-//! allocated address as the only server). When no host can take the match,
-//! the players go back to the head of the queue and the allocation is tried
-//! again shortly; nobody gets an error for it.
+//! Matchmaking shared by every gateway on one store: the queue lives in the
+//! store (`hightick_store`'s `queue_*`), so any number of gateway replicas
+//! form matches from one pool, and any of them answers a poll, a push or a
+//! rejoin.
 //!
-//! Every change a player would poll for is also published to the push
-//! [`Hub`]: a match found and a cancel at once, queue positions once a second
-//! ([`crate::push::positions`] reads them with [`Matchmaker::queued_positions`]).
+//! Each gateway runs a pass about twice a second (sooner after a join): per
+//! mode it claims a batch of the oldest waiting tickets (PostgreSQL:
+//! `FOR UPDATE SKIP LOCKED`, so passes of several gateways claim disjoint
+//! tickets; SQLite: the one writer runs claims one after another), forms
+//! matches by the [`rules`](crate::queue::rules) (rating window widening with
+//! the wait, parties on one team, region preference), allocates them on hosts
+//! many at a time, records the matches and their seats in one transaction and
+//! puts the rest back. When no host can take a match its tickets go back with
+//! their place; nobody gets an error for it.
+//!
+//! After a pass the gateway reads the waiting queue once (every position)
+//! and the tickets matched since its last look (its own and other gateways'),
+//! pushes `match_found` to the players it holds sockets for, and wakes its
+//! long polls: a poll is a lookup in that snapshot, not a scan of the queue.
+//! A connect token is minted by whichever gateway answers (they share the
+//! hosts' key).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use hightick_net::{ConnectToken, Key, TokenParams};
+use hightick_store::{
+    INITIAL_RATING, LiveMatch, NewMatch, NewTicket, QueueTicket, Seat, Store, StoreError,
+    TicketState,
+};
 use hightick_telemetry::prometheus::durations::DurationHistogram;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,12 +43,20 @@ use crate::agones::AgonesAllocator;
 use crate::config::ModeConfig;
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
 use crate::push::{Hub, event};
+use crate::queue::rules::{self, MatchRules, Waiting};
+use crate::queue::view::View;
 
-/// How often waiting groups retry allocation when no host had room.
-const RETRY_EVERY: Duration = Duration::from_millis(500);
-/// How long a match formed here is remembered for rejoins when no result
-/// comes for it (its host died with it, say).
-const LIVE_MATCH_MAX_AGE: Duration = Duration::from_secs(6 * 3600);
+/// Longest between two passes.
+const PASS_EVERY: Duration = Duration::from_millis(500);
+/// A claim older than this belongs to a gateway that died: its tickets wait again.
+const CLAIM_STALE_MS: i64 = 30_000;
+/// Matched tickets a refresh re-reads before its watermark (commits land
+/// out of `settled_ms` order across gateways).
+const MATCHED_SLACK_MS: i64 = 5_000;
+/// How often old tickets and matches are swept from the store.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+/// How long a match formed is kept for rejoins when no result comes for it.
+const LIVE_MATCH_MAX_AGE_MS: i64 = 6 * 3600 * 1000;
 
 /// A found match, as one player's ticket holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,6 +74,8 @@ pub struct Assignment {
     pub token_expires_unix: u64,
     /// Every player's account id, in seat order.
     pub roster: Vec<i64>,
+    /// The player's team (seat `i` is on team `i % teams`).
+    pub team: i64,
 }
 
 /// Where a matchmaking ticket stands.
@@ -57,7 +83,7 @@ pub struct Assignment {
 pub enum MatchStatus {
     /// Waiting for players.
     Queued {
-        /// 1 = first in its mode's queue.
+        /// 1 = first in its mode's queue (players ahead, plus one).
         position: usize,
         /// Players queued in the mode.
         waiting: usize,
@@ -68,29 +94,6 @@ pub enum MatchStatus {
     Forming,
     /// Found.
     Matched(Assignment),
-}
-
-/// Why a rejoin was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RejoinError {
-    /// No such match running: unknown here, or its result is in.
-    #[error("no such match running")]
-    NoMatch,
-    /// The account holds no seat in that match.
-    #[error("the account holds no seat in that match")]
-    NotInMatch,
-    /// The token could not be made.
-    #[error("no connect token could be made")]
-    Token,
-}
-
-/// A match formed here and not yet over: where it runs and who plays.
-#[derive(Debug, Clone)]
-struct LiveMatch {
-    mode: String,
-    address: SocketAddr,
-    roster: Vec<i64>,
-    formed_at: Instant,
 }
 
 impl MatchStatus {
@@ -119,7 +122,7 @@ impl MatchStatus {
     }
 }
 
-/// One queued ticket's place, as [`Matchmaker::queued_positions`] lists it.
+/// One queued player's place, as [`Matchmaker::queued_positions`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedPosition {
     /// Its account.
@@ -130,8 +133,8 @@ pub struct QueuedPosition {
     pub status: MatchStatus,
 }
 
-/// Why a join or cancel was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a join, cancel or status was refused.
+#[derive(Debug, thiserror::Error)]
 pub enum MatchmakingError {
     /// No such queue.
     #[error("unknown mode")]
@@ -139,6 +142,29 @@ pub enum MatchmakingError {
     /// The ticket is being allocated or already matched.
     #[error("the ticket is no longer waiting")]
     NotWaiting,
+    /// A party rule refused it.
+    #[error("party: {0}")]
+    Party(&'static str),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a rejoin was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RejoinError {
+    /// No such match running: unknown, or its result is in.
+    #[error("no such match running")]
+    NoMatch,
+    /// The account holds no seat in that match.
+    #[error("the account holds no seat in that match")]
+    NotInMatch,
+    /// The token could not be made.
+    #[error("no connect token could be made")]
+    Token,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// Where the matchmaker allocates matches.
@@ -151,46 +177,6 @@ pub enum Allocation {
     Agones(Box<AgonesAllocator>),
 }
 
-#[derive(Debug)]
-struct Ticket {
-    account_id: i64,
-    mode: String,
-    forming: bool,
-    outcome: watch::Sender<Option<Assignment>>,
-    joined_at: Instant,
-    finished_at: Option<Instant>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    queues: HashMap<String, VecDeque<String>>,
-    tickets: HashMap<String, Ticket>,
-    by_account: HashMap<i64, String>,
-    /// Matches formed and not yet over, by match id (for rejoins).
-    live: HashMap<String, LiveMatch>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    modes: HashMap<String, usize>,
-    /// Each mode's match settings, sent with its allocations.
-    settings: HashMap<String, serde_json::Map<String, serde_json::Value>>,
-    state: Mutex<State>,
-    allocation: Allocation,
-    client: HostClient,
-    token_key: Key,
-    token_ttl_s: u64,
-    connect_timeout_s: i32,
-    ticket_ttl: Duration,
-    wake: Notify,
-    formed: AtomicU64,
-    failed_allocations: AtomicU64,
-    /// Time from joining a queue to a match found, per player.
-    wait: DurationHistogram,
-    /// Where found matches and cancels are pushed.
-    hub: Arc<Hub>,
-}
-
 /// Token settings of a matchmaker.
 #[derive(Debug, Clone)]
 pub struct TokenSettings {
@@ -200,6 +186,38 @@ pub struct TokenSettings {
     pub ttl_s: u64,
     /// Connection silence timeout, seconds.
     pub connect_timeout_s: u32,
+}
+
+#[derive(Debug, Clone)]
+struct ModeSpec {
+    players: usize,
+    teams: usize,
+    settings: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    modes: HashMap<String, ModeSpec>,
+    rules: MatchRules,
+    view: Mutex<View>,
+    /// Minted tokens by (ticket, account), so repeated polls see one token.
+    assignments: Mutex<HashMap<(String, i64), Assignment>>,
+    allocation: Allocation,
+    client: HostClient,
+    token_key: Key,
+    token_ttl_s: u64,
+    connect_timeout_s: i32,
+    ticket_ttl: Duration,
+    wake: Notify,
+    /// Bumped after every refresh of the view (long polls wait on it).
+    refreshed: watch::Sender<u64>,
+    formed: AtomicU64,
+    failed_allocations: AtomicU64,
+    /// Time from joining a queue to a match found, per player matched here.
+    wait: DurationHistogram,
+    /// Where found matches and cancels are pushed.
+    hub: Arc<Hub>,
 }
 
 /// The matchmaker. Cheap to clone.
@@ -219,195 +237,295 @@ impl WeakMatchmaker {
     }
 }
 
-fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn random_id(prefix: &str, bytes: usize) -> String {
+    let mut id = vec![0u8; bytes];
+    rand::fill(&mut id[..]);
+    format!("{prefix}{}", hex::encode(id))
+}
+
+/// What one matchmaker needs besides its modes.
+#[derive(Debug, Clone)]
+pub struct MatchmakerParts {
+    /// The shared store.
+    pub store: Store,
+    /// Where matches are allocated.
+    pub allocation: Allocation,
+    /// Connect tokens.
+    pub tokens: TokenSettings,
+    /// How long a matched ticket is kept for its players to collect.
+    pub ticket_ttl: Duration,
+    /// The matching rules.
+    pub rules: MatchRules,
+    /// Where found matches and cancels are pushed.
+    pub hub: Arc<Hub>,
+}
+
 impl Matchmaker {
-    /// Queues for `modes` allocating through `allocation`, pushing to
-    /// `hub`. Starts its task on the current tokio runtime.
-    pub fn start(
-        modes: &[ModeConfig],
-        allocation: Allocation,
-        tokens: TokenSettings,
-        ticket_ttl: Duration,
-        hub: Arc<Hub>,
-    ) -> Self {
+    /// Queues for `modes` on `parts.store`. Starts its pass on the current
+    /// tokio runtime.
+    pub fn start(modes: &[ModeConfig], parts: MatchmakerParts) -> Self {
+        let rules = parts.rules;
         let inner = Arc::new(Inner {
-            modes: modes.iter().map(|m| (m.name.clone(), m.players)).collect(),
-            settings: modes
+            store: parts.store,
+            modes: modes
                 .iter()
-                .map(|m| (m.name.clone(), m.settings.clone()))
+                .map(|m| {
+                    let spec = ModeSpec {
+                        players: m.players,
+                        teams: rules.teams_of(m.players),
+                        settings: m.settings.clone(),
+                    };
+                    (m.name.clone(), spec)
+                })
                 .collect(),
-            state: Mutex::new(State::default()),
-            allocation,
+            rules,
+            view: Mutex::new(View::default()),
+            assignments: Mutex::new(HashMap::new()),
+            allocation: parts.allocation,
             client: HostClient::default(),
-            token_key: tokens.key,
-            token_ttl_s: tokens.ttl_s,
-            connect_timeout_s: i32::try_from(tokens.connect_timeout_s).unwrap_or(i32::MAX),
-            ticket_ttl,
+            token_key: parts.tokens.key,
+            token_ttl_s: parts.tokens.ttl_s,
+            connect_timeout_s: i32::try_from(parts.tokens.connect_timeout_s).unwrap_or(i32::MAX),
+            ticket_ttl: parts.ticket_ttl,
             wake: Notify::new(),
+            refreshed: watch::channel(0).0,
             formed: AtomicU64::new(0),
             failed_allocations: AtomicU64::new(0),
             wait: DurationHistogram::default(),
-            hub,
+            hub: parts.hub,
         });
-        tokio::spawn(form_matches(Arc::downgrade(&inner)));
+        tokio::spawn(run_passes(Arc::downgrade(&inner)));
         Self { inner }
     }
 
-    /// Puts `account_id` in the `mode` queue; an account already waiting gets
-    /// its existing ticket back.
-    pub fn join(&self, account_id: i64, mode: &str) -> Result<String, MatchmakingError> {
-        let Some(&needed) = self.inner.modes.get(mode) else {
-            return Err(MatchmakingError::UnknownMode);
-        };
-        let mut state = lock(&self.inner.state);
-        if let Some(existing) = state.by_account.get(&account_id)
-            && state
-                .tickets
-                .get(existing)
-                .is_some_and(|t| t.finished_at.is_none())
-        {
-            return Ok(existing.clone());
-        }
-        let mut id = [0u8; 16];
-        rand::fill(&mut id);
-        let ticket = hex::encode(id);
-        let (outcome, _) = watch::channel(None);
-        state.tickets.insert(
-            ticket.clone(),
-            Ticket {
-                account_id,
-                mode: mode.to_owned(),
-                forming: false,
-                outcome,
-                joined_at: Instant::now(),
-                finished_at: None,
-            },
-        );
-        state.by_account.insert(account_id, ticket.clone());
-        let queue = state.queues.entry(mode.to_owned()).or_default();
-        queue.push_back(ticket.clone());
-        let full = queue.len() >= needed;
-        drop(state);
-        if full {
-            self.inner.wake.notify_one();
-        }
-        Ok(ticket)
+    /// Players a match of `mode` has and the most one party may bring.
+    pub fn party_limit(&self, mode: &str) -> Option<usize> {
+        let spec = self.inner.modes.get(mode)?;
+        Some((spec.players / spec.teams).min(self.inner.rules.max_party_size))
     }
 
-    /// The status of `ticket` if it belongs to `account_id`.
-    pub fn status(&self, account_id: i64, ticket: &str) -> Option<MatchStatus> {
-        let state = lock(&self.inner.state);
-        let t = state
-            .tickets
-            .get(ticket)
-            .filter(|t| t.account_id == account_id)?;
-        Some(self.inner.status_of(&state, ticket, t))
+    /// Puts `account_id` in the `mode` queue preferring hosts in `region`
+    /// (`""`: any); an account already waiting gets its existing ticket back.
+    pub async fn join(
+        &self,
+        account_id: i64,
+        mode: &str,
+        region: &str,
+    ) -> Result<String, MatchmakingError> {
+        self.join_members(vec![account_id], mode, region).await
+    }
+
+    /// Queues `account_id`'s party (it must lead it) as one ticket: its
+    /// players land on one team.
+    pub async fn join_party(
+        &self,
+        account_id: i64,
+        mode: &str,
+        region: &str,
+    ) -> Result<String, MatchmakingError> {
+        let limit = self
+            .party_limit(mode)
+            .ok_or(MatchmakingError::UnknownMode)?;
+        let party = self
+            .inner
+            .store
+            .party(account_id)
+            .await?
+            .ok_or(MatchmakingError::Party("not in a party"))?;
+        if party.leader != account_id {
+            return Err(MatchmakingError::Party("only the leader queues the party"));
+        }
+        if party.members.len() > limit {
+            return Err(MatchmakingError::Party("the party is larger than a team"));
+        }
+        self.join_members(party.members, mode, region)
+            .await
+            .map_err(|e| match e {
+                MatchmakingError::Store(StoreError::Conflict { .. }) => {
+                    MatchmakingError::Party("a member is already queued")
+                }
+                other => other,
+            })
+    }
+
+    async fn join_members(
+        &self,
+        members: Vec<i64>,
+        mode: &str,
+        region: &str,
+    ) -> Result<String, MatchmakingError> {
+        if !self.inner.modes.contains_key(mode) {
+            return Err(MatchmakingError::UnknownMode);
+        }
+        let mut total = 0.0;
+        for &account in &members {
+            total += match self.inner.store.player_stats(account).await {
+                Ok(stats) => stats.rating,
+                Err(StoreError::NotFound { .. }) => INITIAL_RATING,
+                Err(e) => return Err(e.into()),
+            };
+        }
+        let rating = (total / members.len().max(1) as f64).round() as i64;
+        let ticket = NewTicket {
+            ticket: random_id("", 16),
+            mode: mode.to_owned(),
+            members,
+            rating,
+            region: region.to_owned(),
+        };
+        let (id, new) = self.inner.store.queue_join(&ticket).await?;
+        if new {
+            // In the view at once, behind everyone in it (the next refresh
+            // has it from the store).
+            let mut view = lock(&self.inner.view);
+            let waiting = view.waiting.entry(ticket.mode.clone()).or_insert(0);
+            let position = *waiting + 1;
+            *waiting += ticket.members.len();
+            view.places.insert(
+                id.clone(),
+                crate::queue::view::Place {
+                    mode: ticket.mode,
+                    members: ticket.members,
+                    position,
+                    forming: false,
+                },
+            );
+        }
+        self.inner.wake.notify_one();
+        Ok(id)
+    }
+
+    /// The status of `ticket` if `account_id` is on it.
+    pub async fn status(
+        &self,
+        account_id: i64,
+        ticket: &str,
+    ) -> Result<Option<MatchStatus>, MatchmakingError> {
+        if let Some(s) = self.inner.status_from_view(account_id, ticket) {
+            return Ok(Some(s));
+        }
+        let Some(t) = self.inner.store.queue_ticket(ticket).await? else {
+            return Ok(None);
+        };
+        if !t.members.contains(&account_id) {
+            return Ok(None);
+        }
+        self.inner.status_of_stored(account_id, &t).await
     }
 
     /// Like [`Self::status`], waiting up to `wait` for a match.
-    pub async fn wait(&self, account_id: i64, ticket: &str, wait: Duration) -> Option<MatchStatus> {
-        let mut outcome = {
-            let state = lock(&self.inner.state);
-            let t = state
-                .tickets
-                .get(ticket)
-                .filter(|t| t.account_id == account_id)?;
-            if t.finished_at.is_some() || wait.is_zero() {
-                return Some(self.inner.status_of(&state, ticket, t));
+    pub async fn wait(
+        &self,
+        account_id: i64,
+        ticket: &str,
+        wait: Duration,
+    ) -> Result<Option<MatchStatus>, MatchmakingError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut refreshed = self.inner.refreshed.subscribe();
+        loop {
+            let status = self.status(account_id, ticket).await?;
+            if !matches!(
+                status,
+                Some(MatchStatus::Queued { .. } | MatchStatus::Forming)
+            ) {
+                return Ok(status);
             }
-            t.outcome.subscribe()
-        };
-        let _ = tokio::time::timeout(wait, outcome.wait_for(Option::is_some)).await;
-        self.status(account_id, ticket)
+            if tokio::time::timeout_at(deadline, refreshed.changed())
+                .await
+                .is_err()
+            {
+                return Ok(status);
+            }
+        }
     }
 
-    /// Leaves the queue. `Ok(false)`: no such ticket of this account.
-    pub fn cancel(&self, account_id: i64, ticket: &str) -> Result<bool, MatchmakingError> {
-        let mut state = lock(&self.inner.state);
-        let Some(t) = state
-            .tickets
-            .get(ticket)
-            .filter(|t| t.account_id == account_id)
-        else {
-            return Ok(false);
+    /// Leaves the queue (a party's ticket: every member leaves). `Ok(false)`:
+    /// no such ticket of this account.
+    pub async fn cancel(&self, account_id: i64, ticket: &str) -> Result<bool, MatchmakingError> {
+        let members = match self.inner.store.queue_cancel(account_id, ticket).await {
+            Ok(Some(members)) => members,
+            Ok(None) => return Ok(false),
+            Err(StoreError::Conflict { .. }) => return Err(MatchmakingError::NotWaiting),
+            Err(e) => return Err(e.into()),
         };
-        if t.forming || t.finished_at.is_some() {
-            return Err(MatchmakingError::NotWaiting);
-        }
-        let mode = t.mode.clone();
-        state.tickets.remove(ticket);
-        state.by_account.remove(&account_id);
-        if let Some(q) = state.queues.get_mut(&mode) {
-            q.retain(|t| t != ticket);
-        }
-        drop(state);
+        lock(&self.inner.view).places.remove(ticket);
         let body = json!({ "ticket": ticket });
-        let text = event::render("match_cancelled", body, event::now_ms());
-        self.inner.hub.publish(account_id, text);
+        for account in members {
+            let text = event::render("match_cancelled", body.clone(), event::now_ms());
+            self.inner.hub.publish(account, text);
+        }
         Ok(true)
     }
 
     /// A fresh connect token for `account_id`'s seat in running match
     /// `match_id`, to the same host (and so the same match and seat): a
-    /// player whose connection died rejoins from any address without a new
-    /// matchmaking round.
-    pub fn rejoin(&self, account_id: i64, match_id: &str) -> Result<Assignment, RejoinError> {
-        let live = lock(&self.inner.state)
-            .live
-            .get(match_id)
-            .cloned()
-            .ok_or(RejoinError::NoMatch)?;
-        if !live.roster.contains(&account_id) {
-            return Err(RejoinError::NotInMatch);
-        }
-        let (connect_token, token_expires_unix) = self
+    /// player whose connection died rejoins from any address, through any
+    /// gateway, without a new matchmaking round.
+    pub async fn rejoin(&self, account_id: i64, match_id: &str) -> Result<Assignment, RejoinError> {
+        let live = self
             .inner
-            .token(account_id as u64, live.address, match_id)
-            .ok_or(RejoinError::Token)?;
-        Ok(Assignment {
-            match_id: match_id.to_owned(),
-            mode: live.mode,
-            address: live.address,
-            connect_token,
-            token_expires_unix,
-            roster: live.roster,
-        })
+            .store
+            .live_match(match_id)
+            .await?
+            .filter(|m| m.over_ms.is_none())
+            .ok_or(RejoinError::NoMatch)?;
+        self.inner
+            .assignment(account_id, &live)
+            .ok_or(RejoinError::Token)?
+            .ok_or(RejoinError::NotInMatch)
     }
 
     /// Match `match_id`'s result is in: no rejoins from now on.
-    pub fn match_over(&self, match_id: &str) {
-        lock(&self.inner.state).live.remove(match_id);
+    pub async fn match_over(&self, match_id: &str) -> Result<(), StoreError> {
+        self.inner.store.match_over(match_id).await?;
+        lock(&self.inner.view).matches.remove(match_id);
+        Ok(())
     }
 
-    /// The account's live ticket and where it stands, if it has one.
-    pub fn current(&self, account_id: i64) -> Option<(String, MatchStatus)> {
-        let state = lock(&self.inner.state);
-        let id = state.by_account.get(&account_id)?;
-        let t = state.tickets.get(id)?;
-        Some((id.clone(), self.inner.status_of(&state, id, t)))
+    /// The account's latest ticket and where it stands, if it has one.
+    pub async fn current(
+        &self,
+        account_id: i64,
+    ) -> Result<Option<(String, MatchStatus)>, MatchmakingError> {
+        let Some(t) = self.inner.store.queue_ticket_of(account_id).await? else {
+            return Ok(None);
+        };
+        let status = match self.inner.status_from_view(account_id, &t.ticket) {
+            Some(s) => Some(s),
+            None => self.inner.status_of_stored(account_id, &t).await?,
+        };
+        Ok(status.map(|s| (t.ticket, s)))
     }
 
-    /// Every queued ticket with its position, in one pass over the queues.
+    /// Every queued player with its position, from the last snapshot.
     pub fn queued_positions(&self) -> Vec<QueuedPosition> {
-        let state = lock(&self.inner.state);
-        let mut out = Vec::with_capacity(state.queues.values().map(VecDeque::len).sum());
-        for (mode, queue) in &state.queues {
-            let needed = self.inner.modes.get(mode).copied().unwrap_or(0);
-            for (i, id) in queue.iter().enumerate() {
-                if let Some(t) = state.tickets.get(id) {
-                    out.push(QueuedPosition {
-                        account_id: t.account_id,
-                        ticket: id.clone(),
-                        status: MatchStatus::Queued {
-                            position: i + 1,
-                            waiting: queue.len(),
-                            needed,
-                        },
-                    });
-                }
+        let view = lock(&self.inner.view);
+        let mut out = Vec::with_capacity(view.places.len());
+        for (ticket, place) in &view.places {
+            if place.forming {
+                continue;
+            }
+            let status = MatchStatus::Queued {
+                position: place.position,
+                waiting: view.waiting.get(&place.mode).copied().unwrap_or(0),
+                needed: self.inner.modes.get(&place.mode).map_or(0, |m| m.players),
+            };
+            for &account_id in &place.members {
+                out.push(QueuedPosition {
+                    account_id,
+                    ticket: ticket.clone(),
+                    status: status.clone(),
+                });
             }
         }
         out
@@ -418,16 +536,12 @@ impl Matchmaker {
         WeakMatchmaker(Arc::downgrade(&self.inner))
     }
 
-    /// Players waiting, all modes.
+    /// Players waiting, all modes (last snapshot).
     pub fn queued(&self) -> usize {
-        lock(&self.inner.state)
-            .queues
-            .values()
-            .map(VecDeque::len)
-            .sum()
+        lock(&self.inner.view).waiting.values().sum()
     }
 
-    /// Matches formed since start.
+    /// Matches formed by this gateway since start.
     pub fn formed(&self) -> u64 {
         self.inner.formed.load(Ordering::Relaxed)
     }
@@ -437,78 +551,121 @@ impl Matchmaker {
         self.inner.failed_allocations.load(Ordering::Relaxed)
     }
 
-    /// Time from joining a queue to a match found, per player.
+    /// Time from joining a queue to a match found, per player matched here.
     pub fn wait_times(&self) -> &DurationHistogram {
         &self.inner.wait
     }
+
+    /// Runs one pass now (claim, form, allocate, record, refresh); returns
+    /// the matches this gateway formed in it. For benches and tests; the
+    /// background pass runs on its own.
+    pub async fn pass_now(&self) -> Result<usize, StoreError> {
+        self.inner.pass().await
+    }
+}
+
+/// A match the rules formed: its tickets (id, players, team).
+struct Group {
+    mode: String,
+    tickets: Vec<(String, Vec<i64>, usize)>,
+    region: String,
+    region_only: bool,
 }
 
 impl Inner {
-    fn status_of(&self, state: &State, id: &str, t: &Ticket) -> MatchStatus {
-        if let Some(a) = t.outcome.borrow().clone() {
-            return MatchStatus::Matched(a);
+    fn status_from_view(&self, account_id: i64, ticket: &str) -> Option<MatchStatus> {
+        let view = lock(&self.view);
+        if let Some(m) = view.matched.get(ticket) {
+            if !m.members.contains(&account_id) {
+                return None;
+            }
+            let live = view.matches.get(&m.match_id)?.clone();
+            drop(view);
+            return self
+                .cached_assignment(ticket, account_id, &live)
+                .map(MatchStatus::Matched);
         }
-        if t.forming {
-            return MatchStatus::Forming;
-        }
-        let queue = state.queues.get(&t.mode);
-        MatchStatus::Queued {
-            position: queue
-                .and_then(|q| q.iter().position(|x| x == id))
-                .map_or(0, |p| p + 1),
-            waiting: queue.map_or(0, VecDeque::len),
-            needed: self.modes.get(&t.mode).copied().unwrap_or(0),
-        }
-    }
-
-    /// Takes the first `needed` tickets of `mode` if there are that many.
-    fn take_group(&self, mode: &str, needed: usize) -> Option<Vec<(String, i64)>> {
-        let mut state = lock(&self.state);
-        let queue = state.queues.get_mut(mode)?;
-        if queue.len() < needed {
+        let place = view.places.get(ticket)?;
+        if !place.members.contains(&account_id) {
             return None;
         }
-        let ids: Vec<String> = queue.drain(..needed).collect();
-        let mut group = Vec::with_capacity(needed);
-        for id in ids {
-            if let Some(t) = state.tickets.get_mut(&id) {
-                t.forming = true;
-                group.push((id, t.account_id));
+        Some(if place.forming {
+            MatchStatus::Forming
+        } else {
+            MatchStatus::Queued {
+                position: place.position,
+                waiting: view.waiting.get(&place.mode).copied().unwrap_or(0),
+                needed: self.modes.get(&place.mode).map_or(0, |m| m.players),
             }
-        }
-        Some(group)
+        })
     }
 
-    /// Puts a group that found no host back at the head of its queue.
-    fn requeue(&self, mode: &str, group: Vec<(String, i64)>) {
-        let mut state = lock(&self.state);
-        for (id, _) in &group {
-            if let Some(t) = state.tickets.get_mut(id) {
-                t.forming = false;
+    async fn status_of_stored(
+        &self,
+        account_id: i64,
+        t: &QueueTicket,
+    ) -> Result<Option<MatchStatus>, MatchmakingError> {
+        Ok(match t.state {
+            TicketState::Forming => Some(MatchStatus::Forming),
+            TicketState::Queued => {
+                // Joined since the last snapshot: behind everyone in it.
+                let waiting = lock(&self.view).waiting.get(&t.mode).copied().unwrap_or(0);
+                Some(MatchStatus::Queued {
+                    position: waiting + 1,
+                    waiting: waiting + t.members.len(),
+                    needed: self.modes.get(&t.mode).map_or(0, |m| m.players),
+                })
             }
-        }
-        let queue = state.queues.entry(mode.to_owned()).or_default();
-        for (id, _) in group.into_iter().rev() {
-            queue.push_front(id);
-        }
+            TicketState::Matched => {
+                let Some(match_id) = &t.match_id else {
+                    return Ok(None);
+                };
+                let Some(live) = self.store.live_match(match_id).await? else {
+                    return Ok(None);
+                };
+                lock(&self.view)
+                    .matches
+                    .insert(match_id.clone(), live.clone());
+                self.cached_assignment(&t.ticket, account_id, &live)
+                    .map(MatchStatus::Matched)
+            }
+        })
     }
 
-    async fn allocate(&self, request: MatchRequest<'_>) -> Option<Allocated> {
-        let hosts = match &self.allocation {
-            Allocation::Agones(agones) => return agones.allocate(request).await.ok(),
-            Allocation::Hosts(hosts) => hosts,
+    /// The player's assignment in `live`, minted once per ticket and kept.
+    fn cached_assignment(
+        &self,
+        ticket: &str,
+        account_id: i64,
+        live: &LiveMatch,
+    ) -> Option<Assignment> {
+        let key = (ticket.to_owned(), account_id);
+        if let Some(a) = lock(&self.assignments).get(&key) {
+            return Some(a.clone());
+        }
+        let a = self.assignment(account_id, live)??;
+        lock(&self.assignments).insert(key, a.clone());
+        Some(a)
+    }
+
+    /// A fresh assignment for `account_id` in `live`: `None` if no token
+    /// could be made, `Some(None)` if it holds no seat there.
+    fn assignment(&self, account_id: i64, live: &LiveMatch) -> Option<Option<Assignment>> {
+        let Some(seat) = live.seats.iter().find(|s| s.account_id == account_id) else {
+            return Some(None);
         };
-        for host in hosts.candidates(Instant::now()) {
-            match self.client.allocate(host, request).await {
-                Ok(allocated) => {
-                    hosts.allocated(host);
-                    return Some(allocated);
-                }
-                Err(AllocateError::Full(_)) => hosts.full(host),
-                Err(_) => {}
-            }
-        }
-        None
+        let address: SocketAddr = live.address.parse().ok()?;
+        let (connect_token, token_expires_unix) =
+            self.token(account_id as u64, address, &live.match_id)?;
+        Some(Some(Assignment {
+            match_id: live.match_id.clone(),
+            mode: live.mode.clone(),
+            address,
+            connect_token,
+            token_expires_unix,
+            roster: live.seats.iter().map(|s| s.account_id).collect(),
+            team: seat.team,
+        }))
     }
 
     fn token(&self, client_id: u64, address: SocketAddr, match_id: &str) -> Option<(String, u64)> {
@@ -516,7 +673,7 @@ impl Inner {
         let expire = now + self.token_ttl_s;
         let token = ConnectToken::generate(
             &TokenParams {
-                protocol_id: hightick_proto_id(),
+                protocol_id: hightick_proto::PROTOCOL_ID,
                 client_id,
                 create_unix: now,
                 expire_unix: expire,
@@ -534,175 +691,243 @@ impl Inner {
         ))
     }
 
-    async fn form(&self, mode: &str, needed: usize) -> bool {
-        let Some(group) = self.take_group(mode, needed) else {
-            return false;
+    async fn allocate(
+        &self,
+        request: MatchRequest<'_>,
+        region: &str,
+        region_only: bool,
+    ) -> Option<Allocated> {
+        let hosts = match &self.allocation {
+            Allocation::Agones(agones) => return agones.allocate(request).await.ok(),
+            Allocation::Hosts(hosts) => hosts,
         };
-        let roster: Vec<u64> = group.iter().map(|&(_, a)| a as u64).collect();
-        let mut id = [0u8; 12];
-        rand::fill(&mut id);
-        let match_id = format!("m-{}", hex::encode(id));
-        let no_settings = serde_json::Map::new();
+        for host in hosts.candidates_in(Instant::now(), region, region_only) {
+            match self.client.allocate(host, request).await {
+                Ok(allocated) => {
+                    hosts.allocated(host);
+                    return Some(allocated);
+                }
+                Err(AllocateError::Full(_)) => hosts.full(host),
+                Err(_) => {}
+            }
+        }
+        None
+    }
+
+    /// Allocates one formed match; its record if a host took it.
+    async fn allocate_group(&self, group: Group) -> Option<NewMatch> {
+        let spec = self.modes.get(&group.mode)?;
+        let mut teams: Vec<Vec<i64>> = vec![Vec::new(); spec.teams];
+        for (_, members, team) in &group.tickets {
+            teams[*team].extend(members);
+        }
+        // Seat i is on team i % teams: interleave the teams' players.
+        let mut seats = Vec::with_capacity(spec.players);
+        for slot in 0..spec.players.div_ceil(spec.teams) {
+            for (team, members) in teams.iter().enumerate() {
+                if let Some(&account_id) = members.get(slot) {
+                    seats.push(Seat {
+                        account_id,
+                        team: team as i64,
+                    });
+                }
+            }
+        }
+        let roster: Vec<u64> = seats.iter().map(|s| s.account_id as u64).collect();
+        let match_id = random_id("m-", 12);
         let request = MatchRequest {
             match_id: &match_id,
-            mode,
+            mode: &group.mode,
             roster: &roster,
-            settings: self.settings.get(mode).unwrap_or(&no_settings),
+            settings: &spec.settings,
         };
-        let Some(allocated) = self.allocate(request).await else {
+        let Some(allocated) = self
+            .allocate(request, &group.region, group.region_only)
+            .await
+        else {
             self.failed_allocations.fetch_add(1, Ordering::Relaxed);
-            self.requeue(mode, group);
-            return false;
+            return None;
         };
-        let accounts: Vec<i64> = group.iter().map(|&(_, a)| a).collect();
-        let now = Instant::now();
-        let mut found = Vec::with_capacity(group.len());
-        let mut state = lock(&self.state);
-        state.live.insert(
-            match_id.clone(),
-            LiveMatch {
-                mode: mode.to_owned(),
-                address: allocated.address,
-                roster: accounts.clone(),
-                formed_at: now,
-            },
-        );
-        for (ticket, account) in &group {
-            let Some((connect_token, token_expires_unix)) =
-                self.token(*account as u64, allocated.address, &match_id)
-            else {
+        Some(NewMatch {
+            match_id,
+            mode: group.mode,
+            address: allocated.address.to_string(),
+            region: group.region,
+            seats,
+            tickets: group
+                .tickets
+                .into_iter()
+                .map(|(ticket, _, team)| (ticket, team as i64))
+                .collect(),
+        })
+    }
+
+    /// One pass: per mode claim, form, allocate, record, release; then
+    /// refresh the view. Returns the matches formed here.
+    async fn pass(&self) -> Result<usize, StoreError> {
+        let mut formed_here = 0;
+        for (mode, spec) in &self.modes {
+            // Not a match's worth waiting (by the last refresh and the joins
+            // here since): nothing to claim.
+            let waiting = lock(&self.view).waiting.get(mode).copied().unwrap_or(0);
+            if waiting < spec.players {
                 continue;
+            }
+            formed_here += self.pass_mode(mode, spec).await?;
+        }
+        self.refresh().await?;
+        Ok(formed_here)
+    }
+
+    async fn pass_mode(&self, mode: &str, spec: &ModeSpec) -> Result<usize, StoreError> {
+        let now = now_ms();
+        let claim_id = random_id("c-", 8);
+        let limit = i64::try_from(self.rules.claim_batch).unwrap_or(i64::MAX);
+        let claimed = self
+            .store
+            .queue_claim(mode, limit, now - CLAIM_STALE_MS, &claim_id)
+            .await?;
+        if claimed.is_empty() {
+            return Ok(0);
+        }
+
+        let waiting: Vec<Waiting> = claimed
+            .iter()
+            .map(|t| Waiting {
+                size: t.members.len(),
+                rating: t.rating,
+                region: t.region.clone(),
+                waited_ms: now - t.joined_ms,
+            })
+            .collect();
+        let mut groups = rules::form(&waiting, spec.players, spec.teams, &self.rules)
+            .into_iter()
+            .map(|f| Group {
+                mode: mode.to_owned(),
+                tickets: f
+                    .tickets
+                    .iter()
+                    .map(|&(i, team)| (claimed[i].ticket.clone(), claimed[i].members.clone(), team))
+                    .collect(),
+                region: f.region,
+                region_only: f.region_only,
+            });
+        // Many allocations at once (one at a time, 19,000 one-player matches
+        // took 7.6 s).
+        let mut records = Vec::new();
+        let mut pending = FuturesUnordered::new();
+        loop {
+            while pending.len() < self.rules.parallel_allocations {
+                let Some(g) = groups.next() else { break };
+                pending.push(self.allocate_group(g));
+            }
+            match pending.next().await {
+                Some(record) => records.extend(record),
+                None => break,
+            }
+        }
+
+        if !records.is_empty() {
+            self.store.queue_record(&records).await?;
+        }
+        self.store.queue_release(&claim_id).await?;
+        let joined: HashMap<&str, i64> = claimed
+            .iter()
+            .map(|t| (t.ticket.as_str(), t.joined_ms))
+            .collect();
+        let done = now_ms();
+        for m in &records {
+            for (ticket, _) in &m.tickets {
+                let waited = done - joined.get(ticket.as_str()).copied().unwrap_or(done);
+                self.wait
+                    .record(Duration::from_millis(u64::try_from(waited).unwrap_or(0)));
+            }
+        }
+        self.formed
+            .fetch_add(records.len() as u64, Ordering::Relaxed);
+        let mut view = lock(&self.view);
+        for m in records.iter() {
+            view.matches.insert(
+                m.match_id.clone(),
+                LiveMatch {
+                    match_id: m.match_id.clone(),
+                    mode: m.mode.clone(),
+                    address: m.address.clone(),
+                    region: m.region.clone(),
+                    seats: m.seats.clone(),
+                    formed_ms: done,
+                    over_ms: None,
+                },
+            );
+        }
+        Ok(records.len())
+    }
+
+    /// Rebuilds the view: every position, the tickets matched since the last
+    /// look (pushing `match_found` for them), and wakes the long polls.
+    async fn refresh(&self) -> Result<(), StoreError> {
+        let waiting = self.store.queue_waiting().await?;
+        let since = lock(&self.view).watermark_ms - MATCHED_SLACK_MS;
+        let matched = self.store.queue_matched_since(since).await?;
+        let new = {
+            let mut view = lock(&self.view);
+            view.set_waiting(&waiting);
+            view.add_matched(matched)
+        };
+        for (ticket, m) in new {
+            let cached = lock(&self.view).matches.get(&m.match_id).cloned();
+            let live = match cached {
+                Some(live) => live,
+                None => match self.store.live_match(&m.match_id).await? {
+                    Some(live) => {
+                        lock(&self.view)
+                            .matches
+                            .insert(m.match_id.clone(), live.clone());
+                        live
+                    }
+                    None => continue,
+                },
             };
-            if let Some(t) = state.tickets.get_mut(ticket) {
-                t.forming = false;
-                t.finished_at = Some(now);
-                self.wait.record(now.saturating_duration_since(t.joined_at));
-                let assignment = Assignment {
-                    match_id: match_id.clone(),
-                    mode: mode.to_owned(),
-                    address: allocated.address,
-                    connect_token,
-                    token_expires_unix,
-                    roster: accounts.clone(),
-                };
-                t.outcome.send_replace(Some(assignment.clone()));
-                found.push((*account, ticket, MatchStatus::Matched(assignment)));
+            for &account in &m.members {
+                if let Some(a) = self.cached_assignment(&ticket, account, &live) {
+                    let body = MatchStatus::Matched(a).body(&ticket);
+                    self.hub
+                        .publish(account, event::render("match_found", body, event::now_ms()));
+                }
             }
         }
-        drop(state);
-        for (account, ticket, status) in found {
-            let text = event::render("match_found", status.body(ticket), event::now_ms());
-            self.hub.publish(account, text);
-        }
-        self.formed.fetch_add(1, Ordering::Relaxed);
-        true
+        self.refreshed.send_modify(|n| *n += 1);
+        Ok(())
     }
 
-    fn sweep(&self) {
-        let ttl = self.ticket_ttl;
-        let mut state = lock(&self.state);
-        let State {
-            tickets,
-            by_account,
-            live,
-            ..
-        } = &mut *state;
-        live.retain(|_, m| m.formed_at.elapsed() < LIVE_MATCH_MAX_AGE);
-        tickets.retain(|id, t| {
-            let keep = t.finished_at.is_none_or(|at| at.elapsed() < ttl);
-            if !keep && by_account.get(&t.account_id) == Some(id) {
-                by_account.remove(&t.account_id);
-            }
-            keep
-        });
+    async fn sweep(&self) -> Result<(), StoreError> {
+        let now = now_ms();
+        let ttl_ms = i64::try_from(self.ticket_ttl.as_millis()).unwrap_or(i64::MAX);
+        self.store
+            .queue_sweep(now - ttl_ms, now - LIVE_MATCH_MAX_AGE_MS)
+            .await?;
+        let mut view = lock(&self.view);
+        view.prune(now - ttl_ms);
+        lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
+        Ok(())
     }
 }
 
-/// The protocol id tokens carry (the game's; hosts refuse others).
-fn hightick_proto_id() -> u64 {
-    hightick_proto::PROTOCOL_ID
-}
-
-async fn form_matches(weak: std::sync::Weak<Inner>) {
+async fn run_passes(weak: std::sync::Weak<Inner>) {
+    let mut last_sweep = Instant::now();
     loop {
         let Some(inner) = weak.upgrade() else { return };
-        let modes: Vec<(String, usize)> =
-            inner.modes.iter().map(|(m, &n)| (m.clone(), n)).collect();
-        for (mode, needed) in &modes {
-            while inner.form(mode, *needed).await {}
+        if let Err(e) = inner.pass().await {
+            eprintln!("matchmaking pass: {e}");
         }
-        inner.sweep();
-        let _ = tokio::time::timeout(RETRY_EVERY, inner.wake.notified()).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn matchmaker(players: usize) -> Matchmaker {
-        Matchmaker::start(
-            &[ModeConfig {
-                name: "duel".to_owned(),
-                players,
-                settings: serde_json::Map::new(),
-            }],
-            Allocation::Hosts(Arc::new(Hosts::new(&[], Duration::from_secs(10)))),
-            TokenSettings {
-                key: Key::generate(&mut rand::rng()),
-                ttl_s: 30,
-                connect_timeout_s: 5,
-            },
-            Duration::from_secs(60),
-            Hub::new(&crate::push::PushConfig::default()),
-        )
-    }
-
-    #[tokio::test]
-    async fn joining_twice_returns_the_same_ticket_and_cancel_leaves() {
-        let mm = matchmaker(3);
-        let a = mm.join(1, "duel").unwrap();
-        assert_eq!(mm.join(1, "duel").unwrap(), a);
-        let b = mm.join(2, "duel").unwrap();
-        assert_eq!(
-            mm.status(2, &b),
-            Some(MatchStatus::Queued {
-                position: 2,
-                waiting: 2,
-                needed: 3
-            })
-        );
-        // Another account cannot see or cancel it.
-        assert_eq!(mm.status(1, &b), None);
-        assert_eq!(mm.cancel(1, &b), Ok(false));
-        assert_eq!(mm.cancel(1, &a), Ok(true));
-        assert!(matches!(
-            mm.status(2, &b),
-            Some(MatchStatus::Queued { position: 1, .. })
-        ));
-        assert_eq!(mm.join(1, "nope"), Err(MatchmakingError::UnknownMode));
-    }
-
-    #[tokio::test]
-    async fn without_hosts_a_full_group_waits_at_the_head_of_the_queue() {
-        let mm = matchmaker(2);
-        let a = mm.join(1, "duel").unwrap();
-        let _b = mm.join(2, "duel").unwrap();
-        let c = mm.join(3, "duel").unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let s = mm.wait(1, &a, Duration::from_millis(700)).await.unwrap();
-        assert!(
-            matches!(
-                s,
-                MatchStatus::Queued { position: 1, .. } | MatchStatus::Forming
-            ),
-            "{s:?}"
-        );
-        assert!(mm.failed_allocations() >= 1);
-        assert_eq!(mm.formed(), 0);
-        assert!(matches!(
-            mm.status(3, &c),
-            Some(MatchStatus::Queued { position: 3, .. })
-        ));
+        if last_sweep.elapsed() >= SWEEP_EVERY {
+            last_sweep = Instant::now();
+            if let Err(e) = inner.sweep().await {
+                eprintln!("matchmaking sweep: {e}");
+            }
+        }
+        // Joins wake it early; joins during a pass leave one wake-up, so a
+        // stampede of joins runs one pass after another, not one per join.
+        let _ = tokio::time::timeout(PASS_EVERY, inner.wake.notified()).await;
     }
 }

@@ -271,7 +271,15 @@ fn bodies() -> Vec<Body> {
             method: "POST",
             path: "/v1/matchmaking/tickets",
             base: json!({ "mode": "duel" }),
-            fields: &["mode"],
+            fields: &["mode", "region"],
+            credential: Credential::Session,
+        },
+        Body {
+            schema: "JoinParty",
+            method: "POST",
+            path: "/v1/parties/join",
+            base: json!({ "code": "ABCDEF" }),
+            fields: &["code"],
             credential: Credential::Session,
         },
         Body {

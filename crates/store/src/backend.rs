@@ -26,9 +26,12 @@ pub(crate) mod sqlite {
 
     /// SQLite has no row locks; the one writer runs writes one after another.
     const RATING_LOCK: &str = "";
+    /// No row locks either: the one writer runs claims one after another.
+    const CLAIM_LOCK: &str = "";
 
     include!("ops.rs");
     include!("audit_ops.rs");
+    include!("queue_ops.rs");
 }
 
 pub(crate) mod postgres {
@@ -40,6 +43,8 @@ pub(crate) mod postgres {
 
     /// Locks the stats rows so concurrent results for one player apply one after another.
     const RATING_LOCK: &str = " FOR UPDATE";
+    /// Concurrent matchmaker passes (one per gateway) claim disjoint tickets.
+    const CLAIM_LOCK: &str = " FOR UPDATE SKIP LOCKED";
 
     /// Runs `write` in a plain read-committed transaction of its own (guarded
     /// updates and row locks do the rest): committed when it returns `Ok`,
@@ -66,4 +71,5 @@ pub(crate) mod postgres {
 
     include!("ops.rs");
     include!("audit_ops.rs");
+    include!("queue_ops.rs");
 }

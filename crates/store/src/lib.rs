@@ -54,6 +54,7 @@ mod backend;
 mod error;
 mod model;
 pub mod password;
+mod queue;
 mod runs;
 mod savepoint;
 mod sqlite_writer;
@@ -67,6 +68,9 @@ pub use model::{
     MAX_ID_LEN, MAX_NAME_LEN, MAX_QUANTITY, MAX_SCORE, MatchHistoryEntry, MatchPlayer,
     MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile, PurchaseReceipt,
     PurchaseRequest, RATING_K, Session,
+};
+pub use queue::{
+    LiveMatch, MAX_TICKET_MEMBERS, NewMatch, NewTicket, Party, QueueTicket, Seat, TicketState,
 };
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};

@@ -518,3 +518,6 @@ mod tests {
         assert!(!valid_schema(&"a".repeat(64)));
     }
 }
+
+#[path = "store_queue.rs"]
+mod queue_api;

@@ -251,6 +251,35 @@ pub(crate) struct Cancelled {
     pub cancelled: bool,
 }
 
+/// A party (`/v1/parties` routes).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct PartyBody {
+    pub party_id: String,
+    /// What friends join it by.
+    pub code: String,
+    /// The account that may queue it.
+    pub leader: i64,
+    /// Members in joining order, the leader among them.
+    pub members: Vec<i64>,
+}
+
+impl From<hightick_store::Party> for PartyBody {
+    fn from(party: hightick_store::Party) -> Self {
+        Self {
+            party_id: party.party_id,
+            code: party.code,
+            leader: party.leader,
+            members: party.members,
+        }
+    }
+}
+
+/// `POST /v1/parties/leave`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Left {
+    pub left: bool,
+}
+
 /// A login waiting in the queue (`202`).
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct LoginQueued {

@@ -9,6 +9,7 @@ mod error;
 mod events;
 mod meta;
 mod ops;
+mod party;
 mod play;
 mod push_socket;
 mod rules;
@@ -138,6 +139,10 @@ fn table() -> RouteTable<Shared> {
             &["GET", "POST"],
             get(servers::hosts).post(servers::heartbeat),
         )
+        .route("/v1/parties", &["POST"], post(party::create))
+        .route("/v1/parties/join", &["POST"], post(party::join))
+        .route("/v1/parties/leave", &["POST"], post(party::leave))
+        .route("/v1/parties/me", &["GET"], get(party::mine))
         .route("/v1/results", &["POST"], post(servers::result))
         .route("/v1/events", &["GET"], get(events::events))
 }

@@ -12,13 +12,43 @@ use serde::Deserialize;
 
 use super::answers::Cancelled;
 use super::auth::Authed;
-use super::{ApiError, JsonBody, Shared, query_int};
+use super::{ApiError, JsonBody, Shared, query_int, rules};
 use crate::matchmaking::{MatchStatus, MatchmakingError, RejoinError};
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Join {
     mode: String,
+    /// Preferred host region, a host's region tag (any region after the
+    /// configured wait; empty: none).
+    #[serde(default)]
+    region: String,
+    /// Queue the caller's party (the caller leads it) instead of the caller.
+    #[serde(default)]
+    party: bool,
+}
+
+/// The answer to a refused join, cancel or status.
+pub(crate) fn refused(state: &Shared, e: MatchmakingError) -> ApiError {
+    match e {
+        MatchmakingError::UnknownMode => {
+            let known: Vec<&str> = state.config.modes.iter().map(|m| m.name.as_str()).collect();
+            ApiError::invalid(
+                "mode",
+                format!("mode: unknown (known: {})", known.join(", ")),
+            )
+        }
+        MatchmakingError::NotWaiting => ApiError::new(
+            StatusCode::CONFLICT,
+            "not_waiting",
+            "the ticket is being matched or already matched",
+        )
+        .field("ticket"),
+        MatchmakingError::Party(why) => {
+            ApiError::new(StatusCode::CONFLICT, "party", format!("party: {why}")).field("party")
+        }
+        MatchmakingError::Store(e) => e.into(),
+    }
 }
 
 fn view(ticket: &str, status: &MatchStatus) -> Response {
@@ -46,19 +76,24 @@ pub(crate) async fn join(
     who: Authed,
     JsonBody(body): JsonBody<Join>,
 ) -> Result<Response, ApiError> {
-    let ticket = state
-        .matchmaker
-        .join(who.account_id, &body.mode)
-        .map_err(|_| {
-            let known: Vec<&str> = state.config.modes.iter().map(|m| m.name.as_str()).collect();
-            ApiError::invalid(
-                "mode",
-                format!("mode: unknown (known: {})", known.join(", ")),
-            )
-        })?;
+    rules::REGION.check(&body.region)?;
+    let joined = if body.party {
+        state
+            .matchmaker
+            .join_party(who.account_id, &body.mode, &body.region)
+            .await
+    } else {
+        state
+            .matchmaker
+            .join(who.account_id, &body.mode, &body.region)
+            .await
+    };
+    let ticket = joined.map_err(|e| refused(&state, e))?;
     let status = state
         .matchmaker
         .status(who.account_id, &ticket)
+        .await
+        .map_err(|e| refused(&state, e))?
         .ok_or_else(|| ApiError::not_found("no such ticket").field("ticket"))?;
     Ok(view(&ticket, &status))
 }
@@ -88,6 +123,7 @@ pub(crate) async fn status(
         .matchmaker
         .wait(who.account_id, &ticket, Duration::from_millis(wait))
         .await
+        .map_err(|e| refused(&state, e))?
         .ok_or_else(|| ApiError::not_found("no such ticket").field("ticket"))?;
     Ok(view(&ticket, &status))
 }
@@ -110,15 +146,10 @@ pub(crate) async fn cancel(
     who: Authed,
     Path(ticket): Path<String>,
 ) -> Result<Response, ApiError> {
-    match state.matchmaker.cancel(who.account_id, &ticket) {
+    match state.matchmaker.cancel(who.account_id, &ticket).await {
         Ok(true) => Ok(Json(Cancelled { cancelled: true }).into_response()),
         Ok(false) => Err(ApiError::not_found("no such ticket").field("ticket")),
-        Err(MatchmakingError::NotWaiting | MatchmakingError::UnknownMode) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "not_waiting",
-            "the ticket is being matched or already matched",
-        )
-        .field("ticket")),
+        Err(e) => Err(refused(&state, e)),
     }
 }
 
@@ -144,7 +175,7 @@ pub(crate) async fn rejoin(
     who: Authed,
     Path(match_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    match state.matchmaker.rejoin(who.account_id, &match_id) {
+    match state.matchmaker.rejoin(who.account_id, &match_id).await {
         Ok(assignment) => Ok(Json(assignment).into_response()),
         Err(RejoinError::NoMatch) => {
             Err(ApiError::not_found("no such match running (unknown or over)").field("match_id"))
@@ -160,5 +191,6 @@ pub(crate) async fn rejoin(
             "token",
             "no connect token could be made",
         )),
+        Err(RejoinError::Store(e)) => Err(e.into()),
     }
 }

@@ -210,7 +210,9 @@ async fn session(state: &Shared, link: &mut Link, account: i64) -> End {
     let mut subscription = state.push.subscribe(account);
     let kick: Arc<Notify> = subscription.kick();
     // A match found before the socket subscribed is not lost.
-    if let Some((ticket, status @ MatchStatus::Matched(_))) = state.matchmaker.current(account) {
+    if let Some((ticket, status @ MatchStatus::Matched(_))) =
+        state.matchmaker.current(account).await.ok().flatten()
+    {
         let text = event::render("match_found", status.body(&ticket), event::now_ms());
         if let Err(end) = link.push(text, Some(&kick)).await {
             return end;

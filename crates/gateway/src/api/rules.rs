@@ -24,6 +24,8 @@ pub(crate) enum Chars {
     Id,
     /// An id or a socket address: `A-Z a-z 0-9 . _ - : [ ]`.
     HostId,
+    /// A party code's letters: `A-Z 2-9` without `I` and `O`.
+    PartyCode,
 }
 
 impl Chars {
@@ -34,6 +36,7 @@ impl Chars {
             Self::Printable => matches!(c, ' '..='~'),
             Self::Id => c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'),
             Self::HostId => Self::Id.allows(c) || matches!(c, ':' | '[' | ']'),
+            Self::PartyCode => matches!(c, 'A'..='H' | 'J'..='N' | 'P'..='Z' | '2'..='9'),
         }
     }
 
@@ -44,6 +47,7 @@ impl Chars {
             Self::Printable => "^[ -~]*$",
             Self::Id => "^[A-Za-z0-9_.-]*$",
             Self::HostId => "^[A-Za-z0-9_.:\\[\\]-]*$",
+            Self::PartyCode => "^[A-HJ-NP-Z2-9]*$",
         }
     }
 
@@ -53,6 +57,7 @@ impl Chars {
             Self::Printable => "printable ASCII",
             Self::Id => "A-Z a-z 0-9 . _ -",
             Self::HostId => "A-Z a-z 0-9 . _ - : [ ]",
+            Self::PartyCode => "A-Z 2-9 (no I, O, 0, 1)",
         }
     }
 }
@@ -229,6 +234,14 @@ pub(crate) const GAME: Text = Text {
     chars: Chars::Id,
 };
 
+/// A party's code (what friends join it by).
+pub(crate) const PARTY_CODE: Text = Text {
+    field: "code",
+    min: 6,
+    max: 6,
+    chars: Chars::PartyCode,
+};
+
 /// A result's match id (the gateway's allocation id).
 pub(crate) const MATCH_ID: Text = Text {
     field: "match_id",
@@ -323,6 +336,8 @@ pub(crate) const BODY_RULES: &[(&str, Rule)] = &[
     ("Heartbeat", Rule::Int(CAPACITY)),
     ("Heartbeat", Rule::Text(REGION)),
     ("Heartbeat", Rule::Text(GAME)),
+    ("Join", Rule::Text(REGION)),
+    ("JoinParty", Rule::Text(PARTY_CODE)),
     ("ResultBody", Rule::Text(MATCH_ID)),
     ("ResultBody", Rule::Text(RESULT_MODE)),
     ("ResultBody", Rule::Items(PLAYERS)),

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
 use super::rules::{self, Rule};
-use super::{auth, events, meta, ops, play, servers};
+use super::{auth, events, meta, ops, party, play, servers};
 use crate::config::GatewayConfig;
 
 #[derive(OpenApi)]
@@ -44,6 +44,10 @@ use crate::config::GatewayConfig;
         play::status,
         play::cancel,
         play::rejoin,
+        party::create,
+        party::join,
+        party::leave,
+        party::mine,
         servers::heartbeat,
         servers::hosts,
         servers::result,
@@ -54,7 +58,7 @@ use crate::config::GatewayConfig;
         (name = "ops", description = "Health, metrics and this document"),
         (name = "auth", description = "Logins (queued under load) and sessions"),
         (name = "meta", description = "Profile, inventory, shop, history, leaderboard"),
-        (name = "play", description = "Matchmaking tickets and rejoining"),
+        (name = "play", description = "Matchmaking tickets, parties and rejoining"),
         (name = "servers", description = "Server hosts: heartbeats and results (server secret)"),
         (name = "push", description = "The push WebSocket"),
     ),

@@ -227,7 +227,7 @@ pub(crate) async fn result(
     let match_id = result.match_id.clone();
     let ack = state.results.submit(Write::MatchResult(result)).await?;
     // Over: its players cannot rejoin it any more.
-    state.matchmaker.match_over(&match_id);
+    state.matchmaker.match_over(&match_id).await?;
     let recorded = matches!(ack, WriteAck::Match(MatchRecorded::Recorded));
     #[cfg(feature = "fault-injection")]
     if recorded && state.faults.crash_after_result_commit {

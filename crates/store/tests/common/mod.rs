@@ -71,3 +71,14 @@ pub(crate) async fn guests(store: &Store, prefix: &str, n: usize) -> Vec<i64> {
     }
     ids
 }
+
+/// Like [`pg_options`], but in CI (`CI` set) a missing database is a failure,
+/// not a skip.
+pub(crate) fn pg_options_or_fail_in_ci(test: &str) -> Option<StoreOptions> {
+    let options = pg_options(test);
+    assert!(
+        options.is_some() || std::env::var_os("CI").is_none(),
+        "{test}: {PG_ENV} must be set in CI"
+    );
+    options
+}
