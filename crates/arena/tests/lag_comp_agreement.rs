@@ -154,13 +154,33 @@ type Outcome = Option<(PlayerId, hightick_arena::HitZone)>;
 /// Runs the crowd around the plaza and fires `shots` shots, each aimed
 /// `back(rng)` ticks into the past at a target as `histories[0]` shows it
 /// (what the shooter saw), at head or torso 90% of the time and at a limb
-/// 10%, missing by up to 10 cm each way. Returns each shot's rewind in
+/// 10% (see [`fire_with`] for other mixes), missing by up to 10 cm each way. Returns each shot's rewind in
 /// ticks and its outcome in every history.
 fn fire(
     seed: u64,
     shots: usize,
     histories: &mut [LagCompensation<Pose>],
+    back: impl FnMut(&mut ChaCha8Rng) -> f64,
+) -> Vec<(f64, Vec<Outcome>)> {
+    fire_with(seed, shots, histories, back, Aim::HeadOrTorso)
+}
+
+/// Where shots aim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Aim {
+    /// Head or torso 90% of the time, a limb 10%.
+    HeadOrTorso,
+    /// Every hitbox alike.
+    Even,
+}
+
+/// [`fire`] with the aim mix chosen.
+fn fire_with(
+    seed: u64,
+    shots: usize,
+    histories: &mut [LagCompensation<Pose>],
     mut back: impl FnMut(&mut ChaCha8Rng) -> f64,
+    aim: Aim,
 ) -> Vec<(f64, Vec<Outcome>)> {
     let map = Map::builtin("plaza").unwrap();
     let params = MovementParams::default();
@@ -192,7 +212,9 @@ fn fire(
                 .rewind(PlayerId(i as u16), aim_time, tick)
                 .unwrap();
             let body = Hitboxes::from_pose(&seen);
-            let pick = if rng.random_range(0..10) == 0 {
+            let pick = if aim == Aim::Even {
+                rng.random_range(0..body.as_slice().len())
+            } else if rng.random_range(0..10) == 0 {
                 rng.random_range(5..body.as_slice().len())
             } else {
                 rng.random_range(0..5)
@@ -318,4 +340,52 @@ fn hit_agreement_per_link_within_and_beyond_the_rewind_clamp() {
             }
         }
     }
+}
+
+/// Every hitbox aimed at alike (issue 20 item 2's "even mix"): agreement of
+/// records every 4th, 3rd and 2nd tick with every-tick records, over three
+/// seeds. Prints `FIGURE lagcomp_agreement_even_every<N>`. Not yet at the
+/// 99.5% target for the shipped interval (4): most disagreeing shots graze a
+/// limb's edge, where the lerp between records differs from the every-tick
+/// pose by millimetres (yaw during a flick, the crouch ease, a jump's arc);
+/// see docs/PERFORMANCE.md. The test holds what must not regress: denser
+/// records agree at least as well, and both hits and misses happen.
+#[test]
+fn even_aim_mix_agreement_by_record_interval() {
+    let intervals = [4u32, 3, 2];
+    let mut agreed = [0usize; 3];
+    let (mut shots, mut hits) = (0usize, 0usize);
+    for seed in [2028u64, 2029, 2030] {
+        let mut h: Vec<_> = std::iter::once(1)
+            .chain(intervals)
+            .map(|every| LagCompensation::new(TARGETS + 1, RewindLimits::new(RATE, every, 250)))
+            .collect();
+        let max_back = 200.0 / (1000.0 / f64::from(RATE));
+        let fired = fire_with(
+            seed,
+            5_000,
+            &mut h,
+            |rng| rng.random_range(0.0..max_back),
+            Aim::Even,
+        );
+        shots += fired.len();
+        hits += fired.iter().filter(|(_, o)| o[0].is_some()).count();
+        for (j, a) in agreed.iter_mut().enumerate() {
+            let (rate, n) = agreement(fired.iter(), j + 1);
+            *a += (rate * n as f64).round() as usize;
+        }
+    }
+    let rates: Vec<f64> = agreed.iter().map(|&a| a as f64 / shots as f64).collect();
+    for (every, rate) in intervals.iter().zip(&rates) {
+        println!(
+            "FIGURE lagcomp_agreement_even_every{every} {:.2} % of {shots} shots",
+            rate * 100.0
+        );
+    }
+    assert!(hits > shots / 5 && hits < shots - shots / 50, "{hits} hits");
+    assert!(
+        rates[2] >= rates[0],
+        "records every 2nd tick agree less than every 4th: {rates:?}"
+    );
+    assert!(rates[0] >= 0.98, "every 4th tick: {}", rates[0]);
 }
