@@ -35,7 +35,7 @@ use tower_service::Service;
 
 pub use config::HttpConfig;
 pub use counts::ConnectionCounts;
-use deadline::{Deadlines, Expiry};
+use deadline::Deadlines;
 use per_ip::PerIp;
 use watched::{Track, Watched};
 
@@ -90,13 +90,11 @@ pub async fn serve(
             router.clone(),
             deadlines,
             body,
+            Arc::clone(&counts),
             stopped.clone(),
         );
-        let counts = Arc::clone(&counts);
         tokio::spawn(async move {
-            if let Some(why) = connection.await {
-                counts.expired(why);
-            }
+            connection.await;
             drop(seat);
         });
     }
@@ -116,16 +114,18 @@ fn one_connections(e: &std::io::Error) -> bool {
     )
 }
 
-/// Serves one connection until it ends, misses a deadline (which one it
-/// returns), or (after `stop`) has no request in flight.
+/// Serves one connection until it ends, misses a deadline (counted in
+/// `counts` before the connection is closed, so a client that sees the close
+/// also sees the count), or (after `stop`) has no request in flight.
 async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
     body: Duration,
+    counts: Arc<ConnectionCounts>,
     mut stop: watch::Receiver<bool>,
-) -> Option<Expiry> {
+) {
     let track = Arc::new(Track::new(deadlines));
     let io = TokioIo::new(Watched::new(stream, Arc::clone(&track)));
     let service = {
@@ -160,11 +160,12 @@ async fn connection(
             None => tokio::time::sleep(track.recheck()),
         };
         tokio::select! {
-            _ = served.as_mut() => return None,
+            _ = served.as_mut() => return,
             () = due => {
                 if let Some(why) = track.expired() {
+                    counts.expired(why);
                     // Dropping the connection closes it.
-                    return Some(why);
+                    return;
                 }
             }
             () = track.moved() => {}
