@@ -18,6 +18,10 @@
 //! 5v5 run again with every cache evicted between ticks, as a live server's
 //! match finds them after sleeping a period beside other matches and bots),
 //! then a per-subsystem table from the telemetry frame recorder.
+//! `arena_5v5_animation_us_poses_every_tick` / `..._every4` (the
+//! Animation subsystem's mean per tick with the lag-compensation history
+//! recorded every tick, as shipped, and every 4th tick; the two whole-tick
+//! means are not interleaved, so only the scoped subsystem is compared).
 //! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
 
 use std::time::{Duration, Instant};
@@ -51,6 +55,14 @@ impl Run {
 
     fn bytes_per_client_s(&self) -> f64 {
         self.bytes as f64 / self.clients as f64 / self.seconds
+    }
+
+    /// Mean microseconds per tick in subsystem `s`.
+    fn subsystem_us(&self, s: Subsystem) -> f64 {
+        self.subsystems
+            .iter()
+            .find(|(x, _)| *x == s)
+            .map_or(0.0, |(_, v)| *v)
     }
 }
 
@@ -193,6 +205,17 @@ fn main() {
         20,
         Caches::Evicted,
     );
+    // The lag-compensation history recorded every 4th tick instead of the
+    // shipped every tick: what recording every tick costs.
+    let mut sparse_poses = Scenario::five_v_five();
+    sparse_poses.match_config.pose_interval_ticks = 4;
+    let five_every4 = run(
+        &sparse_poses,
+        hightick_engine::replication::ChangedTicks,
+        5,
+        40,
+        Caches::Warm,
+    );
     let plaza = run(
         &Scenario::plaza100(128),
         hightick_engine::replication::ChangedTicks,
@@ -227,6 +250,16 @@ fn main() {
         "arena_5v5_cold_over_hot",
         five_cold.mean_us() / five.mean_us(),
         "x",
+    );
+    figure(
+        "arena_5v5_animation_us_poses_every_tick",
+        five.subsystem_us(Subsystem::Animation),
+        "us",
+    );
+    figure(
+        "arena_5v5_animation_us_poses_every4",
+        five_every4.subsystem_us(Subsystem::Animation),
+        "us",
     );
     figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
     figure(
@@ -270,12 +303,7 @@ fn main() {
     ] {
         print!("{:<14}", s.as_str());
         for r in runs {
-            let v = r
-                .subsystems
-                .iter()
-                .find(|(x, _)| *x == s)
-                .map_or(0.0, |(_, v)| *v);
-            print!("{v:>15.2}");
+            print!("{:>15.2}", r.subsystem_us(s));
         }
         println!();
     }

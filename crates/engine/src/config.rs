@@ -21,7 +21,7 @@ use crate::replication::WriterConfig;
 /// sent_entry_pool = 4096        # entity records those packets may carry in all
 /// max_events_per_player = 64    # reliable events queued per client
 /// entity_reuse_delay_ticks = 256 # quarantine of a freed entity id
-/// pose_interval_ticks = 4       # lag-compensation record interval
+/// pose_interval_ticks = 1       # lag-compensation record interval (every tick: rewinds exactly)
 /// max_rewind_ms = 250           # furthest lag compensation rewinds (a 200 ms round trip + interpolation)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +53,10 @@ pub struct MatchConfig {
     /// Ticks a freed entity id waits before reuse.
     pub entity_reuse_delay_ticks: u32,
     /// Lag-compensation poses are recorded every this many ticks (>= 1).
+    /// The default, 1, makes a rewind blend the two ticks around the time the
+    /// shooter saw, as the client drew them; a sparser interval blends over
+    /// ticks the client saw separately and misjudges shots grazing a limb
+    /// (docs/PERFORMANCE.md, "The even aim mix").
     pub pose_interval_ticks: u32,
     /// The furthest lag compensation rewinds, in milliseconds. The default,
     /// 250, covers the `bad` link's longest round trip (200 ms) plus two
@@ -75,7 +79,7 @@ impl Default for MatchConfig {
             sent_entry_pool: 4096,
             max_events_per_player: 64,
             entity_reuse_delay_ticks: 256,
-            pose_interval_ticks: 4,
+            pose_interval_ticks: 1,
             max_rewind_ms: 250,
         }
     }
