@@ -81,6 +81,7 @@ pub mod queue;
 pub mod rate_limit;
 pub mod secrets;
 pub mod session;
+pub mod ticket;
 
 pub use config::GatewayConfig;
 pub use error::GatewayError;
