@@ -333,3 +333,81 @@ pub(crate) fn now_ms() -> i64 {
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn logins(ticket_ttl: Duration) -> Logins {
+        let store = Store::open("sqlite::memory:").await.expect("store opens");
+        Logins::new(
+            store,
+            SessionSigner::new(&[5; 32]),
+            TicketSigner::new(&[5; 32]),
+            Duration::from_secs(3_600),
+            ticket_ttl,
+        )
+    }
+
+    fn guest(id: TicketId, device: &str) -> LoginJob {
+        LoginJob {
+            id,
+            login: Login::Guest {
+                device_id: device.to_owned(),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn another_gateway_sees_queued_then_admitted_then_nothing() {
+        let logins = logins(Duration::from_secs(10)).await;
+        let now = now_ms();
+        let ticket = LoginTicket {
+            id: TicketId::random(),
+            issued_at_ms: now,
+            position: 10,
+            estimate_ms: 1_000,
+        };
+        assert_eq!(
+            logins.elsewhere(&ticket, now + 500).await,
+            Ok(Some(Elsewhere::Queued {
+                position: 5,
+                estimate_ms: 500
+            }))
+        );
+        let grant = logins
+            .run(guest(ticket.id, "dev-1"))
+            .await
+            .expect("admitted");
+        let Ok(Some(Elsewhere::Admitted(found))) = logins.elsewhere(&ticket, now + 600).await
+        else {
+            panic!("the session is found")
+        };
+        assert_eq!(found.account_id, grant.account_id);
+        let claims = logins.signer().verify(&found.session_token, now).unwrap();
+        assert_eq!(claims.token_id, logins.tickets().token_id(&ticket.id));
+        // Past twice the estimate plus the TTL: not answered any more.
+        let late = now + 2_000 + 10_000 + 1;
+        assert_eq!(logins.elsewhere(&ticket, late).await, Ok(None));
+        // A revoked session is not handed out again.
+        logins.store.revoke_session(&claims.token_id).await.unwrap();
+        assert_eq!(logins.elsewhere(&ticket, now + 600).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn batched_guests_get_the_sessions_their_tickets_name() {
+        let logins = logins(Duration::from_secs(10)).await;
+        let ids: Vec<TicketId> = (0..3).map(|_| TicketId::random()).collect();
+        let jobs = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| guest(*id, &format!("batch-{i}")))
+            .collect();
+        let outcomes = logins.run_batch(jobs).await;
+        for (id, outcome) in ids.iter().zip(outcomes) {
+            let grant = outcome.expect("admitted");
+            let claims = logins.signer().verify(&grant.session_token, 0).unwrap();
+            assert_eq!(claims.token_id, logins.tickets().token_id(id));
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! - a queued login whose session does not exist yet answers 202 at B (a
 //!   refused login stays 202 there: only A knows it was refused);
 //! - the push socket at B follows A's ticket to its admission;
+//! - a ticket past twice its estimate plus the TTL is 404 at B;
 //! - a forged or edited ticket is 404 naming `ticket` at both.
 
 mod common;
@@ -187,6 +188,39 @@ async fn one_backend(label: &str, store_a: Store, store_b: Store) {
         .get(&format!("/v1/auth/tickets/{refused}"), None)
         .await;
     assert_eq!(at_b.status, 202, "{label}: {}", at_b.text);
+
+    // Tickets made with the shared key: a fresh one with no session is
+    // queued (long-polled too) with an estimate from its own data; one past
+    // twice its estimate plus the TTL is gone.
+    let shared = TicketSigner::new(&secrets.session_key);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let fresh = shared.sign(&LoginTicket {
+        id: TicketId::random(),
+        issued_at_ms: now_ms,
+        position: 40,
+        estimate_ms: 60_000,
+    });
+    let answer = http_b
+        .get(&format!("/v1/auth/tickets/{fresh}?wait_ms=300"), None)
+        .await;
+    assert_eq!(answer.status, 202, "{label}: {}", answer.text);
+    let position = answer.body["position"].as_u64().unwrap();
+    assert!((1..=40).contains(&position), "{label}: {}", answer.text);
+    assert!(answer.body["estimate_ms"].as_u64().unwrap() <= 60_000);
+    let stale = shared.sign(&LoginTicket {
+        id: TicketId::random(),
+        issued_at_ms: now_ms - 3_600_000,
+        position: 1,
+        estimate_ms: 10,
+    });
+    let answer = http_b.get(&format!("/v1/auth/tickets/{stale}"), None).await;
+    assert_eq!(
+        (answer.status, &answer.body["field"]),
+        (404, &json!("ticket"))
+    );
 
     // Forged (another key) or edited tickets are not found at either.
     let forged = TicketSigner::new(&[1; 32]).sign(&LoginTicket {
