@@ -8,7 +8,7 @@
 //! - a queued login whose session does not exist yet answers 202 at B (a
 //!   refused login stays 202 there: only A knows it was refused);
 //! - the push socket at B follows A's ticket to its admission;
-//! - a ticket past twice its estimate plus the TTL is 404 at B;
+//! - a ticket past four times its estimate plus the TTL is 404 at B;
 //! - a forged or edited ticket is 404 naming `ticket` at both.
 
 mod common;
@@ -191,7 +191,7 @@ async fn one_backend(label: &str, store_a: Store, store_b: Store) {
 
     // Tickets made with the shared key: a fresh one with no session is
     // queued (long-polled too) with an estimate from its own data; one past
-    // twice its estimate plus the TTL is gone.
+    // four times its estimate plus the TTL is gone.
     let shared = TicketSigner::new(&secrets.session_key);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
