@@ -32,6 +32,20 @@ pub trait Work: Send + Sync + 'static {
     fn run(&self, job: Self::Job) -> impl Future<Output = Self::Outcome> + Send;
     /// Runs a batch of batchable jobs together: one outcome per job, in order.
     fn run_batch(&self, jobs: Vec<Self::Job>) -> impl Future<Output = Vec<Self::Outcome>> + Send;
+    /// The ticket text for `job`, queued as `issued` says (unique and
+    /// unguessable; called under the queue's lock, so cheap).
+    fn ticket(&self, job: &Self::Job, issued: Issued) -> String;
+}
+
+/// Where a job joined the queue, for its ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issued {
+    /// Its sequence number in this queue.
+    pub seq: u64,
+    /// Its position (1 = next).
+    pub position: u64,
+    /// Expected wait, milliseconds.
+    pub estimate_ms: u64,
 }
 
 /// Where a ticket stands.
@@ -202,9 +216,6 @@ impl<W: Work> Admission<W> {
             inner.finished(submitted);
             return Ok(Submitted::Done(outcome));
         }
-        let mut id = [0u8; 16];
-        rand::fill(&mut id);
-        let ticket = hex::encode(id);
         let mut state = lock(&inner.state);
         if state.waiting.len() >= inner.capacity {
             inner.refused_full.fetch_add(1, Ordering::Relaxed);
@@ -214,6 +225,16 @@ impl<W: Work> Admission<W> {
         }
         let seq = state.enqueued;
         state.enqueued += 1;
+        let position = seq - state.dispatched + 1;
+        let estimate_ms = inner.estimate_ms(position);
+        let ticket = inner.work.ticket(
+            &job,
+            Issued {
+                seq,
+                position,
+                estimate_ms,
+            },
+        );
         let (outcome, _) = watch::channel(None);
         state.tickets.insert(
             ticket.clone(),
@@ -229,7 +250,6 @@ impl<W: Work> Admission<W> {
             job,
             submitted,
         });
-        let position = seq - state.dispatched + 1;
         drop(state);
         inner.queued_total.fetch_add(1, Ordering::Relaxed);
         inner.job_queued.notify_one();
@@ -237,7 +257,7 @@ impl<W: Work> Admission<W> {
             ticket,
             status: TicketStatus::Queued {
                 position,
-                estimate_ms: inner.estimate_ms(position),
+                estimate_ms,
             },
         })
     }
@@ -445,6 +465,9 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(2)).await;
             jobs.into_iter().map(|j| j + 1000).collect()
+        }
+        fn ticket(&self, job: &u32, issued: Issued) -> String {
+            format!("{job}-{}", issued.seq)
         }
     }
 

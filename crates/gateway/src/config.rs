@@ -10,7 +10,7 @@
 //! database_connections = 8        # pool size
 //! auth_workers = 4                # logins worked on at once (the bounded auth pool)
 //! login_queue_capacity = 1000000  # waiting logins; past it a login gets 429
-//! ticket_ttl_s = 120              # how long an admitted ticket's answer is kept
+//! ticket_ttl_s = 120              # an answered ticket is kept this long (another gateway answers one until 4x its estimate + this)
 //! max_wait_ms = 10000             # longest long-poll a client may ask for
 //! session_ttl_s = 86400           # session token lifetime
 //! connect_token_ttl_s = 60        # connect token lifetime
@@ -177,7 +177,9 @@ pub struct GatewayConfig {
     pub auth_workers: usize,
     /// Logins that may wait in the queue.
     pub login_queue_capacity: usize,
-    /// Seconds an answered ticket is kept for its client to collect.
+    /// Seconds an answered ticket is kept for its client to collect; a
+    /// gateway that did not issue a ticket answers it until four times the
+    /// wait estimated at issue plus this.
     pub ticket_ttl_s: u64,
     /// Longest long-poll, milliseconds.
     pub max_wait_ms: u64,

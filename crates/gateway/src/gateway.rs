@@ -22,6 +22,7 @@ use crate::push::{Hub, positions};
 use crate::rate_limit::RateLimit;
 use crate::secrets::Secrets;
 use crate::session::SessionSigner;
+use crate::ticket::TicketSigner;
 
 /// Failures a test may inject, for proving what a crash does and does not
 /// lose. Only [`Gateway::start_with_faults`] takes them, and it exists only
@@ -107,7 +108,9 @@ impl Gateway {
             Logins::new(
                 store.clone(),
                 signer.clone(),
+                TicketSigner::new(&secrets.session_key),
                 Duration::from_secs(config.session_ttl_s),
+                ticket_ttl,
             ),
             config.auth_workers,
             config.login_queue_capacity,

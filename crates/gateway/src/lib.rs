@@ -9,7 +9,10 @@
 //!   login joins a FIFO queue and the caller gets `202` with a ticket, its
 //!   position and an estimate, then polls (or long-polls) the ticket. Positions
 //!   only ever decrease; load never turns into a 5xx or a dropped connection.
-//!   Guest logins side by side in the queue share one transaction.
+//!   Guest logins side by side in the queue share one transaction. Tickets
+//!   ([`ticket`]) are signed and name the session the login will create, so
+//!   any gateway sharing the session key and the store answers a poll, with
+//!   no database write per waiting login.
 //! - **Sessions** ([`session`]): HMAC-SHA256 signed tokens with an expiry; every
 //!   API call checks the signature, the expiry and the store's revocation record.
 //! - **Meta API** ([`api`]): profile, inventory, shop, purchases with an
@@ -44,8 +47,9 @@
 //!
 //! What it is not: a game server (it never touches UDP game traffic), a
 //! database (the `store` crate is), or a cluster manager (run several
-//! gateways behind a load balancer over PostgreSQL; a login ticket lives on
-//! the gateway that issued it, so route a client's polls to the same one).
+//! gateways behind a load balancer over PostgreSQL with one session key; a
+//! login waits in the queue of the gateway it reached, and the others answer
+//! its ticket from the store once it is admitted).
 //!
 //! ```
 //! use hightick_gateway::{Gateway, GatewayConfig, Secrets};
@@ -81,6 +85,7 @@ pub mod queue;
 pub mod rate_limit;
 pub mod secrets;
 pub mod session;
+pub mod ticket;
 
 pub use config::GatewayConfig;
 pub use error::GatewayError;

@@ -19,59 +19,22 @@ use axum::routing::post;
 use base64::Engine as _;
 use common::Http;
 use common::host::{connect_all, start_host};
+use common::socket::{PATIENCE, Socket, next_push, open};
 use futures_util::StreamExt;
 use hightick_gateway::GatewayConfig;
 use hightick_gateway::config::{ModeConfig, StaticHost};
 use hightick_net::ConnectToken;
 use serde_json::{Value, json};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpSocket;
+use tokio_tungstenite::MaybeTlsStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// The longest any one push may take to arrive in these tests.
-const PATIENCE: Duration = Duration::from_secs(20);
 
 fn mode(name: &str, players: usize) -> ModeConfig {
     ModeConfig {
         name: name.to_owned(),
         players,
         settings: serde_json::Map::new(),
-    }
-}
-
-/// Opens `/v1/events` with `query` and, if given, a bearer session.
-async fn open(
-    gateway: SocketAddr,
-    query: &str,
-    bearer: Option<&str>,
-) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
-    let mut request = format!("ws://{gateway}/v1/events{query}")
-        .into_client_request()
-        .unwrap();
-    if let Some(token) = bearer {
-        request
-            .headers_mut()
-            .insert("authorization", format!("Bearer {token}").parse().unwrap());
-    }
-    tokio_tungstenite::connect_async(request)
-        .await
-        .map(|(s, _)| s)
-}
-
-/// The next pushed JSON message (pings are answered by reading).
-async fn next_push(socket: &mut Socket) -> Value {
-    loop {
-        let message = tokio::time::timeout(PATIENCE, socket.next())
-            .await
-            .expect("a push within the patience")
-            .expect("the socket stays open")
-            .expect("a well-formed frame");
-        if let Message::Text(text) = message {
-            return serde_json::from_str(&text).expect("a push is JSON");
-        }
     }
 }
 

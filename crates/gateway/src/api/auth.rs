@@ -14,7 +14,8 @@ use serde::Deserialize;
 use super::answers::{LoginQueued, Revoked};
 use super::{ApiError, JsonBody, Shared, query_int, rules};
 use crate::admission::{Submitted, TicketStatus};
-use crate::login::{LoginJob, LoginOutcome, now_ms};
+use crate::login::{Elsewhere, Login, LoginJob, LoginOutcome, now_ms};
+use crate::ticket::{LoginTicket, TICKET_LEN};
 
 /// An authenticated caller: the session token was well signed, unexpired and
 /// its store record is live.
@@ -108,7 +109,7 @@ pub(crate) async fn guest(
     rules::DEVICE_ID.check(&body.device_id)?;
     submit(
         &state,
-        LoginJob::Guest {
+        Login::Guest {
             device_id: body.device_id,
         },
     )
@@ -133,7 +134,7 @@ pub(crate) async fn sign_up(
 ) -> Result<Response, ApiError> {
     check_credentials(&body)?;
     let (name, password) = (body.name, body.password);
-    submit(&state, LoginJob::SignUp { name, password }).await
+    submit(&state, Login::SignUp { name, password }).await
 }
 
 #[utoipa::path(
@@ -154,11 +155,11 @@ pub(crate) async fn password_login(
 ) -> Result<Response, ApiError> {
     check_credentials(&body)?;
     let (name, password) = (body.name, body.password);
-    submit(&state, LoginJob::Password { name, password }).await
+    submit(&state, Login::Password { name, password }).await
 }
 
-async fn submit(state: &Shared, job: LoginJob) -> Result<Response, ApiError> {
-    match state.logins.submit(job).await {
+async fn submit(state: &Shared, login: Login) -> Result<Response, ApiError> {
+    match state.logins.submit(LoginJob::new(login)).await {
         Ok(Submitted::Done(outcome)) => admitted(outcome),
         Ok(Submitted::Queued { ticket, status }) => Ok(waiting(&ticket, &status)),
         Err(full) => Err(ApiError::too_many(
@@ -173,13 +174,16 @@ fn admitted(outcome: LoginOutcome) -> Result<Response, ApiError> {
 }
 
 fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
-    let (status, position, estimate_ms) = match status {
+    match status {
         TicketStatus::Queued {
             position,
             estimate_ms,
-        } => ("queued", *position, *estimate_ms),
-        _ => ("working", 0, 0),
-    };
+        } => queued(ticket, "queued", *position, *estimate_ms),
+        _ => queued(ticket, "working", 0, 0),
+    }
+}
+
+fn queued(ticket: &str, status: &'static str, position: u64, estimate_ms: u64) -> Response {
     let body = LoginQueued {
         status,
         ticket: ticket.to_owned(),
@@ -195,7 +199,7 @@ fn waiting(ticket: &str, status: &TicketStatus<LoginOutcome>) -> Response {
     path = "/v1/auth/tickets/{ticket}",
     tag = "auth",
     summary = "Poll (or long-poll) a queued login",
-    params(("ticket" = String, Path, description = "The ticket as issued"), ("wait_ms" = Option<u64>, Query, description = "Long-poll up to this many milliseconds (at most the config's max_wait_ms)")),
+    params(("ticket" = String, Path, description = "The ticket as issued (58 characters; any gateway sharing the session key answers it)"), ("wait_ms" = Option<u64>, Query, description = "Long-poll up to this many milliseconds (at most the config's max_wait_ms)")),
     responses(
         (status = 200, description = "Admitted: the session", body = serde_json::Value),
         (status = 202, description = "Still queued: position and estimate", body = LoginQueued),
@@ -211,19 +215,69 @@ pub(crate) async fn ticket(
 ) -> Result<Response, ApiError> {
     let max = state.config.max_wait_ms;
     let wait = query_int(query.as_deref(), "wait_ms", 0..=max)?.unwrap_or(0);
-    if ticket.len() > 64 {
+    if ticket.len() > TICKET_LEN {
         return Err(ApiError::not_found("no such ticket").field("ticket"));
     }
-    let status = state
-        .logins
-        .wait(&ticket, Duration::from_millis(wait))
-        .await
-        .ok_or_else(|| {
-            ApiError::not_found("no such ticket (unknown or expired)").field("ticket")
-        })?;
-    match status {
-        TicketStatus::Done(outcome) => admitted(outcome),
-        other => Ok(waiting(&ticket, &other)),
+    let wait = Duration::from_millis(wait);
+    match state.logins.wait(&ticket, wait).await {
+        Some(TicketStatus::Done(outcome)) => admitted(outcome),
+        Some(other) => Ok(waiting(&ticket, &other)),
+        None => {
+            let issued = foreign_ticket(&state, &ticket, "ticket")?;
+            elsewhere(&state, &ticket, &issued, wait).await
+        }
+    }
+}
+
+/// A ticket this gateway does not hold, checked against the shared key;
+/// 404 naming `field` when it is not one of ours.
+pub(crate) fn foreign_ticket(
+    state: &Shared,
+    ticket: &str,
+    field: &str,
+) -> Result<LoginTicket, ApiError> {
+    state.logins.work().tickets().verify(ticket).map_err(|e| {
+        ApiError::not_found(format!("no such ticket (unknown or expired): {e}")).field(field)
+    })
+}
+
+/// How often a long-poll of another gateway's ticket reads the store: a
+/// quarter of the estimated wait left, within these bounds.
+const RECHECK_MIN: Duration = Duration::from_millis(250);
+const RECHECK_MAX: Duration = Duration::from_secs(2);
+
+/// Pause before the next store read for a ticket estimated `estimate_ms`
+/// from done.
+pub(crate) fn recheck_after(estimate_ms: u64) -> Duration {
+    Duration::from_millis(estimate_ms / 4).clamp(RECHECK_MIN, RECHECK_MAX)
+}
+
+/// Answers a ticket issued by another gateway from the store and the
+/// ticket's own data, re-reading the store now and then for up to `wait`.
+async fn elsewhere(
+    state: &Shared,
+    text: &str,
+    ticket: &LoginTicket,
+    wait: Duration,
+) -> Result<Response, ApiError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let expired = || ApiError::not_found("no such ticket (unknown or expired)").field("ticket");
+    loop {
+        match state.logins.work().elsewhere(ticket, now_ms()).await? {
+            None => return Err(expired()),
+            Some(Elsewhere::Admitted(grant)) => return Ok(Json(grant.body()).into_response()),
+            Some(Elsewhere::Queued {
+                position,
+                estimate_ms,
+            }) => {
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return Ok(queued(text, "queued", position, estimate_ms));
+                }
+                let pause = recheck_after(estimate_ms).min(deadline - now);
+                tokio::time::sleep(pause).await;
+            }
+        }
     }
 }
 

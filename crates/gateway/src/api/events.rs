@@ -4,7 +4,8 @@
 //!   `?access_token=<session token>` for clients that cannot set headers;
 //! - a queued login: `?login_ticket=<ticket>` (no session yet). The socket
 //!   pushes the ticket's position, then its admission, then carries on as
-//!   the new session's socket.
+//!   the new session's socket. A ticket another gateway issued is checked
+//!   against the shared key and followed through the store.
 //!
 //! The socket itself runs in [`super::push_socket`].
 
@@ -14,15 +15,12 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::auth::{Authed, bearer};
+use super::auth::{Authed, bearer, foreign_ticket};
 use super::push_socket::{self, Who};
 use super::{ApiError, Shared};
 
 /// Each socket's read buffer.
 const READ_BUFFER_BYTES: usize = 4096;
-
-/// Longest login ticket looked up.
-const MAX_TICKET_LEN: usize = 64;
 
 /// The value of `name` in a raw query string (no percent-decoding: tokens
 /// and tickets are URL-safe as issued).
@@ -35,14 +33,23 @@ fn query_value<'q>(raw: Option<&'q str>, name: &str) -> Option<&'q str> {
 
 async fn who(state: &Shared, headers: &HeaderMap, query: Option<&str>) -> Result<Who, ApiError> {
     if let Some(ticket) = query_value(query, "login_ticket") {
-        let known = ticket.len() <= MAX_TICKET_LEN && state.logins.status(ticket).is_some();
-        if !known {
+        if state.logins.status(ticket).is_some() {
+            return Ok(Who::LoginTicket(ticket.to_owned()));
+        }
+        let issued = foreign_ticket(state, ticket, "login_ticket")?;
+        if state
+            .logins
+            .work()
+            .elsewhere(&issued, crate::login::now_ms())
+            .await?
+            .is_none()
+        {
             return Err(
                 ApiError::not_found("no such login ticket (unknown or expired)")
                     .field("login_ticket"),
             );
         }
-        return Ok(Who::LoginTicket(ticket.to_owned()));
+        return Ok(Who::ForeignTicket(ticket.to_owned(), issued));
     }
     let token = match bearer(headers)? {
         Some(token) => token,

@@ -15,17 +15,22 @@ use tokio::sync::Notify;
 use tokio::time::{Instant, Interval};
 
 use super::Shared;
+use super::auth::recheck_after;
 use crate::admission::TicketStatus;
+use crate::login::Elsewhere;
 use crate::matchmaking::MatchStatus;
 use crate::push::{PushConfig, Seat, event, positions};
+use crate::ticket::LoginTicket;
 
 /// Whom a socket is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Who {
     /// A logged-in account.
     Session(i64),
-    /// A login waiting in the queue.
+    /// A login waiting in this gateway's queue.
     LoginTicket(String),
+    /// A login ticket another gateway issued (its text and what it says).
+    ForeignTicket(String, LoginTicket),
 }
 
 /// Close code for a policy violation (RFC 6455).
@@ -158,6 +163,9 @@ pub(crate) async fn run(state: Shared, ws: WebSocket, who: Who, seat: Seat) {
     let account = match who {
         Who::Session(account) => Ok(account),
         Who::LoginTicket(ticket) => login(&state, &mut link, &ticket).await,
+        Who::ForeignTicket(text, ticket) => {
+            login_elsewhere(&state, &mut link, &text, &ticket).await
+        }
     };
     let end = match account {
         Ok(account) => session(&state, &mut link, account).await,
@@ -198,6 +206,45 @@ async fn login(state: &Shared, link: &mut Link, ticket: &str) -> Result<i64, End
                     Some(_) => {}
                 }
                 pending = Box::pin(state.logins.wait(ticket, positions::EVERY));
+            }
+            message = link.ws.recv() => link.heard(message)?,
+            _ = link.ping.tick() => link.ping().await?,
+        }
+    }
+}
+
+/// Follows another gateway's ticket through the store: its estimated
+/// position when it changes, then its admission; the account when admitted.
+async fn login_elsewhere(
+    state: &Shared,
+    link: &mut Link,
+    text: &str,
+    ticket: &LoginTicket,
+) -> Result<i64, End> {
+    let mut last = None;
+    let mut next = Box::pin(tokio::time::sleep(Duration::ZERO));
+    loop {
+        tokio::select! {
+            () = &mut next => {
+                let pause = match state.logins.work().elsewhere(ticket, event::now_ms()).await {
+                    Ok(None) => return Err(End::Close(POLICY, "login ticket unknown or expired".to_owned())),
+                    Ok(Some(Elsewhere::Admitted(grant))) => {
+                        let text = event::render("admitted", grant.body(), event::now_ms());
+                        link.push(text, None).await?;
+                        return Ok(grant.account_id);
+                    }
+                    Ok(Some(Elsewhere::Queued { position, estimate_ms })) => {
+                        if last != Some(position) {
+                            last = Some(position);
+                            let body = json!({ "ticket": text, "position": position, "estimate_ms": estimate_ms });
+                            link.push(event::render("login_queue", body, event::now_ms()), None).await?;
+                        }
+                        recheck_after(estimate_ms)
+                    }
+                    // The store is down for now: try again later.
+                    Err(_) => positions::EVERY,
+                };
+                next = Box::pin(tokio::time::sleep(pause));
             }
             message = link.ws.recv() => link.heard(message)?,
             _ = link.ping.tick() => link.ping().await?,

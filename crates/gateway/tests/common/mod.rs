@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod host;
+pub(crate) mod socket;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
