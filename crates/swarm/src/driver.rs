@@ -12,6 +12,16 @@
 //!
 //! Everything a driver measures goes into its own [`Interval`] behind a
 //! mutex the run's collector takes once per interval.
+//!
+//! A target with several URLs (`gateway = ["http://a:8080",
+//! "http://b:8080"]`) has a pool per URL. Player `i` starts on URL `i % n`;
+//! when a request there fails at the transport level (refused, reset,
+//! timed out) the player fails over to the next URL, round robin, and the
+//! retry goes there, within the step's retry policy. So does a step whose
+//! retries all answered a status of the policy's `on_status` (each URL
+//! once per step). The player stays where it moved, push socket included:
+//! a dead gateway's players move once. Failovers and requests per URL are
+//! counted in the [`Interval`].
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -123,7 +133,8 @@ impl DriverSlot {
 pub struct DriverPlan {
     /// The scenario.
     pub scenario: Arc<Scenario>,
-    /// The targets' resolved addresses, by target index.
+    /// The targets' resolved addresses, URL by URL in the order of
+    /// [`Scenario::target_urls`].
     pub addrs: Vec<SocketAddr>,
     /// This process's part of the run.
     pub shard: Shard,
@@ -189,7 +200,10 @@ struct Driver {
     free: Vec<u32>,
     alive: u64,
     wheel: TimerWheel,
+    /// One pool per target URL, in the order of [`Scenario::target_urls`].
     pools: Vec<KeepAlivePool>,
+    /// Per target, the index of its first URL's pool.
+    first_pool: Vec<usize>,
     /// Each player's push socket, once a push step opened it.
     links: Vec<Option<PushLink>>,
     flights: FuturesUnordered<Flight>,
@@ -235,6 +249,15 @@ impl Driver {
                 KeepAlivePool::new(*a, connections, sources.clone(), offset)
             })
             .collect();
+        let first_pool = scenario
+            .targets
+            .iter()
+            .scan(0, |next, t| {
+                let first = *next;
+                *next += t.urls.len();
+                Some(first)
+            })
+            .collect();
         let capacity = (scenario.users as usize).div_ceil(per_driver).max(1);
         let think_span = scenario
             .all_steps()
@@ -263,6 +286,7 @@ impl Driver {
             free: Vec::new(),
             alive: 0,
             pools,
+            first_pool,
             links: Vec::new(),
             flights: FuturesUnordered::new(),
             due: Vec::new(),
@@ -493,7 +517,10 @@ impl Driver {
                     }
                 }
                 match self.build_request(h, p) {
-                    Some(request) => self.send(p, h.target, request, h.timeout),
+                    Some(request) => {
+                        let pool = self.pool_of(p, h.target);
+                        self.send(p, pool, request, h.timeout)
+                    }
                     None => self.failed(p, step, ErrorKind::Template, now),
                 }
             }
@@ -559,10 +586,27 @@ impl Driver {
         }
     }
 
+    /// The pool of the URL of `target` player `p` uses now.
+    fn pool_of(&self, p: u32, target: usize) -> usize {
+        self.first_pool[target] + self.players[p as usize].route(target)
+    }
+
+    /// Moves player `p` on to `target`'s next URL (when it has several),
+    /// closing its push socket, which was opened on the old one.
+    fn fail_over(&mut self, p: u32, target: usize) {
+        if self.players[p as usize].fail_over(&self.scenario, target) {
+            if let Some(link) = self.links.get_mut(p as usize) {
+                *link = None;
+            }
+            self.record(|i| i.failovers += 1);
+        }
+    }
+
     /// Opens player `p`'s push socket; the step starts when it is open.
     fn open_push(&mut self, p: u32, h: &HttpStep, push: &PushWait, step: &Step, now: Instant) {
-        let target = &self.scenario.targets[h.target];
+        let pool = self.pool_of(p, h.target);
         let player = &self.players[p as usize];
+        let target = &self.scenario.targets[h.target].urls[player.route(h.target)];
         let mut values = PlayerValues {
             player,
             rng: &mut self.rng,
@@ -585,7 +629,7 @@ impl Driver {
         }
         let sources = &self.scenario.http.sources;
         let dial = Dial {
-            addr: self.plan.addrs[h.target],
+            addr: self.plan.addrs[pool],
             source: (!sources.is_empty()).then(|| sources[player.id as usize % sources.len()]),
             authority: target.authority.clone(),
             path,
@@ -645,6 +689,12 @@ impl Driver {
             Ok(arrived) => arrived,
             Err(kind) => {
                 self.record(|i| i.record_error(step.id, kind, 0));
+                if self.links.get(p as usize).is_some_and(Option::is_none) {
+                    // The socket closed (its gateway went away, say): the
+                    // step starts over, on the next URL if there is one.
+                    self.fail_over(p, h.target);
+                    return self.retry(p, step, &h.retry, now);
+                }
                 return self.give_up(p, step, now);
             }
         };
@@ -671,8 +721,8 @@ impl Driver {
     /// Renders a step's request for player `p` (`None`: a variable is
     /// missing or the rendering is not a valid request).
     fn build_request(&mut self, h: &HttpStep, p: u32) -> Option<Request<Full<Bytes>>> {
-        let target = &self.scenario.targets[h.target];
         let player = &self.players[p as usize];
+        let target = &self.scenario.targets[h.target].urls[player.route(h.target)];
         let mut values = PlayerValues {
             player,
             rng: &mut self.rng,
@@ -769,6 +819,7 @@ impl Driver {
                 let waiter = self.pools[target].waiting.pop_front();
                 self.connection_lost(target);
                 if let Some(w) = waiter {
+                    self.record(|i| i.record_url(target));
                     self.log_request(w.player, Err(kind), now);
                     self.request_failed(w.player, kind, now);
                 }
@@ -784,6 +835,7 @@ impl Driver {
                     None => self.connection_lost(target),
                 }
                 let outcome = result.as_ref().map(|a| a.status).map_err(|k| *k);
+                self.record(|i| i.record_url(target));
                 self.log_request(player, outcome, now);
                 match result {
                     Ok(answer) => self.answered(player, answer, now),
@@ -833,9 +885,11 @@ impl Driver {
         match done {
             Done::Http {
                 player,
+                target,
                 result: Ok(answer),
                 ..
             } => {
+                self.record(|i| i.record_url(target));
                 self.log_request(player, Ok(answer.status), now);
                 let scenario = self.scenario.clone();
                 let player = &self.players[player as usize];
@@ -891,7 +945,7 @@ impl Driver {
         if !h.accepts(answer.status) {
             self.record(|i| i.record_error(step.id, ErrorKind::Status, us));
             if h.retry.retries_status(answer.status) {
-                return self.retry(p, step, &h.retry, now);
+                return self.retry_status(p, step, h, now);
             }
             return self.give_up(p, step, now);
         }
@@ -930,10 +984,26 @@ impl Driver {
         self.record(|i| i.record_error(step.id, kind, us));
         match (&step.kind, kind) {
             (StepKind::Http(h), ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Transport) => {
+                self.fail_over(p, h.target);
                 self.retry(p, step, &h.retry, now)
             }
             _ => self.give_up(p, step, now),
         }
+    }
+
+    /// A retryable status: tried again where it is while the policy's
+    /// attempts last; once they are spent, on the target's next URL (each
+    /// URL once per step), with the policy's retries again.
+    fn retry_status(&mut self, p: u32, step: &Step, h: &HttpStep, now: Instant) {
+        let urls = self.scenario.targets[h.target].urls.len();
+        let player = &mut self.players[p as usize];
+        if u32::from(player.retries) + 1 >= h.retry.attempts && usize::from(player.hops) + 1 < urls
+        {
+            player.hops += 1;
+            player.retries = 0;
+            self.fail_over(p, h.target);
+        }
+        self.retry(p, step, &h.retry, now)
     }
 
     fn retry(&mut self, p: u32, step: &Step, policy: &crate::retry::RetryPolicy, now: Instant) {

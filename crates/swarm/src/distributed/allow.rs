@@ -213,18 +213,21 @@ impl AllowList {
         self.allows(&addr.ip().to_string(), addr.port(), addr)
     }
 
-    /// Every target (with `addrs`, what each resolved to) is allowed, or
-    /// the error names the first that is not.
+    /// Every target URL (with `addrs`, what each resolved to, URL by URL
+    /// in target order) is allowed, or the error names the first that is not.
     pub fn check_targets(
         &self,
         targets: &[TargetSpec],
         addrs: &[SocketAddr],
     ) -> Result<(), SwarmError> {
-        for (t, addr) in targets.iter().zip(addrs) {
-            if !self.allows(&t.host, t.port, *addr) {
+        let urls = targets
+            .iter()
+            .flat_map(|t| t.urls.iter().map(move |u| (t, u)));
+        for ((t, u), addr) in urls.zip(addrs) {
+            if !self.allows(&u.host, u.port, *addr) {
                 return Err(SwarmError::TargetRefused {
                     target: t.name.clone(),
-                    url: t.url.clone(),
+                    url: u.url.clone(),
                     addr: *addr,
                     allowed: self.to_string(),
                 });
