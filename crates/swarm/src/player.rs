@@ -325,4 +325,42 @@ url = "/b2"
             std::mem::size_of::<Player>()
         );
     }
+
+    #[test]
+    fn players_start_on_url_i_mod_n_and_fail_over_round_robin() {
+        let text = TEXT.replace(
+            "t = \"http://127.0.0.1:1\"",
+            "t = \"http://127.0.0.1:1\"\nu = [\"http://127.0.0.1:2\", \"http://127.0.0.1:3\", \"http://127.0.0.1:4\"]",
+        )
+        .replace("url = \"/", "target = \"u\"\nurl = \"/");
+        let s = Scenario::parse(&text, "t.toml").unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let homes: Vec<usize> = (0..6)
+            .map(|id| Player::new(id, &s, Instant::now(), &mut rng).route(1))
+            .collect();
+        assert_eq!(homes, [0, 1, 2, 0, 1, 2]);
+        let mut p = Player::new(2, &s, Instant::now(), &mut rng);
+        assert!(!p.fail_over(&s, 0), "one URL: nowhere to go");
+        assert_eq!(p.route(0), 0);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            assert!(p.fail_over(&s, 1));
+            seen.push(p.route(1));
+        }
+        assert_eq!(seen, [0, 1, 2]);
+        // It stays where it moved, across steps; a reused slot starts at home.
+        p.advance(&s, &mut rng);
+        assert_eq!(p.route(1), 2);
+        p.fail_over(&s, 1);
+        p.reuse(4, &s, Instant::now(), &mut rng);
+        assert_eq!(p.route(1), 1);
+        // With one URL per target, a player carries no routes.
+        let plain = Player::new(
+            5,
+            &Scenario::parse(TEXT, "t.toml").unwrap(),
+            Instant::now(),
+            &mut rng,
+        );
+        assert!(plain.routes.is_empty());
+    }
 }

@@ -20,12 +20,13 @@
 //! delays of a real saturated service.
 //!
 //! [`Target::kill`] stops it the way a crash does: the listening socket and
-//! every open connection close at once.
+//! every open connection close at once. [`Target::answer_all`] makes it
+//! answer every request with one status (a gateway shedding load: 503).
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,8 @@ struct State {
     accepted: AtomicU64,
     /// Players served at `/players/<n>`.
     players: Mutex<BTreeSet<u64>>,
+    /// The status every request gets (0: each route's own).
+    status: AtomicU16,
     /// Set once to close every open connection.
     killed: tokio::sync::watch::Sender<bool>,
 }
@@ -90,6 +93,7 @@ impl Target {
             peers: Mutex::new(BTreeSet::new()),
             accepted: AtomicU64::new(0),
             players: Mutex::new(BTreeSet::new()),
+            status: AtomicU16::new(0),
             killed: tokio::sync::watch::Sender::new(false),
         });
         let task = tokio::spawn(accept(listener, state.clone()));
@@ -119,6 +123,13 @@ impl Target {
     /// The players served at `/players/<n>`.
     pub fn players(&self) -> BTreeSet<u64> {
         lock(&self.state.players).clone()
+    }
+
+    /// From now on, answers every request with `status` (`None`: each
+    /// route's own answer again).
+    pub fn answer_all(&self, status: Option<StatusCode>) {
+        let code = status.map_or(0, |s| s.as_u16());
+        self.state.status.store(code, Ordering::Relaxed);
     }
 
     /// Stops accepting (open connections end with their clients).
@@ -214,6 +225,9 @@ async fn answer(
     let method = req.method().clone();
     // Read the body so the connection can carry the next request.
     let _ = req.into_body().collect().await;
+    if let Ok(status) = StatusCode::from_u16(state.status.load(Ordering::Relaxed)) {
+        return Ok(json(status, "{}".to_owned()));
+    }
     let response = match (method, path.as_str()) {
         (http::Method::POST, "/login") => {
             let n = state.logins.fetch_add(1, Ordering::Relaxed) + 1;

@@ -146,3 +146,94 @@ async fn a_dead_urls_players_fail_over_once_and_carry_on() {
         "{ra} requests to the dead URL, {rb} to the live one"
     );
 }
+
+/// The same on two agents: the URL list travels with the scenario, each
+/// agent's allow-list checks every URL, and the failovers and requests per
+/// URL they stream add up at the coordinator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_fail_over_too_and_their_counts_add_up() {
+    use hightick_swarm::distributed::{
+        Agent, AgentConfig, AllowList, SharedSecret, run_distributed,
+    };
+    use hightick_swarm::scenario::Overrides;
+
+    let (a, b) = (Arc::new(target().await), target().await);
+    let scenario = scenario(&a, &b, "2500ms");
+    let secret = SharedSecret::new(&[0x5a; 32], "test").unwrap();
+    let mut agents = Vec::new();
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let config = AgentConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            secret: secret.clone(),
+            allow: AllowList::loopback(),
+        };
+        let agent = Agent::bind(config, MatchPlayer::of::<Arena>())
+            .await
+            .unwrap();
+        addrs.push(agent.local_addr().unwrap().to_string());
+        agents.push(tokio::spawn(async move {
+            agent.serve_one(|r| panic!("{r}")).await
+        }));
+    }
+    let killer = {
+        let a = Arc::clone(&a);
+        tokio::spawn(async move {
+            while a.players().len() < players(0).len() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            a.kill();
+        })
+    };
+    let result = run_distributed(
+        scenario,
+        &Overrides::default(),
+        &addrs,
+        &secret,
+        Duration::ZERO,
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    killer.await.unwrap();
+    let mut failovers = 0;
+    let mut urls = [0; 2];
+    for agent in agents {
+        let run = agent.await.unwrap().unwrap();
+        failovers += run.total.failovers;
+        for (sum, n) in urls.iter_mut().zip(&run.total.urls) {
+            *sum += n;
+        }
+    }
+    assert_eq!(result.agents, 2);
+    assert_eq!(result.failovers, players(0).len() as u64);
+    assert_eq!(result.failovers, failovers);
+    let merged: Vec<u64> = result.target_urls.iter().map(|u| u.requests).collect();
+    assert_eq!(merged, urls);
+    assert_eq!(merged.iter().sum::<u64>(), result.total.requests);
+    let moved: BTreeSet<u64> = b.players().difference(&players(1)).copied().collect();
+    assert_eq!(moved, players(0));
+    assert_eq!(result.total.failed, result.failovers, "{:?}", result.errors);
+}
+
+/// A URL that keeps answering a retryable status (503 here) is left once
+/// the step's attempts there are spent: the step goes on at the next URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_answering_503_is_left_after_the_attempts() {
+    let (a, b) = (target().await, target().await);
+    a.answer_all(Some(http::StatusCode::SERVICE_UNAVAILABLE));
+    let text = scenario(&a, &b, "1s")
+        .text
+        .replace("attempts = 3", "attempts = 2");
+    let result = go(Arc::new(Scenario::parse(&text, "two.toml").unwrap())).await;
+    let homed_on_a = players(0).len() as u64;
+    // Each of its players asked the first URL twice (the attempts), then
+    // moved for good and was answered by the second.
+    assert_eq!(a.served(), 2 * homed_on_a);
+    assert_eq!(result.failovers, homed_on_a);
+    assert_eq!(b.players().len() as u64, USERS);
+    assert_eq!(result.total.failed, 2 * homed_on_a, "{:?}", result.errors);
+    assert_eq!(result.total.errors.get("status"), Some(&(2 * homed_on_a)));
+    assert_eq!(result.total.retries, 2 * homed_on_a);
+}

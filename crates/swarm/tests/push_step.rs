@@ -91,8 +91,8 @@ async fn check(State(g): State<Shared>, Path((ticket, token)): Path<(String, Str
     StatusCode::OK.into_response()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_token() {
+/// A stand-in gateway on loopback.
+async fn gateway() -> (Shared, std::net::SocketAddr) {
     let g: Shared = Arc::default();
     let app = Router::new()
         .route("/v1/events", get(events))
@@ -102,7 +102,11 @@ async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_toke
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
+    (g, addr)
+}
 
+/// Ten players matchmaking by push against `gateway` (a URL or a list).
+async fn play(gateway: &str) -> hightick_swarm::result::RunResult {
     let text = format!(
         r#"
 name = "push"
@@ -111,7 +115,7 @@ ramp_up = "500ms"
 duration = "3s"
 drivers = 1
 [targets]
-gateway = "http://{addr}"
+gateway = {gateway}
 [[behaviour]]
 name = "play"
 [[behaviour.step]]
@@ -131,14 +135,20 @@ think = "200ms"
 "#
     );
     let scenario = Arc::new(Scenario::parse(&text, "push.toml").unwrap());
-    let result = run(
+    run(
         scenario,
         MatchPlayer::of::<Arena>(),
         Arc::new(AtomicBool::new(false)),
         |_| {},
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_token() {
+    let (g, addr) = gateway().await;
+    let result = play(&format!("\"http://{addr}\"")).await;
     assert_eq!(result.total.failed, 0, "{:?}", result.errors);
     let checked = g.checked.lock().unwrap().clone();
     assert!(checked.len() >= 20, "{} rounds", checked.len());
@@ -154,4 +164,19 @@ think = "200ms"
         .find(|s| s.name == "matchmake push")
         .expect("the push latency row");
     assert!(latency.ok >= 20, "{latency:?}");
+}
+
+/// With two gateways, a player's socket is on its own gateway, the one its
+/// requests go to: a push sent by the other would never reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_push_socket_is_on_the_gateway_it_asks() {
+    let ((a, a_addr), (b, b_addr)) = (gateway().await, gateway().await);
+    let result = play(&format!("[\"http://{a_addr}\", \"http://{b_addr}\"]")).await;
+    assert_eq!(result.total.failed, 0, "{:?}", result.errors);
+    for g in [&a, &b] {
+        assert_eq!(g.opened.load(Ordering::Relaxed), 5, "half the sockets each");
+        let checked = g.checked.lock().unwrap().clone();
+        assert!(checked.len() >= 10, "{} rounds", checked.len());
+        assert!(checked.iter().all(|&ok| ok));
+    }
 }

@@ -299,6 +299,24 @@ mod tests {
     }
 
     #[test]
+    fn every_url_of_a_target_is_checked() {
+        let t = TargetSpec::parse_list(
+            "gateway",
+            &["http://127.0.0.1:8080", "http://gateway-b.example:8081"],
+        )
+        .unwrap();
+        let a = AllowList::default();
+        let local = [at("127.0.0.1:8080"), at("127.0.0.1:8081")];
+        assert!(a.check_targets(std::slice::from_ref(&t), &local).is_ok());
+        let err = a
+            .check_targets(&[t], &[at("127.0.0.1:8080"), at("10.1.2.3:8081")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("http://gateway-b.example:8081"), "{err}");
+        assert!(!err.contains("127.0.0.1:8080,"), "{err}");
+    }
+
+    #[test]
     fn bad_entries_are_named() {
         for (bad, says) in [
             ("10.0.0.1/8", "host bits"),
