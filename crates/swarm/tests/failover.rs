@@ -95,6 +95,8 @@ async fn players_spread_evenly_over_a_targets_urls() {
     assert!(skew < 0.2, "{ra} against {rb} requests");
     let table = hightick_swarm::report::render_table(&result);
     assert!(table.contains("failovers 0"), "{table}");
+    let html = hightick_swarm::report::render_html(&result).unwrap();
+    assert!(html.contains("requests per target URL"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,7 @@
 //! think = { exponential = "7.5s" }
 //!
 //! [targets]
-//! gateway = "http://127.0.0.1:8080"
+//! gateway = "http://127.0.0.1:8080"  # or several: ["http://a:8080", "http://b:8080"]
 //!
 //! [[setup]]                     # once per player, before any behaviour
 //! name = "login"
@@ -34,6 +34,17 @@
 //!
 //! Every table refuses unknown fields, and every error names the file, the
 //! line and column, and the field (`behaviour[0].step[1].url`).
+//!
+//! A target given a list of URLs (`gateway = ["http://a:8080",
+//! "http://b:8080"]`, an empty list or a non-string entry is an error naming
+//! `targets.gateway[i]`) spreads its players: player `i` starts on URL
+//! `i % n`. A request there that fails at the transport level (refused,
+//! reset, timed out) moves the player to the next URL, round robin, and is
+//! retried there within `[retry]`'s `attempts` and `backoff`; so does a
+//! step whose attempts all answered a status of `on_status` (each URL once
+//! per step). The player stays on the new URL, its push socket too. A run
+//! counts `failovers` and requests per URL (`target_urls` in the result).
+//! Every URL must resolve, and on an agent be on its allow-list.
 //!
 //! Other sections: `[pacing]` (`target_response_time`, `percentile`,
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
