@@ -4,6 +4,8 @@
 //! ticket's `match_found` (which must be skipped) and the new one's. Every
 //! player keeps one socket across its rounds, captures the pushed token, and
 //! the push's event-to-client latency is recorded under `<step> push`.
+//! Behind two gateways a player's socket is on its own one, and follows it
+//! when the player fails over.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -179,4 +181,76 @@ async fn a_players_push_socket_is_on_the_gateway_it_asks() {
         assert!(checked.len() >= 10, "{} rounds", checked.len());
         assert!(checked.iter().all(|&ok| ok));
     }
+}
+
+/// A TCP relay in front of `to` that can die: its listener and every
+/// connection through it close at once, as a crashed gateway's would.
+struct Relay {
+    addr: std::net::SocketAddr,
+    tasks: Arc<Mutex<tokio::task::JoinSet<()>>>,
+}
+
+impl Relay {
+    async fn start(to: std::net::SocketAddr) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let tasks = Arc::new(Mutex::new(tokio::task::JoinSet::new()));
+        let spawner = Arc::clone(&tasks);
+        tasks.lock().unwrap().spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                spawner.lock().unwrap().spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(to).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+        Self { addr, tasks }
+    }
+
+    fn kill(&self) {
+        self.tasks.lock().unwrap().abort_all();
+    }
+}
+
+/// The first gateway dies mid-run: its players' sockets close under their
+/// push waits or their requests fail, and each moves to the second gateway
+/// once, opening its socket there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_socket_follows_its_player_when_it_fails_over() {
+    let ((a, a_addr), (b, b_addr)) = (gateway().await, gateway().await);
+    let relay = Arc::new(Relay::start(a_addr).await);
+    let killer = {
+        let (a, relay) = (Arc::clone(&a), Arc::clone(&relay));
+        tokio::spawn(async move {
+            // Once the first gateway's five players have opened their sockets
+            // and a few rounds were played.
+            while a.opened.load(Ordering::Relaxed) < 5 || a.checked.lock().unwrap().len() < 10 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            relay.kill();
+        })
+    };
+    let result = play(&format!("[\"http://{}\", \"http://{b_addr}\"]", relay.addr)).await;
+    killer.await.unwrap();
+    assert_eq!(a.opened.load(Ordering::Relaxed), 5);
+    assert_eq!(result.failovers, 5, "{:?}", result.errors);
+    assert_eq!(
+        b.opened.load(Ordering::Relaxed),
+        10,
+        "its own five sockets and one for each player that moved"
+    );
+    let checked = b.checked.lock().unwrap().clone();
+    assert!(checked.iter().all(|&ok| ok), "a stale push answered a step");
+    // One failure per moving player (a closed socket or a refused request),
+    // each retried on the second gateway.
+    assert_eq!(result.total.failed, result.failovers, "{:?}", result.errors);
+    assert!(
+        result
+            .errors
+            .iter()
+            .all(|e| ["connect", "transport"].contains(&e.kind.as_str())),
+        "{:?}",
+        result.errors
+    );
 }
