@@ -159,15 +159,17 @@ pub struct DriverPlan {
     pub(crate) links: Option<Arc<LinkProxies>>,
 }
 
+/// A flight's outcome; `url` is a target URL's index (its pool's), in the
+/// order of [`Scenario::target_urls`].
 enum Done {
     Http {
         player: u32,
-        target: usize,
+        url: usize,
         sender: Option<Sender>,
         result: Result<Answer, ErrorKind>,
     },
     Connected {
-        target: usize,
+        url: usize,
         result: Result<Sender, ErrorKind>,
     },
     Match {
@@ -763,11 +765,11 @@ impl Driver {
         builder.body(Full::new(body)).ok()
     }
 
-    fn send(&mut self, p: u32, target: usize, request: Request<Full<Bytes>>, timeout: Duration) {
-        let pool = &mut self.pools[target];
+    fn send(&mut self, p: u32, url: usize, request: Request<Full<Bytes>>, timeout: Duration) {
+        let pool = &mut self.pools[url];
         if let Some(sender) = pool.take_idle() {
             self.flights
-                .push(exchange_flight(p, target, sender, request, timeout));
+                .push(exchange_flight(p, url, sender, request, timeout));
             return;
         }
         pool.waiting.push_back(Waiting {
@@ -775,67 +777,67 @@ impl Driver {
             request,
             timeout,
         });
-        self.dial(target);
+        self.dial(url);
     }
 
-    fn dial(&mut self, target: usize) {
-        if let Some((addr, source)) = self.pools[target].reserve() {
+    fn dial(&mut self, url: usize) {
+        if let Some((addr, source)) = self.pools[url].reserve() {
             let timeout = self.scenario.http.timeout;
             self.flights.push(Box::pin(async move {
                 let result = keepalive::connect(addr, source, timeout).await;
-                Done::Connected { target, result }
+                Done::Connected { url, result }
             }));
         }
     }
 
     /// A free connection: to the oldest waiting request, or idle.
-    fn hand_over(&mut self, target: usize, sender: Sender) {
-        let pool = &mut self.pools[target];
+    fn hand_over(&mut self, url: usize, sender: Sender) {
+        let pool = &mut self.pools[url];
         match pool.waiting.pop_front() {
-            Some(w) => self.flights.push(exchange_flight(
-                w.player, target, sender, w.request, w.timeout,
-            )),
+            Some(w) => self
+                .flights
+                .push(exchange_flight(w.player, url, sender, w.request, w.timeout)),
             None => pool.release(sender),
         }
     }
 
-    fn connection_lost(&mut self, target: usize) {
-        self.pools[target].lost();
-        if !self.pools[target].waiting.is_empty() {
-            self.dial(target);
+    fn connection_lost(&mut self, url: usize) {
+        self.pools[url].lost();
+        if !self.pools[url].waiting.is_empty() {
+            self.dial(url);
         }
     }
 
     fn complete(&mut self, done: Done, now: Instant) {
         match done {
             Done::Connected {
-                target,
+                url,
                 result: Ok(sender),
-            } => self.hand_over(target, sender),
+            } => self.hand_over(url, sender),
             Done::Connected {
-                target,
+                url,
                 result: Err(kind),
             } => {
-                let waiter = self.pools[target].waiting.pop_front();
-                self.connection_lost(target);
+                let waiter = self.pools[url].waiting.pop_front();
+                self.connection_lost(url);
                 if let Some(w) = waiter {
-                    self.record(|i| i.record_url(target));
+                    self.record(|i| i.record_url(url));
                     self.log_request(w.player, Err(kind), now);
                     self.request_failed(w.player, kind, now);
                 }
             }
             Done::Http {
                 player,
-                target,
+                url,
                 sender,
                 result,
             } => {
                 match sender {
-                    Some(s) => self.hand_over(target, s),
-                    None => self.connection_lost(target),
+                    Some(s) => self.hand_over(url, s),
+                    None => self.connection_lost(url),
                 }
                 let outcome = result.as_ref().map(|a| a.status).map_err(|k| *k);
-                self.record(|i| i.record_url(target));
+                self.record(|i| i.record_url(url));
                 self.log_request(player, outcome, now);
                 match result {
                     Ok(answer) => self.answered(player, answer, now),
@@ -885,11 +887,11 @@ impl Driver {
         match done {
             Done::Http {
                 player,
-                target,
+                url,
                 result: Ok(answer),
                 ..
             } => {
-                self.record(|i| i.record_url(target));
+                self.record(|i| i.record_url(url));
                 self.log_request(player, Ok(answer.status), now);
                 let scenario = self.scenario.clone();
                 let player = &self.players[player as usize];
@@ -1077,7 +1079,7 @@ impl Driver {
 
 fn exchange_flight(
     player: u32,
-    target: usize,
+    url: usize,
     sender: Sender,
     request: Request<Full<Bytes>>,
     timeout: Duration,
@@ -1086,7 +1088,7 @@ fn exchange_flight(
         let (sender, result) = keepalive::exchange(sender, request, timeout).await;
         Done::Http {
             player,
-            target,
+            url,
             sender,
             result,
         }

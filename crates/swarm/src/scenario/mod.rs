@@ -44,7 +44,9 @@
 //! step whose attempts all answered a status of `on_status` (each URL once
 //! per step). The player stays on the new URL, its push socket too. A run
 //! counts `failovers` and requests per URL (`target_urls` in the result).
-//! Every URL must resolve, and on an agent be on its allow-list.
+//! Every URL must resolve, and on an agent be on its allow-list. An
+//! override ([`Overrides::targets`], `--target name=url`) may give several
+//! URLs separated by commas.
 //!
 //! Other sections: `[pacing]` (`target_response_time`, `percentile`,
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
