@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 use crate::interval::{Interval, latency_histogram};
 use crate::metrics::LiveFigures;
 use crate::pacing::Pacer;
-use crate::result::{LoadPoint, PacingSummary, RunResult, StepPoint, Totals};
+use crate::result::{LoadPoint, PacingSummary, RunResult, StepPoint, Totals, UrlSummary};
 use crate::scenario::{Model, Scenario};
 use crate::threshold::Threshold;
 
@@ -70,6 +70,8 @@ pub struct Aggregate {
     interval: Duration,
     total_planned: Duration,
     step_names: Vec<String>,
+    /// Every target URL as `(target, url)`, in [`Scenario::target_urls`] order.
+    urls: Vec<(String, String)>,
     thresholds: Vec<Threshold>,
     total: Interval,
     pacer: Option<Pacer>,
@@ -94,6 +96,10 @@ impl Aggregate {
             interval: scenario.interval,
             total_planned: scenario.total_duration(),
             step_names: scenario.step_names.clone(),
+            urls: scenario
+                .target_urls()
+                .map(|(t, u)| (t.name.clone(), u.url.clone()))
+                .collect(),
             thresholds: scenario.thresholds.clone(),
             total: Interval::new(scenario.step_names.len()),
             pacer: scenario.pacing.clone().map(Pacer::new),
@@ -259,6 +265,17 @@ impl Aggregate {
             }),
             passed: thresholds.iter().all(|t| t.passed),
             thresholds,
+            failovers: self.total.failovers,
+            target_urls: self
+                .urls
+                .into_iter()
+                .enumerate()
+                .map(|(i, (target, url))| UrlSummary {
+                    target,
+                    url,
+                    requests: self.total.urls.get(i).copied().unwrap_or(0),
+                })
+                .collect(),
             timeline: self.timeline,
             request_log: None,
         }

@@ -12,6 +12,16 @@
 //!
 //! Everything a driver measures goes into its own [`Interval`] behind a
 //! mutex the run's collector takes once per interval.
+//!
+//! A target with several URLs (`gateway = ["http://a:8080",
+//! "http://b:8080"]`) has a pool per URL. Player `i` starts on URL `i % n`;
+//! when a request there fails at the transport level (refused, reset,
+//! timed out) the player fails over to the next URL, round robin, and the
+//! retry goes there, within the step's retry policy. So does a step whose
+//! retries all answered a status of the policy's `on_status` (each URL
+//! once per step). The player stays where it moved, push socket included:
+//! a dead gateway's players move once. Failovers and requests per URL are
+//! counted in the [`Interval`].
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -123,7 +133,8 @@ impl DriverSlot {
 pub struct DriverPlan {
     /// The scenario.
     pub scenario: Arc<Scenario>,
-    /// The targets' resolved addresses, by target index.
+    /// The targets' resolved addresses, URL by URL in the order of
+    /// [`Scenario::target_urls`].
     pub addrs: Vec<SocketAddr>,
     /// This process's part of the run.
     pub shard: Shard,
@@ -148,15 +159,17 @@ pub struct DriverPlan {
     pub(crate) links: Option<Arc<LinkProxies>>,
 }
 
+/// A flight's outcome; `url` is a target URL's index (its pool's), in the
+/// order of [`Scenario::target_urls`].
 enum Done {
     Http {
         player: u32,
-        target: usize,
+        url: usize,
         sender: Option<Sender>,
         result: Result<Answer, ErrorKind>,
     },
     Connected {
-        target: usize,
+        url: usize,
         result: Result<Sender, ErrorKind>,
     },
     Match {
@@ -189,7 +202,10 @@ struct Driver {
     free: Vec<u32>,
     alive: u64,
     wheel: TimerWheel,
+    /// One pool per target URL, in the order of [`Scenario::target_urls`].
     pools: Vec<KeepAlivePool>,
+    /// Per target, the index of its first URL's pool.
+    first_pool: Vec<usize>,
     /// Each player's push socket, once a push step opened it.
     links: Vec<Option<PushLink>>,
     flights: FuturesUnordered<Flight>,
@@ -235,6 +251,15 @@ impl Driver {
                 KeepAlivePool::new(*a, connections, sources.clone(), offset)
             })
             .collect();
+        let first_pool = scenario
+            .targets
+            .iter()
+            .scan(0, |next, t| {
+                let first = *next;
+                *next += t.urls.len();
+                Some(first)
+            })
+            .collect();
         let capacity = (scenario.users as usize).div_ceil(per_driver).max(1);
         let think_span = scenario
             .all_steps()
@@ -263,6 +288,7 @@ impl Driver {
             free: Vec::new(),
             alive: 0,
             pools,
+            first_pool,
             links: Vec::new(),
             flights: FuturesUnordered::new(),
             due: Vec::new(),
@@ -493,7 +519,10 @@ impl Driver {
                     }
                 }
                 match self.build_request(h, p) {
-                    Some(request) => self.send(p, h.target, request, h.timeout),
+                    Some(request) => {
+                        let pool = self.pool_of(p, h.target);
+                        self.send(p, pool, request, h.timeout)
+                    }
                     None => self.failed(p, step, ErrorKind::Template, now),
                 }
             }
@@ -559,10 +588,27 @@ impl Driver {
         }
     }
 
+    /// The pool of the URL of `target` player `p` uses now.
+    fn pool_of(&self, p: u32, target: usize) -> usize {
+        self.first_pool[target] + self.players[p as usize].route(target)
+    }
+
+    /// Moves player `p` on to `target`'s next URL (when it has several),
+    /// closing its push socket, which was opened on the old one.
+    fn fail_over(&mut self, p: u32, target: usize) {
+        if self.players[p as usize].fail_over(&self.scenario, target) {
+            if let Some(link) = self.links.get_mut(p as usize) {
+                *link = None;
+            }
+            self.record(|i| i.failovers += 1);
+        }
+    }
+
     /// Opens player `p`'s push socket; the step starts when it is open.
     fn open_push(&mut self, p: u32, h: &HttpStep, push: &PushWait, step: &Step, now: Instant) {
-        let target = &self.scenario.targets[h.target];
+        let pool = self.pool_of(p, h.target);
         let player = &self.players[p as usize];
+        let target = &self.scenario.targets[h.target].urls[player.route(h.target)];
         let mut values = PlayerValues {
             player,
             rng: &mut self.rng,
@@ -585,7 +631,7 @@ impl Driver {
         }
         let sources = &self.scenario.http.sources;
         let dial = Dial {
-            addr: self.plan.addrs[h.target],
+            addr: self.plan.addrs[pool],
             source: (!sources.is_empty()).then(|| sources[player.id as usize % sources.len()]),
             authority: target.authority.clone(),
             path,
@@ -645,6 +691,12 @@ impl Driver {
             Ok(arrived) => arrived,
             Err(kind) => {
                 self.record(|i| i.record_error(step.id, kind, 0));
+                if self.links.get(p as usize).is_some_and(Option::is_none) {
+                    // The socket closed (its gateway went away, say): the
+                    // step starts over, on the next URL if there is one.
+                    self.fail_over(p, h.target);
+                    return self.retry(p, step, &h.retry, now);
+                }
                 return self.give_up(p, step, now);
             }
         };
@@ -671,8 +723,8 @@ impl Driver {
     /// Renders a step's request for player `p` (`None`: a variable is
     /// missing or the rendering is not a valid request).
     fn build_request(&mut self, h: &HttpStep, p: u32) -> Option<Request<Full<Bytes>>> {
-        let target = &self.scenario.targets[h.target];
         let player = &self.players[p as usize];
+        let target = &self.scenario.targets[h.target].urls[player.route(h.target)];
         let mut values = PlayerValues {
             player,
             rng: &mut self.rng,
@@ -713,11 +765,11 @@ impl Driver {
         builder.body(Full::new(body)).ok()
     }
 
-    fn send(&mut self, p: u32, target: usize, request: Request<Full<Bytes>>, timeout: Duration) {
-        let pool = &mut self.pools[target];
+    fn send(&mut self, p: u32, url: usize, request: Request<Full<Bytes>>, timeout: Duration) {
+        let pool = &mut self.pools[url];
         if let Some(sender) = pool.take_idle() {
             self.flights
-                .push(exchange_flight(p, target, sender, request, timeout));
+                .push(exchange_flight(p, url, sender, request, timeout));
             return;
         }
         pool.waiting.push_back(Waiting {
@@ -725,65 +777,67 @@ impl Driver {
             request,
             timeout,
         });
-        self.dial(target);
+        self.dial(url);
     }
 
-    fn dial(&mut self, target: usize) {
-        if let Some((addr, source)) = self.pools[target].reserve() {
+    fn dial(&mut self, url: usize) {
+        if let Some((addr, source)) = self.pools[url].reserve() {
             let timeout = self.scenario.http.timeout;
             self.flights.push(Box::pin(async move {
                 let result = keepalive::connect(addr, source, timeout).await;
-                Done::Connected { target, result }
+                Done::Connected { url, result }
             }));
         }
     }
 
     /// A free connection: to the oldest waiting request, or idle.
-    fn hand_over(&mut self, target: usize, sender: Sender) {
-        let pool = &mut self.pools[target];
+    fn hand_over(&mut self, url: usize, sender: Sender) {
+        let pool = &mut self.pools[url];
         match pool.waiting.pop_front() {
-            Some(w) => self.flights.push(exchange_flight(
-                w.player, target, sender, w.request, w.timeout,
-            )),
+            Some(w) => self
+                .flights
+                .push(exchange_flight(w.player, url, sender, w.request, w.timeout)),
             None => pool.release(sender),
         }
     }
 
-    fn connection_lost(&mut self, target: usize) {
-        self.pools[target].lost();
-        if !self.pools[target].waiting.is_empty() {
-            self.dial(target);
+    fn connection_lost(&mut self, url: usize) {
+        self.pools[url].lost();
+        if !self.pools[url].waiting.is_empty() {
+            self.dial(url);
         }
     }
 
     fn complete(&mut self, done: Done, now: Instant) {
         match done {
             Done::Connected {
-                target,
+                url,
                 result: Ok(sender),
-            } => self.hand_over(target, sender),
+            } => self.hand_over(url, sender),
             Done::Connected {
-                target,
+                url,
                 result: Err(kind),
             } => {
-                let waiter = self.pools[target].waiting.pop_front();
-                self.connection_lost(target);
+                let waiter = self.pools[url].waiting.pop_front();
+                self.connection_lost(url);
                 if let Some(w) = waiter {
+                    self.record(|i| i.record_url(url));
                     self.log_request(w.player, Err(kind), now);
                     self.request_failed(w.player, kind, now);
                 }
             }
             Done::Http {
                 player,
-                target,
+                url,
                 sender,
                 result,
             } => {
                 match sender {
-                    Some(s) => self.hand_over(target, s),
-                    None => self.connection_lost(target),
+                    Some(s) => self.hand_over(url, s),
+                    None => self.connection_lost(url),
                 }
                 let outcome = result.as_ref().map(|a| a.status).map_err(|k| *k);
+                self.record(|i| i.record_url(url));
                 self.log_request(player, outcome, now);
                 match result {
                     Ok(answer) => self.answered(player, answer, now),
@@ -833,9 +887,11 @@ impl Driver {
         match done {
             Done::Http {
                 player,
+                url,
                 result: Ok(answer),
                 ..
             } => {
+                self.record(|i| i.record_url(url));
                 self.log_request(player, Ok(answer.status), now);
                 let scenario = self.scenario.clone();
                 let player = &self.players[player as usize];
@@ -891,7 +947,7 @@ impl Driver {
         if !h.accepts(answer.status) {
             self.record(|i| i.record_error(step.id, ErrorKind::Status, us));
             if h.retry.retries_status(answer.status) {
-                return self.retry(p, step, &h.retry, now);
+                return self.retry_status(p, step, h, now);
             }
             return self.give_up(p, step, now);
         }
@@ -930,10 +986,26 @@ impl Driver {
         self.record(|i| i.record_error(step.id, kind, us));
         match (&step.kind, kind) {
             (StepKind::Http(h), ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Transport) => {
+                self.fail_over(p, h.target);
                 self.retry(p, step, &h.retry, now)
             }
             _ => self.give_up(p, step, now),
         }
+    }
+
+    /// A retryable status: tried again where it is while the policy's
+    /// attempts last; once they are spent, on the target's next URL (each
+    /// URL once per step), with the policy's retries again.
+    fn retry_status(&mut self, p: u32, step: &Step, h: &HttpStep, now: Instant) {
+        let urls = self.scenario.targets[h.target].urls.len();
+        let player = &mut self.players[p as usize];
+        if u32::from(player.retries) + 1 >= h.retry.attempts && usize::from(player.hops) + 1 < urls
+        {
+            player.hops += 1;
+            player.retries = 0;
+            self.fail_over(p, h.target);
+        }
+        self.retry(p, step, &h.retry, now)
     }
 
     fn retry(&mut self, p: u32, step: &Step, policy: &crate::retry::RetryPolicy, now: Instant) {
@@ -1007,7 +1079,7 @@ impl Driver {
 
 fn exchange_flight(
     player: u32,
-    target: usize,
+    url: usize,
     sender: Sender,
     request: Request<Full<Bytes>>,
     timeout: Duration,
@@ -1016,7 +1088,7 @@ fn exchange_flight(
         let (sender, result) = keepalive::exchange(sender, request, timeout).await;
         Done::Http {
             player,
-            target,
+            url,
             sender,
             result,
         }

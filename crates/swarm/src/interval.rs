@@ -288,6 +288,11 @@ pub struct Interval {
     pub users: u64,
     /// Requests in flight at the end of the interval.
     pub in_flight: u64,
+    /// Players that moved to another of a target's URLs.
+    pub failovers: u64,
+    /// Requests per target URL (index: [`Scenario::target_urls`](crate::Scenario::target_urls));
+    /// grows to the highest URL recorded, then keeps its memory.
+    pub urls: Vec<u64>,
 }
 
 impl Interval {
@@ -299,7 +304,17 @@ impl Interval {
             matches: MatchSample::empty(),
             users: 0,
             in_flight: 0,
+            failovers: 0,
+            urls: Vec::new(),
         }
+    }
+
+    /// Counts a request to target URL `url`.
+    pub fn record_url(&mut self, url: usize) {
+        if self.urls.len() <= url {
+            self.urls.resize(url + 1, 0);
+        }
+        self.urls[url] += 1;
     }
 
     /// Records a success of step `step` after `us` microseconds.
@@ -343,6 +358,13 @@ impl Interval {
         self.matches.add(&other.matches);
         self.users += other.users;
         self.in_flight += other.in_flight;
+        self.failovers += other.failovers;
+        if self.urls.len() < other.urls.len() {
+            self.urls.resize(other.urls.len(), 0);
+        }
+        for (a, b) in self.urls.iter_mut().zip(&other.urls) {
+            *a += b;
+        }
     }
 
     /// Empties it, keeping its memory.
@@ -352,6 +374,8 @@ impl Interval {
         self.matches.reset();
         self.users = 0;
         self.in_flight = 0;
+        self.failovers = 0;
+        self.urls.iter_mut().for_each(|n| *n = 0);
     }
 
     /// Requests over every step.
@@ -430,6 +454,10 @@ mod tests {
         b.users = 4;
         a.matches.desyncs = 1;
         b.matches.packets_lost = 2;
+        a.record_url(0);
+        b.record_url(1);
+        b.record_url(1);
+        b.failovers = 1;
         let mut sum = Interval::new(2);
         sum.add(&a);
         sum.add(&b);
@@ -441,11 +469,13 @@ mod tests {
         assert_eq!(sum.errors[ErrorKind::Timeout.index()].len(), 1);
         assert_eq!(sum.users, 7);
         assert_eq!((sum.matches.desyncs, sum.matches.packets_lost), (1, 2));
+        assert_eq!((sum.urls.as_slice(), sum.failovers), (&[1, 2][..], 1));
         let mut all = latency_histogram();
         sum.all_latencies_into(&mut all);
         assert_eq!(all.len(), 4);
         sum.reset();
         assert_eq!((sum.requests(), sum.users), (0, 0));
+        assert_eq!((sum.urls.as_slice(), sum.failovers), (&[0, 0][..], 0));
         assert_eq!(
             ErrorKind::ALL[ErrorKind::Overflow.index()],
             ErrorKind::Overflow

@@ -51,6 +51,8 @@ pub struct LiveFigures {
     pub matches_finished: u64,
     /// Contradictions match bots found with what their client held.
     pub desyncs: u64,
+    /// Players that moved to another of a target's URLs.
+    pub failovers: u64,
 }
 
 impl LiveFigures {
@@ -79,6 +81,7 @@ impl LiveFigures {
         self.matches_started += interval.matches.started;
         self.matches_finished += interval.matches.finished;
         self.desyncs += interval.matches.desyncs;
+        self.failovers += interval.failovers;
     }
 }
 
@@ -127,6 +130,11 @@ pub fn render<W: Write>(f: &LiveFigures, out: &mut W) -> fmt::Result {
         "hightick_swarm_desyncs_total",
         "Contradictions match bots found with what their client held.",
         f.desyncs,
+    )?;
+    m.counter(
+        "hightick_swarm_failovers_total",
+        "Players that moved to another of a target's URLs after one failed.",
+        f.failovers,
     )
 }
 
@@ -226,6 +234,7 @@ mod tests {
         i.record_ok(0, 40_000);
         i.record_error(0, ErrorKind::Timeout, 10_000_000);
         i.users = 7;
+        i.failovers = 3;
         let mut all = latency_histogram();
         i.all_latencies_into(&mut all);
         f.add(&i, &all);
@@ -244,6 +253,7 @@ mod tests {
             "hightick_swarm_request_duration_seconds_bucket{le=\"0.05\"} 4\n",
             "hightick_swarm_request_duration_seconds_bucket{le=\"+Inf\"} 6\n",
             "hightick_swarm_request_duration_seconds_count 6\n",
+            "hightick_swarm_failovers_total 6\n",
         ] {
             assert!(text.contains(line), "{line}{text}");
         }

@@ -34,6 +34,9 @@ pub(crate) struct Player {
     pub step: u16,
     /// Retries of the current step so far.
     pub retries: u16,
+    /// URLs the current step moved on to after one kept answering a
+    /// retryable status (bounds those moves to one round of the target's URLs).
+    pub hops: u16,
     /// Whether the current step is polling its queue ticket.
     pub polling: bool,
     /// Behaviours started.
@@ -44,6 +47,9 @@ pub(crate) struct Player {
     pub began: Instant,
     /// Captured values, by slot.
     pub captures: Box<[Option<Box<str>>]>,
+    /// Per target, which of its URLs the player uses now (empty when every
+    /// target has one URL).
+    pub routes: Box<[u16]>,
 }
 
 impl Player {
@@ -54,12 +60,19 @@ impl Player {
             phase: Phase::Setup,
             step: 0,
             retries: 0,
+            hops: 0,
             polling: false,
             iteration: 0,
             due: at,
             began: at,
             captures: vec![None; scenario.variables.len()].into_boxed_slice(),
+            routes: if scenario.targets.iter().all(|t| t.urls.len() == 1) {
+                Box::new([])
+            } else {
+                vec![0; scenario.targets.len()].into_boxed_slice()
+            },
         };
+        p.go_home(scenario);
         if scenario.setup.is_empty() {
             p.next_behaviour(scenario, rng);
         }
@@ -72,13 +85,40 @@ impl Player {
         self.phase = Phase::Setup;
         self.step = 0;
         self.retries = 0;
+        self.hops = 0;
         self.polling = false;
         self.iteration = 0;
         self.due = at;
         self.began = at;
         self.captures.iter_mut().for_each(|c| *c = None);
+        self.go_home(scenario);
         if scenario.setup.is_empty() {
             self.next_behaviour(scenario, rng);
+        }
+    }
+
+    /// Back on each target's home URL: player `i` on URL `i % n`.
+    fn go_home(&mut self, scenario: &Scenario) {
+        for (route, t) in self.routes.iter_mut().zip(&scenario.targets) {
+            *route = (self.id % t.urls.len() as u64) as u16;
+        }
+    }
+
+    /// Which of target `target`'s URLs it uses now.
+    pub(crate) fn route(&self, target: usize) -> usize {
+        self.routes.get(target).map_or(0, |r| usize::from(*r))
+    }
+
+    /// Moves on to target `target`'s next URL (round robin), for good;
+    /// false if the target has only one.
+    pub(crate) fn fail_over(&mut self, scenario: &Scenario, target: usize) -> bool {
+        let urls = scenario.targets.get(target).map_or(1, |t| t.urls.len());
+        match self.routes.get_mut(target) {
+            Some(route) if urls > 1 => {
+                *route = ((usize::from(*route) + 1) % urls) as u16;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -99,6 +139,7 @@ impl Player {
     pub(crate) fn advance(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
         self.step += 1;
         self.retries = 0;
+        self.hops = 0;
         self.polling = false;
         if self.current(scenario).is_none() {
             match self.phase {
@@ -114,6 +155,7 @@ impl Player {
     /// failed is tried again later); a behaviour is given up for the next.
     pub(crate) fn abandon(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
         self.retries = 0;
+        self.hops = 0;
         self.polling = false;
         match self.phase {
             Phase::Setup => self.step = 0,
@@ -126,6 +168,7 @@ impl Player {
     fn next_behaviour(&mut self, scenario: &Scenario, rng: &mut impl Rng) {
         self.step = 0;
         self.retries = 0;
+        self.hops = 0;
         self.polling = false;
         self.phase = match pick_behaviour(scenario, rng) {
             Some(b) => {
@@ -281,5 +324,43 @@ url = "/b2"
             "{}",
             std::mem::size_of::<Player>()
         );
+    }
+
+    #[test]
+    fn players_start_on_url_i_mod_n_and_fail_over_round_robin() {
+        let text = TEXT.replace(
+            "t = \"http://127.0.0.1:1\"",
+            "t = \"http://127.0.0.1:1\"\nu = [\"http://127.0.0.1:2\", \"http://127.0.0.1:3\", \"http://127.0.0.1:4\"]",
+        )
+        .replace("url = \"/", "target = \"u\"\nurl = \"/");
+        let s = Scenario::parse(&text, "t.toml").unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let homes: Vec<usize> = (0..6)
+            .map(|id| Player::new(id, &s, Instant::now(), &mut rng).route(1))
+            .collect();
+        assert_eq!(homes, [0, 1, 2, 0, 1, 2]);
+        let mut p = Player::new(2, &s, Instant::now(), &mut rng);
+        assert!(!p.fail_over(&s, 0), "one URL: nowhere to go");
+        assert_eq!(p.route(0), 0);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            assert!(p.fail_over(&s, 1));
+            seen.push(p.route(1));
+        }
+        assert_eq!(seen, [0, 1, 2]);
+        // It stays where it moved, across steps; a reused slot starts at home.
+        p.advance(&s, &mut rng);
+        assert_eq!(p.route(1), 2);
+        p.fail_over(&s, 1);
+        p.reuse(4, &s, Instant::now(), &mut rng);
+        assert_eq!(p.route(1), 1);
+        // With one URL per target, a player carries no routes.
+        let plain = Player::new(
+            5,
+            &Scenario::parse(TEXT, "t.toml").unwrap(),
+            Instant::now(),
+            &mut rng,
+        );
+        assert!(plain.routes.is_empty());
     }
 }

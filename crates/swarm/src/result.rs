@@ -238,6 +238,17 @@ pub struct ThresholdOutcome {
     pub passed: bool,
 }
 
+/// Requests one target URL received (how players spread over a target's URLs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UrlSummary {
+    /// The target's name.
+    pub target: String,
+    /// The URL.
+    pub url: String,
+    /// Requests sent to it, answered or not.
+    pub requests: u64,
+}
+
 /// Pacing's settings and where it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacingSummary {
@@ -284,6 +295,12 @@ pub struct RunResult {
     pub thresholds: Vec<ThresholdOutcome>,
     /// Whether every threshold passed.
     pub passed: bool,
+    /// Players that moved to another of a target's URLs after a failure.
+    #[serde(default)]
+    pub failovers: u64,
+    /// Requests per target URL, in scenario order.
+    #[serde(default)]
+    pub target_urls: Vec<UrlSummary>,
     /// Per interval.
     pub timeline: Vec<LoadPoint>,
     /// What the raw per-request log took, when there was one.

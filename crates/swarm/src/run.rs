@@ -20,16 +20,17 @@ use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
 use crate::scenario::Scenario;
 
-/// Resolves every target's host to an address.
+/// Resolves every target URL's host to an address, in the order of
+/// [`Scenario::target_urls`]; one that does not resolve fails them all.
 pub async fn resolve_targets(scenario: &Scenario) -> Result<Vec<SocketAddr>, SwarmError> {
-    let mut addrs = Vec::with_capacity(scenario.targets.len());
-    for t in &scenario.targets {
+    let mut addrs = Vec::with_capacity(scenario.target_urls().count());
+    for (t, u) in scenario.target_urls() {
         let fail = |message: String| SwarmError::Resolve {
             target: t.name.clone(),
-            url: t.url.clone(),
+            url: u.url.clone(),
             message,
         };
-        let mut found = tokio::net::lookup_host((t.host.as_str(), t.port))
+        let mut found = tokio::net::lookup_host((u.host.as_str(), u.port))
             .await
             .map_err(|e| fail(e.to_string()))?;
         addrs.push(found.next().ok_or_else(|| fail("no address".to_owned()))?);

@@ -9,6 +9,8 @@
 //! - `GET /queue` with `Authorization: Bearer t<n>` answers 202 to that
 //!   token's first two asks and 200 `{"admitted": true}` to the third;
 //! - `GET /status/<code>` answers with that status;
+//! - `GET /players/<n>` answers 200 `{"ok": true}` and remembers player
+//!   `n` ([`Target::players`]: which players it served);
 //! - any other path answers 200 `{"ok": true}`, or 401 if an
 //!   `Authorization` header is there but is not `Bearer t<n>`.
 //!
@@ -16,11 +18,15 @@
 //! first-served server that takes exactly that long per request: a
 //! capacity of `1 / service_time` requests per second, with the queueing
 //! delays of a real saturated service.
+//!
+//! [`Target::kill`] stops it the way a crash does: the listening socket and
+//! every open connection close at once. [`Target::answer_all`] makes it
+//! answer every request with one status (a gateway shedding load: 503).
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,6 +58,12 @@ struct State {
     /// Addresses connections came from.
     peers: Mutex<BTreeSet<IpAddr>>,
     accepted: AtomicU64,
+    /// Players served at `/players/<n>`.
+    players: Mutex<BTreeSet<u64>>,
+    /// The status every request gets (0: each route's own).
+    status: AtomicU16,
+    /// Set once to close every open connection.
+    killed: tokio::sync::watch::Sender<bool>,
 }
 
 /// A running target. See the [module docs](self).
@@ -80,6 +92,9 @@ impl Target {
             queue_asks: Mutex::new(HashMap::new()),
             peers: Mutex::new(BTreeSet::new()),
             accepted: AtomicU64::new(0),
+            players: Mutex::new(BTreeSet::new()),
+            status: AtomicU16::new(0),
+            killed: tokio::sync::watch::Sender::new(false),
         });
         let task = tokio::spawn(accept(listener, state.clone()));
         Ok(Self { addr, state, task })
@@ -102,18 +117,31 @@ impl Target {
 
     /// The addresses connections came from.
     pub fn peers(&self) -> Vec<IpAddr> {
-        self.state
-            .peers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .copied()
-            .collect()
+        lock(&self.state.peers).iter().copied().collect()
+    }
+
+    /// The players served at `/players/<n>`.
+    pub fn players(&self) -> BTreeSet<u64> {
+        lock(&self.state.players).clone()
+    }
+
+    /// From now on, answers every request with `status` (`None`: each
+    /// route's own answer again).
+    pub fn answer_all(&self, status: Option<StatusCode>) {
+        let code = status.map_or(0, |s| s.as_u16());
+        self.state.status.store(code, Ordering::Relaxed);
     }
 
     /// Stops accepting (open connections end with their clients).
     pub fn stop(self) {
         self.task.abort();
+    }
+
+    /// Stops as a crash does: no more connections, and every open one
+    /// closes now, with whatever it was answering.
+    pub fn kill(&self) {
+        self.task.abort();
+        self.state.killed.send_replace(true);
     }
 }
 
@@ -126,28 +154,30 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
         };
         let _ = stream.set_nodelay(true);
         state.accepted.fetch_add(1, Ordering::Relaxed);
-        state
-            .peers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(peer.ip());
+        lock(&state.peers).insert(peer.ip());
+        let mut killed = state.killed.subscribe();
         let state = state.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| answer(req, state.clone()));
-            let _ = hyper::server::conn::http1::Builder::new()
+            let serve = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            // Dropping the connection closes it, mid-answer or not.
+            tokio::select! {
+                _ = serve => {}
+                _ = killed.wait_for(|k| *k) => {}
+            }
         });
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Counts one more ask under `key`; returns the count.
 fn ask(state: &State, key: u64) -> u32 {
-    let mut asks = state
-        .queue_asks
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut asks = lock(&state.queue_asks);
     let a = asks.entry(key).or_insert(0);
     *a += 1;
     *a
@@ -181,10 +211,7 @@ async fn answer(
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     if let Some(service) = state.config.service_time {
         let done_at = {
-            let mut next_free = state
-                .next_free
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut next_free = lock(&state.next_free);
             let begin = (*next_free).max(Instant::now());
             *next_free = begin + service;
             *next_free
@@ -198,6 +225,9 @@ async fn answer(
     let method = req.method().clone();
     // Read the body so the connection can carry the next request.
     let _ = req.into_body().collect().await;
+    if let Ok(status) = StatusCode::from_u16(state.status.load(Ordering::Relaxed)) {
+        return Ok(json(status, "{}".to_owned()));
+    }
     let response = match (method, path.as_str()) {
         (http::Method::POST, "/login") => {
             let n = state.logins.fetch_add(1, Ordering::Relaxed) + 1;
@@ -228,6 +258,13 @@ async fn answer(
                 }
             }
             _ => json(StatusCode::UNAUTHORIZED, "{}".to_owned()),
+        },
+        (_, p) if p.starts_with("/players/") => match p["/players/".len()..].parse() {
+            Ok(n) => {
+                lock(&state.players).insert(n);
+                json(StatusCode::OK, "{\"ok\":true}".to_owned())
+            }
+            Err(_) => json(StatusCode::NOT_FOUND, "{}".to_owned()),
         },
         (_, p) if p.starts_with("/status/") => {
             let code = p["/status/".len()..]

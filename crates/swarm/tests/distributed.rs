@@ -2,13 +2,13 @@
 //! What it ends with equals the union of what the agents measured, and the
 //! players are split between them.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use hightick_arena::game::Arena;
-use hightick_swarm::MatchPlayer;
 use hightick_swarm::Scenario;
-use hightick_swarm::distributed::{Agent, AgentConfig, AllowList, SharedSecret, run_distributed};
+use hightick_swarm::distributed::{SharedSecret, run_distributed};
 use hightick_swarm::interval::Interval;
 use hightick_swarm::scenario::Overrides;
 use hightick_swarm::target::{Target, TargetConfig};
@@ -52,22 +52,7 @@ think = "100ms"
         ..Overrides::default()
     };
     let secret = SharedSecret::new(&[0x5a; 32], "test").unwrap();
-    let mut agents = Vec::new();
-    let mut addrs = Vec::new();
-    for _ in 0..2 {
-        let config = AgentConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secret: secret.clone(),
-            allow: AllowList::loopback(),
-        };
-        let agent = Agent::bind(config, MatchPlayer::of::<Arena>())
-            .await
-            .unwrap();
-        addrs.push(agent.local_addr().unwrap().to_string());
-        agents.push(tokio::spawn(async move {
-            agent.serve_one(|r| panic!("{r}")).await
-        }));
-    }
+    let (addrs, agents) = common::start_agents(2, &secret).await;
     let mut intervals = 0;
     let result = run_distributed(
         scenario,

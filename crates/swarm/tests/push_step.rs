@@ -4,9 +4,13 @@
 //! ticket's `match_found` (which must be skipped) and the new one's. Every
 //! player keeps one socket across its rounds, captures the pushed token, and
 //! the push's event-to-client latency is recorded under `<step> push`.
+//! Behind two gateways a player's socket is on its own one, and follows it
+//! when the player fails over.
+
+mod common;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,9 +20,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hightick_arena::game::Arena;
-use hightick_swarm::run::run;
-use hightick_swarm::{MatchPlayer, Scenario};
+use hightick_swarm::Scenario;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -91,8 +93,8 @@ async fn check(State(g): State<Shared>, Path((ticket, token)): Path<(String, Str
     StatusCode::OK.into_response()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_token() {
+/// A stand-in gateway on loopback.
+async fn gateway() -> (Shared, std::net::SocketAddr) {
     let g: Shared = Arc::default();
     let app = Router::new()
         .route("/v1/events", get(events))
@@ -102,7 +104,11 @@ async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_toke
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
+    (g, addr)
+}
 
+/// Ten players matchmaking by push against `gateway` (a URL or a list).
+async fn play(gateway: &str) -> hightick_swarm::result::RunResult {
     let text = format!(
         r#"
 name = "push"
@@ -111,7 +117,7 @@ ramp_up = "500ms"
 duration = "3s"
 drivers = 1
 [targets]
-gateway = "http://{addr}"
+gateway = {gateway}
 [[behaviour]]
 name = "play"
 [[behaviour.step]]
@@ -130,15 +136,13 @@ url = "/check/{{{{mm_ticket}}}}/{{{{connect_token}}}}"
 think = "200ms"
 "#
     );
-    let scenario = Arc::new(Scenario::parse(&text, "push.toml").unwrap());
-    let result = run(
-        scenario,
-        MatchPlayer::of::<Arena>(),
-        Arc::new(AtomicBool::new(false)),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    common::run_to_end(Arc::new(Scenario::parse(&text, "push.toml").unwrap())).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_step_waits_on_one_socket_per_player_and_captures_the_pushed_token() {
+    let (g, addr) = gateway().await;
+    let result = play(&format!("\"http://{addr}\"")).await;
     assert_eq!(result.total.failed, 0, "{:?}", result.errors);
     let checked = g.checked.lock().unwrap().clone();
     assert!(checked.len() >= 20, "{} rounds", checked.len());
@@ -154,4 +158,83 @@ think = "200ms"
         .find(|s| s.name == "matchmake push")
         .expect("the push latency row");
     assert!(latency.ok >= 20, "{latency:?}");
+}
+
+/// With two gateways, a player's socket is on its own gateway, the one its
+/// requests go to: a push sent by the other would never reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_push_socket_is_on_the_gateway_it_asks() {
+    let ((a, a_addr), (b, b_addr)) = (gateway().await, gateway().await);
+    let result = play(&format!("[\"http://{a_addr}\", \"http://{b_addr}\"]")).await;
+    assert_eq!(result.total.failed, 0, "{:?}", result.errors);
+    for g in [&a, &b] {
+        assert_eq!(g.opened.load(Ordering::Relaxed), 5, "half the sockets each");
+        let checked = g.checked.lock().unwrap().clone();
+        assert!(checked.len() >= 10, "{} rounds", checked.len());
+        assert!(checked.iter().all(|&ok| ok));
+    }
+}
+
+/// A TCP relay in front of `to` that can die: its listener and every
+/// connection through it close at once, as a crashed gateway's would.
+struct Relay {
+    addr: std::net::SocketAddr,
+    tasks: Arc<Mutex<tokio::task::JoinSet<()>>>,
+}
+
+impl Relay {
+    async fn start(to: std::net::SocketAddr) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let tasks = Arc::new(Mutex::new(tokio::task::JoinSet::new()));
+        let spawner = Arc::clone(&tasks);
+        tasks.lock().unwrap().spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                spawner.lock().unwrap().spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(to).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+        Self { addr, tasks }
+    }
+
+    fn kill(&self) {
+        self.tasks.lock().unwrap().abort_all();
+    }
+}
+
+/// The first gateway dies mid-run: its players' sockets close under their
+/// push waits or their requests fail, and each moves to the second gateway
+/// once, opening its socket there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_socket_follows_its_player_when_it_fails_over() {
+    let ((a, a_addr), (b, b_addr)) = (gateway().await, gateway().await);
+    let relay = Arc::new(Relay::start(a_addr).await);
+    let killer = {
+        let (a, relay) = (Arc::clone(&a), Arc::clone(&relay));
+        tokio::spawn(async move {
+            // Once the first gateway's five players have opened their sockets
+            // and a few rounds were played.
+            while a.opened.load(Ordering::Relaxed) < 5 || a.checked.lock().unwrap().len() < 10 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            relay.kill();
+        })
+    };
+    let result = play(&format!("[\"http://{}\", \"http://{b_addr}\"]", relay.addr)).await;
+    killer.await.unwrap();
+    assert_eq!(a.opened.load(Ordering::Relaxed), 5);
+    assert_eq!(result.failovers, 5, "{:?}", result.errors);
+    assert_eq!(
+        b.opened.load(Ordering::Relaxed),
+        10,
+        "its own five sockets and one for each player that moved"
+    );
+    let checked = b.checked.lock().unwrap().clone();
+    assert!(checked.iter().all(|&ok| ok), "a stale push answered a step");
+    // One failure per moving player (a closed socket or a refused request),
+    // each retried on the second gateway.
+    common::assert_failures_are_the_failovers(&result);
 }

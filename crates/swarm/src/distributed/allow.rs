@@ -213,18 +213,21 @@ impl AllowList {
         self.allows(&addr.ip().to_string(), addr.port(), addr)
     }
 
-    /// Every target (with `addrs`, what each resolved to) is allowed, or
-    /// the error names the first that is not.
+    /// Every target URL (with `addrs`, what each resolved to, URL by URL
+    /// in target order) is allowed, or the error names the first that is not.
     pub fn check_targets(
         &self,
         targets: &[TargetSpec],
         addrs: &[SocketAddr],
     ) -> Result<(), SwarmError> {
-        for (t, addr) in targets.iter().zip(addrs) {
-            if !self.allows(&t.host, t.port, *addr) {
+        let urls = targets
+            .iter()
+            .flat_map(|t| t.urls.iter().map(move |u| (t, u)));
+        for ((t, u), addr) in urls.zip(addrs) {
+            if !self.allows(&u.host, u.port, *addr) {
                 return Err(SwarmError::TargetRefused {
                     target: t.name.clone(),
-                    url: t.url.clone(),
+                    url: u.url.clone(),
                     addr: *addr,
                     allowed: self.to_string(),
                 });
@@ -293,6 +296,24 @@ mod tests {
                 .unwrap()
                 .allows_addr(at("1.2.3.4:5"))
         );
+    }
+
+    #[test]
+    fn every_url_of_a_target_is_checked() {
+        let t = TargetSpec::parse_list(
+            "gateway",
+            &["http://127.0.0.1:8080", "http://gateway-b.example:8081"],
+        )
+        .unwrap();
+        let a = AllowList::default();
+        let local = [at("127.0.0.1:8080"), at("127.0.0.1:8081")];
+        assert!(a.check_targets(std::slice::from_ref(&t), &local).is_ok());
+        let err = a
+            .check_targets(&[t], &[at("127.0.0.1:8080"), at("10.1.2.3:8081")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("http://gateway-b.example:8081"), "{err}");
+        assert!(!err.contains("127.0.0.1:8080,"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! command-line overrides, the shard, when to start), `Rate` (the whole
 //! run's paced rate, `f64`) and `Stop`. An agent answers `Ready` or
 //! `Failed` (UTF-8 text), then one `Interval` per interval (binary: the
-//! counters and every histogram in HdrHistogram V2), a last `Interval`
+//! counters and every histogram in HdrHistogram V2, then the failovers
+//! and the requests per target URL), a last `Interval`
 //! flagged as the drain, and `Done`.
 //!
 //! Decoding never trusts a length: every count is checked against what is
@@ -137,6 +138,11 @@ fn encode_interval(seq: u32, drain: bool, i: &Interval, out: &mut Vec<u8>) {
     for c in i.matches.counters() {
         out.extend_from_slice(&c.to_be_bytes());
     }
+    out.extend_from_slice(&i.failovers.to_be_bytes());
+    out.extend_from_slice(&(i.urls.len().min(usize::from(u16::MAX)) as u16).to_be_bytes());
+    for n in i.urls.iter().take(usize::from(u16::MAX)) {
+        out.extend_from_slice(&n.to_be_bytes());
+    }
 }
 
 /// A cursor over a payload that refuses to read past its end.
@@ -221,6 +227,12 @@ fn decode_interval(r: &mut Reader<'_>, steps_expected: usize) -> Result<Message,
         *x = r.u64()?;
     }
     interval.matches.set_counters(c);
+    interval.failovers = r.u64()?;
+    let urls = usize::from(r.u16()?);
+    if urls * 8 > r.bytes.len() {
+        return Err(format!("{urls} URL counts in {} bytes", r.bytes.len()));
+    }
+    interval.urls = (0..urls).map(|_| r.u64()).collect::<Result<_, _>>()?;
     Ok(Message::Interval {
         seq,
         drain,
@@ -363,6 +375,8 @@ mod tests {
             errors in proptest::collection::vec(0u64..1000, 8),
             users in any::<u64>(),
             seq in any::<u32>(),
+            urls in proptest::collection::vec(0usize..5, 0..40),
+            failovers in any::<u64>(),
         ) {
             let mut i = Interval::new(3);
             for (step, v) in &values {
@@ -374,6 +388,10 @@ mod tests {
                 record_us(&mut i.errors[k], *n + 1);
             }
             i.users = users;
+            i.failovers = failovers;
+            for u in &urls {
+                i.record_url(*u);
+            }
             i.matches.desyncs = 4;
             record_us(&mut i.matches.rtt, 1234);
             let back = roundtrip(&Message::Interval { seq, drain: true, interval: Box::new(i.clone()) });
@@ -387,6 +405,7 @@ mod tests {
             prop_assert_eq!(&interval.errors, &i.errors);
             prop_assert_eq!(interval.matches.counters(), i.matches.counters());
             prop_assert_eq!(&interval.matches.rtt, &i.matches.rtt);
+            prop_assert_eq!((&interval.urls, interval.failovers), (&i.urls, failovers));
         }
 
         #[test]

@@ -86,6 +86,15 @@ fn headline(r: &RunResult) -> Vec<Tile> {
         Tile::new(format!("{:.2} %", t.error_rate * 100.0), "failed"),
         Tile::new(r.peak_users.to_string(), "peak players alive"),
     ];
+    if r.target_urls.len() > 1 || r.failovers > 0 {
+        let spread: Vec<String> = r
+            .target_urls
+            .iter()
+            .map(|u| u.requests.to_string())
+            .collect();
+        tiles.push(Tile::new(spread.join(" / "), "requests per target URL"));
+        tiles.push(Tile::new(r.failovers.to_string(), "failovers"));
+    }
     if !r.thresholds.is_empty() {
         let word = if r.passed { "PASS" } else { "FAIL" };
         tiles.push(Tile::new(word, "thresholds").mark(Mark::verdict(r.passed)));

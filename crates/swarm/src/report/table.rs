@@ -56,6 +56,13 @@ pub fn render_table(r: &RunResult) -> String {
         }
         let _ = writeln!(out);
     }
+    if r.target_urls.len() > 1 || r.failovers > 0 {
+        let _ = write!(out, "targets:");
+        for u in &r.target_urls {
+            let _ = write!(out, " {} {} {} requests;", u.target, u.url, u.requests);
+        }
+        let _ = writeln!(out, " failovers {}", r.failovers);
+    }
     if let Some(m) = &r.matches {
         let _ = writeln!(
             out,

@@ -15,7 +15,7 @@ use super::template::{Builtin, Template, Var};
 use super::think::ThinkTime;
 use super::{
     Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, PushWait, Scenario, Step,
-    StepKind, TargetSpec, duration,
+    StepKind, TargetSpec, TargetUrl, duration,
 };
 use crate::error::SwarmError;
 use crate::link::LinkPlan;
@@ -206,13 +206,44 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// The `[targets]`, each name with its parsed URL.
+    /// The `[targets]`, each name with its parsed URL or URLs.
     fn targets(&self, raw: &RawScenario) -> Compiled<Vec<TargetSpec>> {
         let mut targets = Vec::new();
-        for (name, url) in &raw.targets {
-            match TargetSpec::parse(name, url.get_ref()) {
+        for (name, value) in &raw.targets {
+            let field = format!("targets.{name}");
+            let at = value.span();
+            let spec = match value.get_ref() {
+                toml::Value::String(url) => TargetSpec::parse(name, url),
+                toml::Value::Array(list) if list.is_empty() => {
+                    return self.err(at, &field, "an empty list: give at least one URL");
+                }
+                toml::Value::Array(list) => {
+                    let mut urls = Vec::with_capacity(list.len());
+                    for (i, entry) in list.iter().enumerate() {
+                        let url = match entry.as_str() {
+                            Some(url) => TargetUrl::parse(url),
+                            None => Err(format!("a URL string, not {}", entry.type_str())),
+                        };
+                        match url {
+                            Ok(url) => urls.push(url),
+                            Err(m) => return self.err(at, &format!("{field}[{i}]"), m),
+                        }
+                    }
+                    let written: Vec<&str> = urls.iter().map(|u| u.url.as_str()).collect();
+                    Ok(TargetSpec {
+                        name: name.clone(),
+                        url: written.join(", "),
+                        urls,
+                    })
+                }
+                other => Err(format!(
+                    "a URL string or a list of them, not {}",
+                    other.type_str()
+                )),
+            };
+            match spec {
                 Ok(t) => targets.push(t),
-                Err(m) => return self.err(url.span(), &format!("targets.{name}"), m),
+                Err(m) => return self.err(at, &field, m),
             }
         }
         Ok(targets)

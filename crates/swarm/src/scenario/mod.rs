@@ -10,7 +10,7 @@
 //! think = { exponential = "7.5s" }
 //!
 //! [targets]
-//! gateway = "http://127.0.0.1:8080"
+//! gateway = "http://127.0.0.1:8080"  # or several: ["http://a:8080", "http://b:8080"]
 //!
 //! [[setup]]                     # once per player, before any behaviour
 //! name = "login"
@@ -34,6 +34,19 @@
 //!
 //! Every table refuses unknown fields, and every error names the file, the
 //! line and column, and the field (`behaviour[0].step[1].url`).
+//!
+//! A target given a list of URLs (`gateway = ["http://a:8080",
+//! "http://b:8080"]`, an empty list or a non-string entry is an error naming
+//! `targets.gateway[i]`) spreads its players: player `i` starts on URL
+//! `i % n`. A request there that fails at the transport level (refused,
+//! reset, timed out) moves the player to the next URL, round robin, and is
+//! retried there within `[retry]`'s `attempts` and `backoff`; so does a
+//! step whose attempts all answered a status of `on_status` (each URL once
+//! per step). The player stays on the new URL, its push socket too. A run
+//! counts `failovers` and requests per URL (`target_urls` in the result).
+//! Every URL must resolve, and on an agent be on its allow-list. An
+//! override ([`Overrides::targets`], `--target name=url`) may give several
+//! URLs separated by commas.
 //!
 //! Other sections: `[pacing]` (`target_response_time`, `percentile`,
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
@@ -100,7 +113,7 @@ pub struct Scenario {
     pub interval: Duration,
     /// Driver tasks per process (0: one per core).
     pub drivers: usize,
-    /// The HTTP targets, by name.
+    /// The HTTP targets, by name (each with one URL or several).
     pub targets: Vec<TargetSpec>,
     /// Steps each player runs once, first.
     pub setup: Vec<Step>,
@@ -125,11 +138,22 @@ pub struct Scenario {
     pub request_log: Option<RequestLogConfig>,
 }
 
-/// A named HTTP target.
+/// A named HTTP target: one URL, or several (`gateway = ["http://a:8080",
+/// "http://b:8080"]`) that players spread over (player `i` starts on URL
+/// `i % n`) and fail over between (see [`crate::driver`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetSpec {
     /// Its name in the scenario.
     pub name: String,
+    /// The URL as written (several: joined with `, `).
+    pub url: String,
+    /// Its URLs, at least one, in the order written.
+    pub urls: Vec<TargetUrl>,
+}
+
+/// One URL of a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetUrl {
     /// The URL as written.
     pub url: String,
     /// `host:port` for the `Host` header.
@@ -143,8 +167,30 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
-    /// Reads `http://host[:port][/prefix]`.
+    /// A target with one URL, `http://host[:port][/prefix]`.
     pub fn parse(name: &str, url: &str) -> Result<Self, String> {
+        Self::parse_list(name, &[url])
+    }
+
+    /// A target with the URLs `urls` (at least one).
+    pub fn parse_list(name: &str, urls: &[&str]) -> Result<Self, String> {
+        if urls.is_empty() {
+            return Err("an empty list: give at least one URL".to_owned());
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            url: urls.join(", "),
+            urls: urls
+                .iter()
+                .map(|u| TargetUrl::parse(u))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+impl TargetUrl {
+    /// Reads `http://host[:port][/prefix]`.
+    pub fn parse(url: &str) -> Result<Self, String> {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
@@ -164,7 +210,6 @@ impl TargetSpec {
             return Err(format!("`{url}`: a target has no query"));
         }
         Ok(Self {
-            name: name.to_owned(),
             url: url.to_owned(),
             authority: authority.as_str().to_owned(),
             host: authority.host().trim_matches(['[', ']']).to_owned(),
@@ -353,7 +398,7 @@ pub struct Overrides {
     pub ramp_up_ms: Option<u64>,
     /// Open model: arrivals per second.
     pub arrival_rate: Option<f64>,
-    /// `name=url` target replacements.
+    /// `name=url` target replacements (`name=url1,url2`: several URLs).
     pub targets: Vec<(String, String)>,
 }
 
@@ -421,7 +466,8 @@ impl Scenario {
                 .iter_mut()
                 .find(|t| &t.name == name)
                 .ok_or_else(|| bad("target", format!("no target named `{name}`")))?;
-            *slot = TargetSpec::parse(name, url).map_err(|m| bad("target", m))?;
+            let urls: Vec<&str> = url.split(',').map(str::trim).collect();
+            *slot = TargetSpec::parse_list(name, &urls).map_err(|m| bad("target", m))?;
         }
         Ok(())
     }
@@ -436,6 +482,14 @@ impl Scenario {
     /// The whole run: ramp-up and hold.
     pub fn total_duration(&self) -> Duration {
         self.ramp_up + self.duration
+    }
+
+    /// Every target's every URL, in order: the index a URL has here is
+    /// its index in per-URL tables (resolved addresses, pools, counts).
+    pub fn target_urls(&self) -> impl Iterator<Item = (&TargetSpec, &TargetUrl)> {
+        self.targets
+            .iter()
+            .flat_map(|t| t.urls.iter().map(move |u| (t, u)))
     }
 
     /// The id of the step called `name`.

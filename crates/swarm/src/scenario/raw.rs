@@ -33,8 +33,10 @@ pub(super) struct RawScenario {
     pub think: Option<ThinkTime>,
     pub interval: Option<Spanned<DurationText>>,
     pub drivers: Option<Spanned<usize>>,
+    /// A URL, or a list of them (`["http://a:8080", "http://b:8080"]`);
+    /// checked in [`super::compile`], which names the entry at fault.
     #[serde(default)]
-    pub targets: BTreeMap<String, Spanned<String>>,
+    pub targets: BTreeMap<String, Spanned<toml::Value>>,
     pub pacing: Option<RawPacing>,
     pub http: Option<RawHttp>,
     pub retry: Option<RawRetry>,

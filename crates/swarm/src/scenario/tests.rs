@@ -84,8 +84,8 @@ fn a_good_scenario_compiles() {
     assert_eq!(s.name, "mix");
     assert_eq!((s.model, s.users), (Model::Closed, 100));
     assert_eq!(s.total_duration(), Duration::from_secs(70));
-    assert_eq!(s.targets[0].authority, "127.0.0.1:8080");
-    assert_eq!(s.targets[0].prefix, "/api");
+    assert_eq!(s.targets[0].urls[0].authority, "127.0.0.1:8080");
+    assert_eq!(s.targets[0].urls[0].prefix, "/api");
     assert_eq!(
         s.step_names,
         [
@@ -297,7 +297,7 @@ fn overrides_change_users_and_targets() {
     })
     .unwrap();
     assert_eq!((s.users, s.duration), (7, Duration::from_secs(2)));
-    assert_eq!(s.targets[0].port, 9000);
+    assert_eq!(s.targets[0].urls[0].port, 9000);
     assert!(
         s.apply(&Overrides {
             targets: vec![("nope".into(), "http://x".into())],
@@ -388,4 +388,91 @@ fn a_link_is_a_name_or_a_table_and_bad_ones_are_named() {
         let (line, f, message) = error(&with(link));
         assert_eq!((line, f.as_str()), (1, field), "{link}: {message}");
     }
+}
+
+#[test]
+fn a_target_may_name_several_urls() {
+    let text = GOOD.replace(
+        "gateway = \"http://127.0.0.1:8080/api\"",
+        "gateway = [\"http://127.0.0.1:8080/api\", \"http://127.0.0.1:8081\"]\nstore = \"http://127.0.0.1:9000\"",
+    );
+    let text = text.replace(
+        "url = \"/v1/auth/guest\"",
+        "url = \"/v1/auth/guest\"\ntarget = \"gateway\"",
+    );
+    let text = text.replace(
+        "url = \"/v1/profile/",
+        "target = \"store\"\nurl = \"/v1/profile/",
+    );
+    let text = text.replace(
+        "url = \"/v1/matchmaking\"",
+        "url = \"/v1/matchmaking\"\ntarget = \"gateway\"",
+    );
+    let s = parse(&text).unwrap();
+    let gateway = &s.targets[0];
+    assert_eq!(gateway.name, "gateway");
+    assert_eq!(
+        gateway.url,
+        "http://127.0.0.1:8080/api, http://127.0.0.1:8081"
+    );
+    let ports: Vec<u16> = gateway.urls.iter().map(|u| u.port).collect();
+    assert_eq!(ports, [8080, 8081]);
+    assert_eq!(
+        (
+            gateway.urls[0].prefix.as_str(),
+            gateway.urls[1].prefix.as_str()
+        ),
+        ("/api", "")
+    );
+    let flat: Vec<(&str, u16)> = s
+        .target_urls()
+        .map(|(t, u)| (t.name.as_str(), u.port))
+        .collect();
+    assert_eq!(
+        flat,
+        [("gateway", 8080), ("gateway", 8081), ("store", 9000)]
+    );
+    // One URL in a list is a list of one.
+    let one = GOOD.replace(
+        "gateway = \"http://127.0.0.1:8080/api\"",
+        "gateway = [\"http://127.0.0.1:8080/api\"]",
+    );
+    assert_eq!(parse(&one).unwrap().targets[0].urls.len(), 1);
+    // The command line may give a list too.
+    let mut s = parse(GOOD).unwrap();
+    s.apply(&Overrides {
+        targets: vec![(
+            "gateway".into(),
+            "http://10.0.0.1:1, http://10.0.0.2:2".into(),
+        )],
+        ..Overrides::default()
+    })
+    .unwrap();
+    let hosts: Vec<&str> = s.targets[0].urls.iter().map(|u| u.host.as_str()).collect();
+    assert_eq!(hosts, ["10.0.0.1", "10.0.0.2"]);
+}
+
+#[test]
+fn bad_target_lists_name_the_field() {
+    let with = |value: &str| {
+        GOOD.replace(
+            "gateway = \"http://127.0.0.1:8080/api\"",
+            &format!("gateway = {value}"),
+        )
+    };
+    let (line, field, message) = error(&with("[]"));
+    assert_eq!((line, field.as_str()), (9, "targets.gateway"));
+    assert!(message.contains("at least one URL"), "{message}");
+    let (line, field, message) = error(&with("[\"http://127.0.0.1:1\", 8081]"));
+    assert_eq!((line, field.as_str()), (9, "targets.gateway[1]"));
+    assert!(message.contains("a URL string, not integer"), "{message}");
+    let (_, field, message) = error(&with("[\"http://127.0.0.1:1\", \"https://x\"]"));
+    assert_eq!(field, "targets.gateway[1]");
+    assert!(message.contains("scheme https"), "{message}");
+    let (_, field, message) = error(&with("8080"));
+    assert_eq!(field, "targets.gateway");
+    assert!(
+        message.contains("a URL string or a list of them"),
+        "{message}"
+    );
 }
