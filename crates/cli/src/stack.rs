@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use hightick_engine::bot::BotGame;
-use hightick_stack::{StackOptions, run};
+use hightick_stack::{Drill, StackOptions, run};
 
 use crate::swarm::ProgressLine;
 
@@ -48,6 +48,12 @@ pub(crate) struct StackArgs {
     /// PostgreSQL URL for the gateway (default: SQLite in --dir).
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// Gateways on the one store, 1 to 4 (more than one needs --database-url postgres://...).
+    #[arg(long, default_value_t = 1)]
+    gateways: usize,
+    /// A failure to inflict while the players play: kill-host, kill-gateway or restart-postgres.
+    #[arg(long, value_name = "NAME")]
+    drill: Option<Drill>,
     /// Working directory: database, hosts' state and outboxes, logs.
     #[arg(long, value_name = "DIR", default_value = "hightick-stack")]
     dir: PathBuf,
@@ -85,11 +91,15 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
         full_rules: a.rules == Rules::Full,
         database_url: a.database_url.clone(),
         drain_timeout_s: a.drain_timeout,
+        gateways: a.gateways,
+        drill: a.drill,
     };
     eprintln!(
-        "hightick stack: {} players, {} host(s), 1 gateway; logs and state in {}",
+        "hightick stack: {} players, {} host(s), {} gateway(s){}; logs and state in {}",
         a.players,
         a.hosts,
+        a.gateways,
+        a.drill.map(|d| format!(", drill {d}")).unwrap_or_default(),
         a.dir.display()
     );
     let line = ProgressLine::new(a.ramp_up + a.duration, a.quiet);
