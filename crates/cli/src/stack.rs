@@ -48,6 +48,9 @@ pub(crate) struct StackArgs {
     /// PostgreSQL URL for the gateway (default: SQLite in --dir).
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// PostgreSQL schema for this run's tables (made if missing), so its books are its own.
+    #[arg(long, value_name = "NAME", requires = "database_url")]
+    database_schema: Option<String>,
     /// Gateways on the one store, 1 to 4 (more than one needs --database-url postgres://...).
     #[arg(long, default_value_t = 1)]
     gateways: usize,
@@ -91,6 +94,7 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
         full_rules: a.rules == Rules::Full,
         database_url: a.database_url.clone(),
         drain_timeout_s: a.drain_timeout,
+        database_schema: a.database_schema.clone(),
         gateways: a.gateways,
         drill: a.drill,
     };

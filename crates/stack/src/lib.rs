@@ -36,6 +36,7 @@
 //!     full_rules: false,
 //!     database_url: None,
 //!     drain_timeout_s: 10,
+//!     database_schema: None,
 //!     gateways: 1,
 //!     drill: None,
 //! };

@@ -61,6 +61,9 @@ pub struct StackOptions {
     pub database_url: Option<String>,
     /// Seconds the hosts' running matches may go on once the players stop.
     pub drain_timeout_s: u64,
+    /// PostgreSQL only: a schema of the run's own (created if missing), so
+    /// its books are apart from anything else in the database.
+    pub database_schema: Option<String>,
     /// Gateways on the one store (more than one needs PostgreSQL).
     pub gateways: usize,
     /// A failure to inflict while the players play.
@@ -97,6 +100,10 @@ pub fn run<G: BotGame>(
         .as_ref()
         .map(PrivateCluster::url)
         .or_else(|| options.database_url.clone());
+    let database_url = match (&database_url, &options.database_schema) {
+        (Some(url), Some(schema)) => Some(in_schema(url, schema)?),
+        _ => database_url,
+    };
 
     let mut gateway_config = GatewayConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
@@ -341,6 +348,23 @@ impl Facts {
     }
 }
 
+/// `url` with its tables in `schema`: the schema is made (and migrated) now,
+/// and the URL sets it as the connections' `search_path`.
+fn in_schema(url: &str, schema: &str) -> Result<String, StackError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(StackError::io(Path::new("tokio runtime")))?;
+    runtime.block_on(async {
+        let mut options = StoreOptions::new(url.to_owned());
+        options.postgres_schema = Some(schema.to_owned());
+        Store::open_with(&options).await?.close().await;
+        Ok::<_, StackError>(())
+    })?;
+    let joint = if url.contains('?') { '&' } else { '?' };
+    Ok(format!("{url}{joint}options[search_path]={schema}"))
+}
+
 /// Whether `options` make a run; the one at fault named first.
 fn check_options(options: &StackOptions, per_match: u64, mode: &str) -> Result<(), StackError> {
     let bad = |s: String| Err(StackError::Options(s));
@@ -360,6 +384,9 @@ fn check_options(options: &StackOptions, per_match: u64, mode: &str) -> Result<(
         .database_url
         .as_deref()
         .is_some_and(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+    if options.database_schema.is_some() && !postgres {
+        return bad("database-schema: needs --database-url postgres://...".to_owned());
+    }
     if options.gateways > 1 && !postgres {
         return bad(format!(
             "gateways: {} gateways share one store, which needs --database-url postgres://... (SQLite is one process's file)",
