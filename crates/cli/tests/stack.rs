@@ -210,6 +210,10 @@ fn kill_host_drill_players_play_elsewhere_and_nothing_is_lost_or_doubled() {
             .clone()
     };
     assert!(find("killed mid-match:").contains("cut off"), "{out}");
+    assert!(
+        find("their players found out:").contains("timed out"),
+        "{out}"
+    );
     let again = find("cut-off players queued again");
     let (n, of) = again
         .rsplit_once(": ")

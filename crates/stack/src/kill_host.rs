@@ -119,7 +119,12 @@ fn pending(host: &Host) -> u64 {
 }
 
 /// The drill's checks, from what it did and the matches the store formed.
-pub(crate) fn checks(facts: &KillHostFacts, matches: &[LiveMatch]) -> Vec<DrillCheck> {
+/// `cut_short` is how many bots' connections ended before their match did.
+pub(crate) fn checks(
+    facts: &KillHostFacts,
+    matches: &[LiveMatch],
+    cut_short: u64,
+) -> Vec<DrillCheck> {
     let Some(killed_ms) = facts.killed_ms else {
         return vec![DrillCheck::new(
             "host 0 ran a match to be killed in (it did not)",
@@ -158,7 +163,13 @@ pub(crate) fn checks(facts: &KillHostFacts, matches: &[LiveMatch]) -> Vec<DrillC
         ),
         DrillCheck::new(
             format!(
-                "cut-off players queued again and were matched on another host: {} of {}",
+                "their players found out: {cut_short} bot connection(s) timed out before their match ended"
+            ),
+            !cut_players.is_empty() && cut_short >= cut_players.len() as u64,
+        ),
+        DrillCheck::new(
+            format!(
+                "cut-off players queued again and were matched elsewhere: {} of {}",
                 again.len(),
                 cut_players.len()
             ),
@@ -232,19 +243,21 @@ mod tests {
             formed("b", "127.0.0.1:1", 8_000, None, &[3, 4]),
             formed("c", "127.0.0.1:2", 20_000, None, &[3, 4]),
         ];
-        assert!(checks(&facts(), &matches).iter().all(|c| c.held));
-        // Player 4 never played again: the second check fails.
+        assert!(checks(&facts(), &matches, 2).iter().all(|c| c.held));
+        // A bot that never noticed fails the second check.
+        assert!(!checks(&facts(), &matches, 1)[1].held);
+        // Player 4 never played again: the third check fails.
         matches[2].seats.pop();
-        let c = checks(&facts(), &matches);
-        assert!(!c[1].held, "{c:?}");
-        // A match on the dead address after the timeout fails the third.
+        let c = checks(&facts(), &matches, 2);
+        assert!(!c[2].held, "{c:?}");
+        // A match on the dead address after the timeout fails the fourth.
         matches.push(formed("d", "127.0.0.1:1", 16_000, None, &[5, 6]));
-        assert!(!checks(&facts(), &matches)[2].held);
+        assert!(!checks(&facts(), &matches, 2)[3].held);
     }
 
     #[test]
     fn a_drill_that_never_killed_fails() {
         let f = KillHostFacts::default();
-        assert!(checks(&f, &[]).iter().all(|c| !c.held));
+        assert!(checks(&f, &[], 0).iter().all(|c| !c.held));
     }
 }

@@ -295,7 +295,10 @@ pub fn run<G: BotGame>(
     let drill = drilled.map(|(drill, facts, events)| DrillReport {
         drill,
         events,
-        checks: facts.checks(&matches),
+        checks: facts.checks(
+            &matches,
+            result.matches.as_ref().map_or(0, |b| b.disconnects),
+        ),
     });
 
     Ok(JourneyReport {
@@ -339,9 +342,11 @@ enum Facts {
 }
 
 impl Facts {
-    fn checks(&self, matches: &[LiveMatch]) -> Vec<DrillCheck> {
+    /// Its checks, from the matches the store formed and how many bots'
+    /// connections ended before their match.
+    fn checks(&self, matches: &[LiveMatch], cut_short: u64) -> Vec<DrillCheck> {
         match self {
-            Facts::KillHost(f) => kill_host::checks(f, matches),
+            Facts::KillHost(f) => kill_host::checks(f, matches, cut_short),
             Facts::Restart(f) => restart_postgres::checks(f, matches),
             Facts::KillGateway(f) => kill_gateway::checks(f),
         }
