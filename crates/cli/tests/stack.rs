@@ -285,8 +285,9 @@ fn restart_postgres_drill_recovers_without_restarting_anything() {
     );
 }
 
-/// Two gateways on PostgreSQL, the second SIGKILLed under load: the first
-/// serves on, the players fail over to it, the second is started again
+/// Two gateways on PostgreSQL, the second SIGKILLed once the first match
+/// forms, while the rest of the players (an 8 s ramp-up) log in and queue:
+/// the first serves on, the players fail over to it and all get matched, the second is started again
 /// so the hosts linked to it deliver; nothing charged twice, nothing lost.
 /// Needs HIGHTICK_TEST_DATABASE_URL, and the swarm's gateway failover (a
 /// `[targets] gateway` array): until that lands the scenario does not
@@ -316,7 +317,7 @@ fn kill_gateway_drill_keeps_serving_and_loses_nothing() {
             "--hosts",
             "2",
             "--ramp-up",
-            "1s",
+            "8s",
             "--duration",
             "30s",
             "--drain-timeout",
@@ -326,6 +327,13 @@ fn kill_gateway_drill_keeps_serving_and_loses_nothing() {
     assert_drill_held(&run, "kill-gateway");
     assert_nothing_lost_or_doubled(&run);
     assert_eq!(run.report()["gateways"], 2, "{}", run.stdout());
+    // The players logging in after the kill were half on the dead gateway:
+    // every one of them played.
+    assert!(
+        run.report()["bots"]["started"].as_u64().unwrap() >= 20,
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]

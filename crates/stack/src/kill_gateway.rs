@@ -1,5 +1,6 @@
-//! The `kill-gateway` drill (two or more gateways on PostgreSQL): once
-//! matches run, SIGKILL the last gateway. The others keep serving: a new
+//! The `kill-gateway` drill (two or more gateways on PostgreSQL): once the
+//! first match is formed, while players still log in and queue, SIGKILL
+//! the last gateway. The others keep serving: a new
 //! login and a store-backed read go through them, and the players that
 //! used the dead one fail over to them (the swarm's gateway list). A host
 //! links to one gateway, so the hosts linked to the dead one keep their
@@ -12,11 +13,18 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::children::Process;
-use crate::drill::{DrillCheck, Scene, Timeline};
+use std::collections::BTreeSet;
+
+use hightick_store::LiveMatch;
+
+use crate::drill::{DrillCheck, Scene, Timeline, unix_ms};
 use crate::probe::Probe;
 
-/// How long after matches show the gateway is killed.
-const INTO_THE_LOAD: Duration = Duration::from_secs(2);
+/// How long after the first match shows the gateway is killed: its
+/// matchmaking pass has recorded the match by then (killed between
+/// allocating and recording, it would leave its claimed tickets to the
+/// store's 30 s claim expiry and the host a match nobody joins).
+const INTO_THE_LOAD: Duration = Duration::from_secs(1);
 /// Longest the restarted gateway may take to print its banner.
 const RESTART_PATIENCE: Duration = Duration::from_secs(30);
 
@@ -24,6 +32,7 @@ const RESTART_PATIENCE: Duration = Duration::from_secs(30);
 #[derive(Debug, Default, Clone)]
 pub(crate) struct KillGatewayFacts {
     killed: Option<String>,
+    killed_ms: Option<i64>,
     survivor_login: bool,
     survivor_read: Option<u16>,
     restarted: bool,
@@ -67,6 +76,7 @@ pub(crate) fn run(
     let url = scene.gateways[victim].clone();
     gateways[victim].kill();
     facts.killed = Some(url.clone());
+    facts.killed_ms = Some(unix_ms());
     timeline.note(format!("SIGKILL gateway {victim} ({url}) under load"));
 
     let survivor = &scene.gateways[0];
@@ -114,8 +124,22 @@ pub(crate) fn run(
     facts
 }
 
-/// The drill's checks (nothing lost or doubled: the run's own checks).
-pub(crate) fn checks(facts: &KillGatewayFacts) -> Vec<DrillCheck> {
+/// The drill's checks (nothing lost or doubled: the run's own checks),
+/// from what it did and the matches the store formed for the `players`.
+pub(crate) fn checks(
+    facts: &KillGatewayFacts,
+    matches: &[LiveMatch],
+    players: u64,
+) -> Vec<DrillCheck> {
+    let seated = |after: i64| -> BTreeSet<i64> {
+        matches
+            .iter()
+            .filter(|m| m.formed_ms > after)
+            .flat_map(|m| m.seats.iter().map(|s| s.account_id))
+            .collect()
+    };
+    let all = seated(i64::MIN).len() as u64;
+    let after_kill = facts.killed_ms.map_or(0, |k| seated(k).len());
     vec![
         DrillCheck::new(
             match &facts.killed {
@@ -135,6 +159,12 @@ pub(crate) fn checks(facts: &KillGatewayFacts) -> Vec<DrillCheck> {
             facts.survivor_login && facts.survivor_read == Some(200),
         ),
         DrillCheck::new(
+            format!(
+                "queues carried on: {all} of {players} players matched, {after_kill} in matches formed after the kill"
+            ),
+            all >= players && after_kill > 0,
+        ),
+        DrillCheck::new(
             "the killed gateway started again on its address (its hosts deliver)",
             facts.restarted,
         ),
@@ -145,15 +175,38 @@ pub(crate) fn checks(facts: &KillGatewayFacts) -> Vec<DrillCheck> {
 mod tests {
     use super::*;
 
+    fn formed(at: i64, players: &[i64]) -> LiveMatch {
+        LiveMatch {
+            match_id: format!("m{at}"),
+            mode: "duel".to_owned(),
+            address: "127.0.0.1:1".to_owned(),
+            region: String::new(),
+            seats: players
+                .iter()
+                .map(|&account_id| hightick_store::Seat {
+                    account_id,
+                    team: 0,
+                })
+                .collect(),
+            formed_ms: at,
+            over_ms: None,
+        }
+    }
+
     #[test]
     fn a_drill_that_killed_nothing_fails_and_a_full_one_passes() {
-        assert!(checks(&KillGatewayFacts::default()).iter().all(|c| !c.held));
+        let nothing = checks(&KillGatewayFacts::default(), &[], 2);
+        assert!(nothing.iter().all(|c| !c.held), "{nothing:?}");
+        let formed = [formed(1_000, &[1, 2]), formed(9_000, &[3, 4])];
         let done = KillGatewayFacts {
             killed: Some("http://127.0.0.1:1".to_owned()),
+            killed_ms: Some(5_000),
             survivor_login: true,
             survivor_read: Some(200),
             restarted: true,
         };
-        assert!(checks(&done).iter().all(|c| c.held));
+        assert!(checks(&done, &formed, 4).iter().all(|c| c.held));
+        // A player never matched fails the queue check.
+        assert!(!checks(&done, &formed, 5)[2].held);
     }
 }

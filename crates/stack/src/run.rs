@@ -298,6 +298,7 @@ pub fn run<G: BotGame>(
         checks: facts.checks(
             &matches,
             result.matches.as_ref().map_or(0, |b| b.disconnects),
+            options.players,
         ),
     });
 
@@ -343,12 +344,12 @@ enum Facts {
 
 impl Facts {
     /// Its checks, from the matches the store formed and how many bots'
-    /// connections ended before their match.
-    fn checks(&self, matches: &[LiveMatch], cut_short: u64) -> Vec<DrillCheck> {
+    /// connections ended before their match, of `players`.
+    fn checks(&self, matches: &[LiveMatch], cut_short: u64, players: u64) -> Vec<DrillCheck> {
         match self {
             Facts::KillHost(f) => kill_host::checks(f, matches, cut_short),
             Facts::Restart(f) => restart_postgres::checks(f, matches),
-            Facts::KillGateway(f) => kill_gateway::checks(f),
+            Facts::KillGateway(f) => kill_gateway::checks(f, matches, players),
         }
     }
 }
