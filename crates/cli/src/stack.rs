@@ -1,6 +1,6 @@
-//! `hightick stack`: the whole service on this machine (a gateway, hosts
-//! registered with it, players walking the full journey) and its journey
-//! report. The work is `hightick_stack::run`; this wires flags and output.
+//! `hightick stack`: the whole service on this machine (gateways, hosts
+//! registered with them, players walking the full journey), an optional
+//! failure drill, and the journey report. The work is `hightick_stack::run`; this wires flags and output.
 
 use std::path::PathBuf;
 use std::time::Duration;

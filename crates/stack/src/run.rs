@@ -1,8 +1,9 @@
-//! [`run`]: one stack run, start to report. A gateway and the hosts are child
-//! processes of the binary named in the options (so a host's CPU, crash or
-//! drain is its own); the players run in this process. At the end the
-//! players stop, the hosts drain (running matches end and post their
-//! results), the gateway stops, and the store is audited.
+//! [`run`]: one stack run, start to report. The gateways and the hosts are
+//! child processes of the binary named in the options (so a host's CPU,
+//! crash or drain is its own); the players run in this process, and a
+//! drill, if any, on a thread beside them. At the end the players stop,
+//! the hosts drain (running matches end and post their results), the
+//! gateways stop, and the store is audited.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
