@@ -300,7 +300,12 @@ fn kill_gateway_drill_keeps_serving_and_loses_nothing() {
         eprintln!("skipped: HIGHTICK_TEST_DATABASE_URL is unset");
         return;
     };
-    let schema = format!("stack_kill_gateway_{}", std::process::id());
+    // A schema of its own: the audit reads this run's books only.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let schema = format!("stack_kill_gateway_{}_{stamp}", std::process::id());
     let run = stack(
         "kill-gateway",
         &[
