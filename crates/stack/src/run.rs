@@ -554,3 +554,66 @@ fn audit_store(
         Ok((audit, matches))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> StackOptions {
+        StackOptions {
+            exe: PathBuf::from("hightick"),
+            dir: PathBuf::from("run"),
+            players: 20,
+            hosts: 2,
+            workers: 1,
+            ramp_up: Duration::from_secs(1),
+            duration: Duration::from_secs(1),
+            mode: None,
+            full_rules: false,
+            database_url: None,
+            database_schema: None,
+            drain_timeout_s: 1,
+            gateways: 1,
+            drill: None,
+        }
+    }
+
+    fn refused(o: &StackOptions) -> String {
+        match check_options(o, 10, "5v5") {
+            Err(StackError::Options(why)) => why,
+            other => panic!("{o:?} passed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_that_make_no_run_are_refused_naming_the_flag() {
+        assert!(check_options(&options(), 10, "5v5").is_ok());
+        let mut o = options();
+        o.gateways = 2;
+        assert!(refused(&o).contains("--database-url postgres://"));
+        o.database_url = Some("sqlite://x.db".to_owned());
+        assert!(refused(&o).contains("--database-url postgres://"));
+        o.database_url = Some("postgres://u@h/db".to_owned());
+        assert!(check_options(&o, 10, "5v5").is_ok());
+        o.gateways = 5;
+        assert!(refused(&o).starts_with("gateways:"));
+
+        let mut o = options();
+        o.hosts = 1;
+        o.drill = Some(Drill::KillHost);
+        assert!(refused(&o).contains("--hosts 2"));
+        let mut o = options();
+        o.drill = Some(Drill::KillGateway);
+        assert!(refused(&o).contains("--gateways 2"));
+        let mut o = options();
+        o.drill = Some(Drill::RestartPostgres);
+        assert!(check_options(&o, 10, "5v5").is_ok());
+        o.database_url = Some("postgres://u@h/db".to_owned());
+        assert!(refused(&o).contains("leave out --database-url"));
+        let mut o = options();
+        o.database_schema = Some("s".to_owned());
+        assert!(refused(&o).starts_with("database-schema:"));
+        o.players = 9;
+        assert!(refused(&o).starts_with("players:"));
+    }
+}
