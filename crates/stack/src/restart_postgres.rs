@@ -30,7 +30,6 @@ const MAX_PROBES: usize = 240;
 struct Probed {
     sent: Instant,
     while_down: bool,
-    answered_after_up: bool,
     answer: crate::probe::Answer,
 }
 
@@ -99,9 +98,10 @@ pub(crate) fn run(
             s.spawn(move || {
                 let sent = Instant::now();
                 let answer = probe.store_read(gateway, token);
+                // PostgreSQL cannot answer while it is down: a 200 for a
+                // read sent then was held until it was back.
                 let probed = Probed {
                     while_down: up.get().is_none_or(|u| sent < *u),
-                    answered_after_up: up.get().is_some_and(|u| Instant::now() >= *u),
                     answer,
                     sent,
                 };
@@ -142,7 +142,7 @@ pub(crate) fn run(
     for p in probes.iter().filter(|p| p.while_down) {
         match (p.answer.status, &p.answer.retry_after) {
             (Some(503), Some(_)) => facts.unavailable += 1,
-            (Some(200), _) if p.answered_after_up => facts.held += 1,
+            (Some(200), _) => facts.held += 1,
             _ => facts.other.push(status(&p.answer)),
         }
     }
