@@ -1,6 +1,6 @@
-//! `hightick stack`: the whole service on this machine (a gateway, hosts
-//! registered with it, players walking the full journey) and its journey
-//! report. The work is `hightick_stack::run`; this wires flags and output.
+//! `hightick stack`: the whole service on this machine (gateways, hosts
+//! registered with them, players walking the full journey), an optional
+//! failure drill, and the journey report. The work is `hightick_stack::run`; this wires flags and output.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use hightick_engine::bot::BotGame;
-use hightick_stack::{StackOptions, run};
+use hightick_stack::{Drill, StackOptions, run};
 
 use crate::swarm::ProgressLine;
 
@@ -48,6 +48,15 @@ pub(crate) struct StackArgs {
     /// PostgreSQL URL for the gateway (default: SQLite in --dir).
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// PostgreSQL schema for this run's tables (made if missing), so its books are its own.
+    #[arg(long, value_name = "NAME", requires = "database_url")]
+    database_schema: Option<String>,
+    /// Gateways on the one store, 1 to 4 (more than one needs --database-url postgres://...).
+    #[arg(long, default_value_t = 1)]
+    gateways: usize,
+    /// A failure to inflict while the players play: kill-host, kill-gateway or restart-postgres.
+    #[arg(long, value_name = "NAME")]
+    drill: Option<Drill>,
     /// Working directory: database, hosts' state and outboxes, logs.
     #[arg(long, value_name = "DIR", default_value = "hightick-stack")]
     dir: PathBuf,
@@ -85,11 +94,16 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
         full_rules: a.rules == Rules::Full,
         database_url: a.database_url.clone(),
         drain_timeout_s: a.drain_timeout,
+        database_schema: a.database_schema.clone(),
+        gateways: a.gateways,
+        drill: a.drill,
     };
     eprintln!(
-        "hightick stack: {} players, {} host(s), 1 gateway; logs and state in {}",
+        "hightick stack: {} players, {} host(s), {} gateway(s){}; logs and state in {}",
         a.players,
         a.hosts,
+        a.gateways,
+        a.drill.map(|d| format!(", drill {d}")).unwrap_or_default(),
         a.dir.display()
     );
     let line = ProgressLine::new(a.ramp_up + a.duration, a.quiet);

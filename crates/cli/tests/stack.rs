@@ -1,54 +1,165 @@
-//! `hightick stack` end to end, as a user runs it: a gateway and a host as
-//! child processes, ten players logging in, matchmaking and playing over
-//! UDP; at the end the host drains and posts, and the journey report's
-//! checks hold (matches finished = results recorded, no result left in an
-//! outbox, the ledger balanced, no desync). Short: it proves the wiring,
-//! not the figures (`hightick stack` with defaults gives those).
+//! `hightick stack` end to end, as a user runs it: gateways and hosts as
+//! child processes, players logging in, matchmaking and playing over UDP;
+//! at the end the hosts drain and post, and the journey report's checks
+//! hold (matches finished = results recorded, no result left in an
+//! outbox, the ledger balanced, no desync). Then the failure drills, each
+//! a short run whose report's drill checks must hold too. Short: they
+//! prove the wiring and the recovery, not the figures.
+//!
+//! The CI-critical drills run on one gateway: `kill-host` (SQLite) and
+//! `restart-postgres` (a private PostgreSQL cluster the run makes with
+//! initdb). `kill-gateway` needs HIGHTICK_TEST_DATABASE_URL and the
+//! swarm's gateway failover (a `[targets] gateway` array).
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
-#[test]
-fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
-    let dir = std::env::temp_dir().join(format!("hightick-stack-test-{}", std::process::id()));
+/// A stack run's output, its JSON report, and its working directory.
+struct Run {
+    output: Output,
+    report: Option<serde_json::Value>,
+    dir: PathBuf,
+    json: PathBuf,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+
+    fn report(&self) -> &serde_json::Value {
+        self.report
+            .as_ref()
+            .unwrap_or_else(|| panic!("no report: {}", self.stdout()))
+    }
+
+    /// The checks the report's text prints, as `(line, held)`.
+    fn printed_checks(&self) -> Vec<(String, bool)> {
+        String::from_utf8_lossy(&self.output.stdout)
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                l.strip_prefix("[ok] ")
+                    .map(|c| (c.to_owned(), true))
+                    .or_else(|| l.strip_prefix("[FAILED] ").map(|c| (c.to_owned(), false)))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(&self.json);
+    }
+}
+
+/// Runs `hightick stack` with `args`, in a directory named after `name`.
+fn stack(name: &str, args: &[&str]) -> Run {
+    let dir = std::env::temp_dir().join(format!("hightick-stack-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let json = dir.with_extension("json");
     let output = Command::new(env!("CARGO_BIN_EXE_hightick"))
-        .args([
-            "stack",
+        .arg("stack")
+        .args(args)
+        .args(["--quiet", "--dir"])
+        .arg(&dir)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("hightick runs");
+    let report = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Run {
+        output,
+        report,
+        dir,
+        json,
+    }
+}
+
+/// The run's own checks: every finished match recorded once, no result
+/// left in an outbox, the books balanced, no desync.
+fn assert_nothing_lost_or_doubled(run: &Run) {
+    let out = run.stdout();
+    let report = run.report();
+    let finished = report["matches_finished"].as_u64().unwrap();
+    assert!(finished >= 1, "{out}");
+    assert_eq!(
+        report["audit"]["matches_recorded"].as_u64().unwrap(),
+        finished,
+        "{out}"
+    );
+    assert_eq!(report["outbox_left"], 0, "{out}");
+    assert_eq!(report["outbox_rejected"], 0, "{out}");
+    assert_eq!(report["audit"]["accounts_off_ledger"], 0, "{out}");
+    assert_eq!(
+        report["audit"]["balance_total"], report["audit"]["ledger_total"],
+        "{out}"
+    );
+    assert_eq!(report["bots"]["desyncs"], 0, "{out}");
+}
+
+/// The drill's checks from the JSON report, each with whether it held;
+/// every one must, and the printed report must say so too.
+fn assert_drill_held(run: &Run, drill: &str) -> Vec<String> {
+    let out = run.stdout();
+    let d = &run.report()["drill"];
+    assert_eq!(d["drill"], drill, "{out}");
+    assert!(!d["events"].as_array().unwrap().is_empty(), "{out}");
+    let checks: Vec<(String, bool)> = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap().to_owned(),
+                c["held"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!checks.is_empty(), "{out}");
+    for (check, held) in &checks {
+        assert!(held, "drill check failed: {check}\n{out}");
+        assert!(
+            run.printed_checks()
+                .contains(&(format!("{drill}: {check}"), true)),
+            "not printed: {check}\n{out}"
+        );
+    }
+    assert!(out.contains(&format!("drill {drill}:")), "{out}");
+    assert!(run.output.status.success(), "{out}");
+    checks.into_iter().map(|(c, _)| c).collect()
+}
+
+#[test]
+fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
+    let run = stack(
+        "short",
+        &[
             "--players",
             "10",
             "--hosts",
             "1",
             "--ramp-up",
             "1s",
-        ])
-        .args([
             "--duration",
             "25s",
             "--drain-timeout",
             "3",
-            "--quiet",
-            "--dir",
-        ])
-        .arg(&dir)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("hightick runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let finished = report["matches_finished"].as_u64().unwrap();
-    assert!(finished >= 1, "{stdout}");
-    assert_eq!(
-        report["audit"]["matches_recorded"].as_u64().unwrap(),
-        finished,
-        "{stdout}"
+        ],
     );
-    assert_eq!(report["outbox_left"], 0, "{stdout}");
-    assert_eq!(report["bots"]["desyncs"], 0, "{stdout}");
+    let stdout = run.stdout();
+    assert!(run.output.status.success(), "{stdout}");
+    assert_nothing_lost_or_doubled(&run);
+    let report = run.report();
+    assert!(report["drill"].is_null(), "{stdout}");
+    assert_eq!(report["gateways"], 1, "{stdout}");
     assert!(
         report["bots"]["started"].as_u64().unwrap() >= 10,
         "{stdout}"
@@ -57,9 +168,189 @@ fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
     // gateway's policy: the books hold one reward per player.
     assert_eq!(report["audit"]["accounts"], 10, "{stdout}");
     assert!(stdout.contains("FIGURE stack_results_recorded"), "{stdout}");
-    let html = std::fs::read_to_string(dir.join("journey.html")).expect("the HTML report");
+    assert!(stdout.contains("1 gateway(s) on sqlite"), "{stdout}");
+    let html = std::fs::read_to_string(run.dir.join("journey.html")).expect("the HTML report");
     assert!(html.contains("results recorded by the gateway"), "{html}");
     assert!(html.contains("every check held"), "{html}");
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&json);
+}
+
+/// CI-critical. Host 0 is SIGKILLed mid-match: its players time out,
+/// queue again and are matched on another host; the gateway gives the dead
+/// host nothing after its heartbeat timeout; the host starts again on its
+/// state directory and its outbox is empty after; nothing is lost or
+/// recorded twice.
+#[test]
+fn kill_host_drill_players_play_elsewhere_and_nothing_is_lost_or_doubled() {
+    let run = stack(
+        "kill-host",
+        &[
+            "--drill",
+            "kill-host",
+            "--players",
+            "20",
+            "--hosts",
+            "2",
+            "--ramp-up",
+            "1s",
+            "--duration",
+            "30s",
+            "--drain-timeout",
+            "3",
+        ],
+    );
+    let checks = assert_drill_held(&run, "kill-host");
+    let out = run.stdout();
+    assert_nothing_lost_or_doubled(&run);
+    // The drill's checks name what they held for.
+    let find = |prefix: &str| {
+        checks
+            .iter()
+            .find(|c| c.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no check {prefix:?}: {out}"))
+            .clone()
+    };
+    assert!(find("killed mid-match:").contains("cut off"), "{out}");
+    assert!(
+        find("their players found out:").contains("timed out"),
+        "{out}"
+    );
+    let again = find("cut-off players queued again");
+    let (n, of) = again
+        .rsplit_once(": ")
+        .and_then(|(_, f)| f.split_once(" of "))
+        .unwrap();
+    assert_eq!(n, of, "{out}");
+    assert!(n.parse::<u32>().unwrap() >= 1, "{out}");
+    assert!(
+        find("matches given to the killed host after its heartbeat timeout").contains("): 0"),
+        "{out}"
+    );
+    assert!(
+        find("started again on its state").ends_with("delivered"),
+        "{out}"
+    );
+    // The restarted host appended to its log: two banners' worth of starts.
+    let log = std::fs::read_to_string(run.dir.join("host-0").join("serve.log")).unwrap();
+    assert!(!log.is_empty(), "{out}");
+}
+
+/// CI-critical. A private PostgreSQL cluster (initdb into a temporary
+/// directory, its own port) is stopped for seconds under load and started
+/// again: store-backed requests sent meanwhile get 503 with Retry-After or
+/// wait, none fails otherwise; the gateway answers again without any
+/// process restarted; matches finishing after are recorded, nothing lost.
+#[test]
+fn restart_postgres_drill_recovers_without_restarting_anything() {
+    let run = stack(
+        "restart-pg",
+        &[
+            "--drill",
+            "restart-postgres",
+            "--players",
+            "20",
+            "--hosts",
+            "2",
+            "--ramp-up",
+            "1s",
+            "--duration",
+            "30s",
+            "--drain-timeout",
+            "3",
+        ],
+    );
+    let out = run.stdout();
+    if !run.output.status.success()
+        && out.contains("private PostgreSQL")
+        && std::env::var_os("HIGHTICK_TEST_DATABASE_URL").is_none()
+    {
+        eprintln!(
+            "skipped: no private PostgreSQL cluster here (initdb), and HIGHTICK_TEST_DATABASE_URL is unset: {out}"
+        );
+        return;
+    }
+    let checks = assert_drill_held(&run, "restart-postgres");
+    assert_nothing_lost_or_doubled(&run);
+    assert_eq!(run.report()["backend"], "postgres", "{out}");
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.contains("every child ran throughout")),
+        "{out}"
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.starts_with("the gateway answered again")),
+        "{out}"
+    );
+}
+
+/// Two gateways on PostgreSQL, the second SIGKILLed once the first match
+/// forms, while the rest of the players (an 8 s ramp-up) log in and queue:
+/// the first serves on, the players fail over to it and all get matched, the second is started again
+/// so the hosts linked to it deliver; nothing charged twice, nothing lost.
+/// Needs HIGHTICK_TEST_DATABASE_URL, and the swarm's gateway failover (a
+/// `[targets] gateway` array): until that lands the scenario does not
+/// parse, so it is ignored; `cargo test -p hightick-cli --test stack --
+/// --ignored` runs it.
+#[test]
+#[ignore = "needs the swarm's gateway failover ([targets] gateway array) from crates/swarm"]
+fn kill_gateway_drill_keeps_serving_and_loses_nothing() {
+    let Ok(url) = std::env::var("HIGHTICK_TEST_DATABASE_URL") else {
+        eprintln!("skipped: HIGHTICK_TEST_DATABASE_URL is unset");
+        return;
+    };
+    // A schema of its own: the audit reads this run's books only.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let schema = format!("stack_kill_gateway_{}_{stamp}", std::process::id());
+    let run = stack(
+        "kill-gateway",
+        &[
+            "--drill",
+            "kill-gateway",
+            "--gateways",
+            "2",
+            "--database-url",
+            &url,
+            "--database-schema",
+            &schema,
+            "--players",
+            "20",
+            "--hosts",
+            "2",
+            "--ramp-up",
+            "8s",
+            "--duration",
+            "30s",
+            "--drain-timeout",
+            "3",
+        ],
+    );
+    assert_drill_held(&run, "kill-gateway");
+    assert_nothing_lost_or_doubled(&run);
+    assert_eq!(run.report()["gateways"], 2, "{}", run.stdout());
+    // The players logging in after the kill were half on the dead gateway:
+    // every one of them played.
+    assert!(
+        run.report()["bots"]["started"].as_u64().unwrap() >= 20,
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn more_than_one_gateway_needs_postgres_and_drills_their_shape() {
+    let run = stack("bad-options", &["--gateways", "2", "--players", "10"]);
+    let out = run.stdout();
+    assert!(!run.output.status.success(), "{out}");
+    assert!(out.contains("--database-url postgres://"), "{out}");
+    let run = stack("bad-drill", &["--drill", "kill-host", "--hosts", "1"]);
+    assert!(!run.output.status.success());
+    assert!(run.stdout().contains("--hosts 2"), "{}", run.stdout());
+    let run = stack("bad-name", &["--drill", "kill-everything"]);
+    assert!(!run.output.status.success());
+    assert!(run.stdout().contains("kill-host"), "{}", run.stdout());
 }

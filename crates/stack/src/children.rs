@@ -29,7 +29,11 @@ impl Process {
         banner: &str,
         patience: Duration,
     ) -> Result<(Self, String), StackError> {
-        let log_file = std::fs::File::create(log).map_err(StackError::io(log))?;
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(StackError::io(log))?;
         let mut child = Command::new(exe)
             .args(args)
             .stdin(Stdio::null())
@@ -97,6 +101,13 @@ impl Process {
         false
     }
 
+    /// Whether it is still running.
+    pub(crate) fn running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
     /// Kills it at once (SIGKILL).
     pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -110,6 +121,80 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A server host of the stack: its process, state directory and the flags
+/// it was started with, so it can be started again on the same state.
+#[derive(Debug)]
+pub(crate) struct Host {
+    /// Its process (`None` while it is down after a kill).
+    pub process: Option<Process>,
+    /// Its `--state-dir`.
+    pub state: std::path::PathBuf,
+    /// Its stable host id (from its banner).
+    pub host_id: String,
+    /// The game addresses its current process serves (from its banner).
+    pub game: Vec<String>,
+    name: String,
+    args: Vec<String>,
+}
+
+/// The banner a host prints once it serves.
+const HOST_BANNER: &str = "hightick serve: admin";
+
+impl Host {
+    /// Starts host `name` as `exe args...`, its log in its state directory.
+    pub(crate) fn start(
+        name: &str,
+        exe: &Path,
+        args: Vec<String>,
+        state: std::path::PathBuf,
+        patience: Duration,
+    ) -> Result<Self, StackError> {
+        let mut host = Self {
+            process: None,
+            state,
+            host_id: String::new(),
+            game: Vec::new(),
+            name: name.to_owned(),
+            args,
+        };
+        host.restart(exe, patience)?;
+        Ok(host)
+    }
+
+    /// Starts its process (again), on the same state directory; its log
+    /// is appended to.
+    pub(crate) fn restart(&mut self, exe: &Path, patience: Duration) -> Result<(), StackError> {
+        let log = self.state.join("serve.log");
+        let (process, banner) =
+            Process::start(&self.name, exe, &self.args, &log, HOST_BANNER, patience)?;
+        self.host_id = banner_word(&banner, "host").unwrap_or_default();
+        self.game = banner_word(&banner, "game")
+            .map(|g| g.split(',').map(str::to_owned).collect())
+            .unwrap_or_default();
+        self.process = Some(process);
+        Ok(())
+    }
+
+    /// What it is (`host 1`).
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// SIGKILLs its process.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            p.kill();
+        }
+    }
+}
+
+/// The word after `key` in a banner line (`game 127.0.0.1:7777` -> the address).
+pub(crate) fn banner_word(line: &str, key: &str) -> Option<String> {
+    let mut words = line.split_whitespace();
+    words.find(|w| *w == key)?;
+    words.next().map(str::to_owned)
 }
 
 /// The `http://ADDR` in a banner line.
@@ -135,5 +220,9 @@ mod tests {
             Some("http://127.0.0.1:7780")
         );
         assert_eq!(banner_url("nothing here"), None);
+        let host = "hightick serve: admin http://127.0.0.1:7780 game 127.0.0.1:7777 host h-1";
+        assert_eq!(banner_word(host, "game").as_deref(), Some("127.0.0.1:7777"));
+        assert_eq!(banner_word(host, "host").as_deref(), Some("h-1"));
+        assert_eq!(banner_word(host, "region"), None);
     }
 }

@@ -10,8 +10,8 @@ use hightick_swarm::scenario::duration::format_duration;
 /// What the scenario is made of.
 #[derive(Debug, Clone)]
 pub(crate) struct Journey<'a> {
-    /// The gateway's base URL.
-    pub gateway: &'a str,
+    /// The gateways' base URLs (player i starts on gateway i mod n).
+    pub gateways: &'a [String],
     /// Players.
     pub users: u64,
     /// Ramp-up.
@@ -40,7 +40,7 @@ ramp_up = "{ramp}"
 duration = "{hold}"
 
 [targets]
-gateway = "{gateway}"
+gateway = {gateway}
 
 [http]
 connections = {connections}
@@ -101,12 +101,27 @@ think = {{ uniform = ["1s", "3s"] }}
             users = self.users,
             ramp = format_duration(self.ramp_up),
             hold = format_duration(self.hold),
-            gateway = self.gateway,
+            gateway = self.gateway_toml(),
             connections = self.connections,
             mode = self.mode,
             settings = self.settings_toml,
             item = self.item,
         )
+    }
+}
+
+impl Journey<'_> {
+    /// The `[targets] gateway` value: one URL as a string (what every swarm
+    /// reads), more as an array (the swarm spreads players over them and
+    /// fails over between them).
+    fn gateway_toml(&self) -> String {
+        match self.gateways {
+            [one] => format!("{one:?}"),
+            many => {
+                let urls: Vec<String> = many.iter().map(|u| format!("{u:?}")).collect();
+                format!("[{}]", urls.join(", "))
+            }
+        }
     }
 }
 
@@ -117,7 +132,7 @@ mod tests {
     #[test]
     fn the_journey_is_a_valid_scenario_with_its_steps() {
         let text = Journey {
-            gateway: "http://127.0.0.1:8080",
+            gateways: &["http://127.0.0.1:8080".to_owned()],
             users: 20,
             ramp_up: Duration::from_secs(5),
             hold: Duration::from_secs(60),
@@ -133,6 +148,33 @@ mod tests {
             scenario.step_names,
             ["login", "matchmake", "play", "purchase"],
             "{text}"
+        );
+        assert!(
+            text.contains("gateway = \"http://127.0.0.1:8080\"\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn two_gateways_are_an_array() {
+        let urls = [
+            "http://127.0.0.1:1".to_owned(),
+            "http://127.0.0.1:2".to_owned(),
+        ];
+        let journey = Journey {
+            gateways: &urls,
+            users: 4,
+            ramp_up: Duration::from_secs(1),
+            hold: Duration::from_secs(1),
+            mode: "duel",
+            settings_toml: "{}",
+            item: "xp.boost",
+            connections: 4,
+        };
+        assert!(
+            journey
+                .scenario()
+                .contains(r#"gateway = ["http://127.0.0.1:1", "http://127.0.0.1:2"]"#)
         );
     }
 }

@@ -9,6 +9,13 @@
 //! times, match quality) and checks what must hold: matches finished equal
 //! results recorded, no result left behind, the ledger balanced, no desync.
 //!
+//! With `gateways` above one (PostgreSQL only) the gateways share the
+//! store; host i registers with gateway i mod n (a host links to one
+//! gateway) and the players spread over them. A [`Drill`] inflicts a
+//! failure while the players play (SIGKILL a host or a gateway, restart
+//! PostgreSQL) and the report's drill section says what was done when and
+//! whether the service took it.
+//!
 //! What it is not: a fleet manager or a benchmark of one piece (the lab
 //! measures a host, the swarm a gateway); it wires the pieces as production
 //! would, on loopback.
@@ -29,6 +36,9 @@
 //!     full_rules: false,
 //!     database_url: None,
 //!     drain_timeout_s: 10,
+//!     database_schema: None,
+//!     gateways: 1,
+//!     drill: None,
 //! };
 //! let report = run::<G>(&options, |_progress| {})?;
 //! print!("{}", report.render_text());
@@ -37,11 +47,18 @@
 //! ```
 
 mod children;
+mod cluster;
+mod drill;
 mod error;
 mod journey;
+mod kill_gateway;
+mod kill_host;
+mod probe;
 mod report;
+mod restart_postgres;
 mod run;
 
+pub use drill::{Drill, DrillCheck, DrillEvent, DrillReport};
 pub use error::StackError;
 pub use report::{JourneyReport, Quantiles};
 pub use run::{StackOptions, run};

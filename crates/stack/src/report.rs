@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use hightick_report::{Cell, Mark, Page, Table, Tile};
 
 use hightick_store::Audit;
+
+use crate::drill::DrillReport;
 use hightick_swarm::result::MatchSummary;
 use serde::Serialize;
 
@@ -37,6 +39,8 @@ pub struct JourneyReport {
     pub players: u64,
     /// Server hosts.
     pub hosts: usize,
+    /// Gateways on the store.
+    pub gateways: usize,
     /// The players' run, seconds.
     pub elapsed_s: f64,
     /// Login, request to session (through the login queue).
@@ -60,6 +64,9 @@ pub struct JourneyReport {
     pub outbox_rejected: u64,
     /// The gateway's books after the run.
     pub audit: Audit,
+    /// The failure drill, if one ran: what was done when, and its checks
+    /// (they count toward [`JourneyReport::passed`]).
+    pub drill: Option<DrillReport>,
 }
 
 impl JourneyReport {
@@ -92,6 +99,21 @@ impl JourneyReport {
             ),
             (format!("desyncs: {desyncs}"), desyncs == 0),
         ]
+        .into_iter()
+        .chain(self.drill.iter().flat_map(|d| {
+            d.checks
+                .iter()
+                .map(move |c| (format!("{}: {}", d.drill, c.check), c.held))
+        }))
+        .collect()
+    }
+
+    /// The run's shape: players, hosts, gateways and the store's backend.
+    fn shape(&self) -> String {
+        format!(
+            "{} players, {} host(s), {} gateway(s) on {}",
+            self.players, self.hosts, self.gateways, self.backend
+        )
     }
 
     /// Whether every check held.
@@ -104,13 +126,11 @@ impl JourneyReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "hightick stack: {} {} ({} rules), {} players, {} host(s), 1 gateway on {}, {:.0} s",
+            "hightick stack: {} {} ({} rules), {}, {:.0} s",
             self.game,
             self.mode,
             self.rules,
-            self.players,
-            self.hosts,
-            self.backend,
+            self.shape(),
             self.elapsed_s
         );
         let _ = writeln!(
@@ -161,6 +181,12 @@ impl JourneyReport {
             self.audit.ledger_total,
             reasons.join(", ")
         );
+        if let Some(d) = &self.drill {
+            let _ = writeln!(out, "  drill {}:", d.drill);
+            for e in &d.events {
+                let _ = writeln!(out, "    +{:>6.1} s  {}", e.at_s, e.what);
+            }
+        }
         for (check, ok) in self.checks() {
             let _ = writeln!(out, "  [{}] {check}", if ok { "ok" } else { "FAILED" });
         }
@@ -192,8 +218,10 @@ impl JourneyReport {
     pub fn render_html(&self) -> String {
         let mut page = Page::new(&format!("hightick stack: {} {}", self.game, self.mode));
         page.paragraph(&format!(
-            "{} players, {} host(s), 1 gateway on {}, {} rules, {:.0} s",
-            self.players, self.hosts, self.backend, self.rules, self.elapsed_s
+            "{}, {} rules, {:.0} s",
+            self.shape(),
+            self.rules,
+            self.elapsed_s
         ));
         page.verdict(
             if self.passed() {
@@ -221,6 +249,15 @@ impl JourneyReport {
                 ]
             }));
         page.table(&checks);
+        if let Some(d) = &self.drill {
+            page.section(&format!("Drill: {}", d.drill));
+            let events = Table::new(["at, s", "what was done or seen"]).rows(
+                d.events
+                    .iter()
+                    .map(|e| vec![Cell::num(e.at_s, 1), Cell::text(e.what.clone())]),
+            );
+            page.table(&events);
+        }
         page.section("The players' journey");
         let times = Table::new(["step", "p50 ms", "p99 ms"]).rows([
             vec![

@@ -1,26 +1,33 @@
-//! [`run`]: one stack run, start to report. A gateway and the hosts are child
-//! processes of the binary named in the options (so a host's CPU, crash or
-//! drain is its own); the players run in this process. At the end the
-//! players stop, the hosts drain (running matches end and post their
-//! results), the gateway stops, and the store is audited.
+//! [`run`]: one stack run, start to report. The gateways and the hosts are
+//! child processes of the binary named in the options (so a host's CPU,
+//! crash or drain is its own); the players run in this process, and a
+//! drill, if any, on a thread beside them. At the end the players stop,
+//! the hosts drain (running matches end and post their results), the
+//! gateways stop, and the store is audited.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hightick_engine::bot::BotGame;
 use hightick_gateway::GatewayConfig;
 use hightick_gateway::config::ModeConfig;
-use hightick_store::{Store, StoreOptions};
+use hightick_store::{LiveMatch, Store, StoreOptions};
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::result::RunResult;
 use hightick_swarm::{MatchPlayer, Scenario, mode_and_settings};
 
-use crate::children::{Process, banner_url};
+use crate::children::{Host, Process, banner_url};
+use crate::cluster::PrivateCluster;
+use crate::drill::{Drill, DrillCheck, DrillReport, Scene, Timeline};
 use crate::error::StackError;
 use crate::journey::Journey;
+use crate::kill_gateway::GatewayStart;
+use crate::probe::Probe;
 use crate::report::{JourneyReport, Quantiles};
+use crate::{kill_gateway, kill_host, restart_postgres};
 
 /// Longest a child may take to print its banner.
 const START_PATIENCE: Duration = Duration::from_secs(30);
@@ -55,6 +62,13 @@ pub struct StackOptions {
     pub database_url: Option<String>,
     /// Seconds the hosts' running matches may go on once the players stop.
     pub drain_timeout_s: u64,
+    /// PostgreSQL only: a schema of the run's own (created if missing), so
+    /// its books are apart from anything else in the database.
+    pub database_schema: Option<String>,
+    /// Gateways on the one store (more than one needs PostgreSQL).
+    pub gateways: usize,
+    /// A failure to inflict while the players play.
+    pub drill: Option<Drill>,
 }
 
 /// Runs the whole service with `options` for game `G`, calling `observe`
@@ -65,16 +79,7 @@ pub fn run<G: BotGame>(
     observe: impl FnMut(&Progress),
 ) -> Result<JourneyReport, StackError> {
     let (mode, _) = mode_and_settings::<G>(options.mode.as_deref(), &serde_json::Value::Null)?;
-    let per_match = u64::from(mode.players);
-    if options.players < per_match {
-        return Err(StackError::Options(format!(
-            "players: a {} match needs {per_match}; got {}",
-            mode.name, options.players
-        )));
-    }
-    if !(1..=16).contains(&options.hosts) {
-        return Err(StackError::Options("hosts: must be 1 to 16".to_owned()));
-    }
+    check_options(options, u64::from(mode.players), mode.name)?;
     let dir = &options.dir;
     std::fs::create_dir_all(dir).map_err(StackError::io(dir))?;
     let secrets = write_secrets(dir)?;
@@ -86,10 +91,24 @@ pub fn run<G: BotGame>(
             _ => serde_json::Map::new(),
         }
     };
+    // The restart-postgres drill restarts a cluster of its own, never one
+    // other programs use.
+    let cluster = match options.drill {
+        Some(Drill::RestartPostgres) => Some(PrivateCluster::start()?),
+        _ => None,
+    };
+    let database_url = cluster
+        .as_ref()
+        .map(PrivateCluster::url)
+        .or_else(|| options.database_url.clone());
+    let database_url = match (&database_url, &options.database_schema) {
+        (Some(url), Some(schema)) => Some(in_schema(url, schema)?),
+        _ => database_url,
+    };
 
-    let gateway_config = GatewayConfig {
+    let mut gateway_config = GatewayConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
-        database_url: options.database_url.clone(),
+        database_url: database_url.clone(),
         data_dir: dir.join("gateway-data"),
         rate_limit_per_s: 0.0,
         token_key_file: Some(secrets.key.clone()),
@@ -102,27 +121,44 @@ pub fn run<G: BotGame>(
         }],
         ..GatewayConfig::default()
     };
+    if options.drill.is_some() {
+        // A drill wants its failures noticed within its run, and the
+        // matched tickets kept until the analysis at the end.
+        gateway_config.host_timeout_s = DRILL_HOST_TIMEOUT_S;
+        gateway_config.connect_timeout_s = DRILL_CONNECT_TIMEOUT_S;
+        let run_s = (options.ramp_up + options.duration).as_secs();
+        gateway_config.ticket_ttl_s = (run_s + 600).clamp(120, 86_400);
+    }
     let config_path = dir.join("gateway.toml");
     let text = toml::to_string(&gateway_config)
         .map_err(|e| StackError::Options(format!("gateway config: {e}")))?;
     std::fs::write(&config_path, text).map_err(StackError::io(&config_path))?;
-    let (mut gateway, banner) = Process::start(
-        "gateway",
-        &options.exe,
-        &[
-            "gateway".to_owned(),
-            "--config".to_owned(),
-            path(&config_path),
-        ],
-        &dir.join("gateway.log"),
-        "listening on",
-        START_PATIENCE,
-    )?;
-    let gateway_url = banner_url(&banner).ok_or_else(|| StackError::Child {
-        name: "gateway".to_owned(),
-        reason: format!("unexpected banner {banner:?}"),
-    })?;
+    let mut gateways = Vec::with_capacity(options.gateways);
+    let mut gateway_urls = Vec::with_capacity(options.gateways);
+    for g in 0..options.gateways {
+        let name = format!("gateway {g}");
+        let (gateway, banner) = Process::start(
+            &name,
+            &options.exe,
+            &[
+                "gateway".to_owned(),
+                "--config".to_owned(),
+                path(&config_path),
+            ],
+            &dir.join(format!("gateway-{g}.log")),
+            "listening on",
+            START_PATIENCE,
+        )?;
+        let url = banner_url(&banner).ok_or_else(|| StackError::Child {
+            name,
+            reason: format!("unexpected banner {banner:?}"),
+        })?;
+        gateways.push(gateway);
+        gateway_urls.push(url);
+    }
 
+    // Each host registers with one gateway (a host links to one), host i
+    // with gateway i mod n.
     let mut hosts = Vec::with_capacity(options.hosts);
     for i in 0..options.hosts {
         let state = dir.join(format!("host-{i}"));
@@ -138,7 +174,7 @@ pub fn run<G: BotGame>(
             "--key-file",
             &path(&secrets.key),
             "--gateway",
-            &gateway_url,
+            &gateway_urls[i % options.gateways],
             "--server-secret-file",
             &path(&secrets.server),
             "--state-dir",
@@ -151,20 +187,23 @@ pub fn run<G: BotGame>(
         .iter()
         .map(ToString::to_string)
         .collect();
-        let (host, _) = Process::start(
+        hosts.push(Host::start(
             &format!("host {i}"),
             &options.exe,
-            &args,
-            &state.join("serve.log"),
-            "hightick serve: admin",
+            args,
+            state,
             START_PATIENCE,
-        )?;
-        hosts.push((host, state));
+        )?);
     }
-    wait_for_hosts(&gateway_url, &secrets.server_secret, options.hosts)?;
+    for (g, url) in gateway_urls.iter().enumerate() {
+        let registering = (0..options.hosts)
+            .filter(|i| i % options.gateways == g)
+            .count();
+        wait_for_hosts(url, &secrets.server_secret, registering)?;
+    }
 
     let journey = Journey {
-        gateway: &gateway_url,
+        gateways: &gateway_urls,
         users: options.players,
         ramp_up: options.ramp_up,
         hold: options.duration,
@@ -183,35 +222,92 @@ pub fn run<G: BotGame>(
         .enable_all()
         .build()
         .map_err(StackError::io(Path::new("tokio runtime")))?;
-    let result = runtime.block_on(hightick_swarm::run::run(
-        scenario,
-        MatchPlayer::of::<G>(),
-        Arc::new(AtomicBool::new(false)),
-        observe,
-    ))?;
+    let stopped = AtomicBool::new(false);
+    let scene = Scene {
+        exe: &options.exe,
+        gateways: &gateway_urls,
+        secret: &secrets.server_secret,
+        host_timeout: Duration::from_secs(gateway_config.host_timeout_s),
+        until: started + options.ramp_up + options.duration,
+        stopped: &stopped,
+    };
+    let restart_from = GatewayStart {
+        config: &config_path,
+        dir,
+    };
+    let (result, drilled) = std::thread::scope(|s| {
+        let drill = options.drill.map(|drill| {
+            let (scene, gateways, hosts, cluster, restart_from) = (
+                &scene,
+                &mut gateways,
+                &mut hosts,
+                cluster.as_ref(),
+                &restart_from,
+            );
+            s.spawn(move || {
+                let mut timeline = Timeline::new(started);
+                let facts = match (drill, cluster) {
+                    (Drill::KillHost, _) => {
+                        Facts::KillHost(kill_host::run(scene, hosts, &mut timeline))
+                    }
+                    (Drill::RestartPostgres, Some(cluster)) => Facts::Restart(
+                        restart_postgres::run(scene, cluster, gateways, hosts, &mut timeline),
+                    ),
+                    (Drill::RestartPostgres, None) | (Drill::KillGateway, _) => Facts::KillGateway(
+                        kill_gateway::run(scene, gateways, restart_from, &mut timeline),
+                    ),
+                };
+                (drill, facts, timeline.into_events())
+            })
+        });
+        let result = runtime.block_on(hightick_swarm::run::run(
+            scenario,
+            MatchPlayer::of::<G>(),
+            Arc::new(AtomicBool::new(false)),
+            observe,
+        ));
+        stopped.store(true, Ordering::Relaxed);
+        let drilled = drill.and_then(|d| d.join().ok());
+        (result, drilled)
+    });
+    let result = result?;
     drop(runtime);
     let elapsed_s = started.elapsed().as_secs_f64();
 
     // The players have stopped: the hosts drain and post what they owe.
     let patience = Duration::from_secs(options.drain_timeout_s) + DRAIN_SLACK;
     let mut finished = Finished::default();
-    for (host, state) in &mut hosts {
-        if !host.stop(patience) {
+    for host in &mut hosts {
+        if let Some(process) = host.process.as_mut()
+            && !process.stop(patience)
+        {
             eprintln!(
                 "hightick stack: {} did not drain in time; killed",
-                host.name
+                host.name()
             );
         }
-        finished.add(state);
+        finished.add(&host.state);
     }
-    gateway.stop(Duration::from_secs(15));
-    let audit = audit_store(&gateway_config)?;
+    for gateway in &mut gateways {
+        gateway.stop(Duration::from_secs(15));
+    }
+    let (audit, matches) = audit_store(&gateway_config)?;
+    drop(cluster);
+    let drill = drilled.map(|(drill, facts, events)| DrillReport {
+        drill,
+        events,
+        checks: facts.checks(
+            &matches,
+            result.matches.as_ref().map_or(0, |b| b.disconnects),
+            options.players,
+        ),
+    });
 
     Ok(JourneyReport {
         game: G::NAME.to_owned(),
         mode: mode.name.to_owned(),
         rules: if options.full_rules { "full" } else { "short" }.to_owned(),
-        backend: if options.database_url.is_some() {
+        backend: if database_url.is_some() {
             "postgres"
         } else {
             "sqlite"
@@ -219,6 +315,7 @@ pub fn run<G: BotGame>(
         .to_owned(),
         players: options.players,
         hosts: options.hosts,
+        gateways: options.gateways,
         elapsed_s,
         login: step_time(&result, "login"),
         match_found: step_time(&result, "matchmake"),
@@ -230,7 +327,97 @@ pub fn run<G: BotGame>(
         outbox_left: finished.left,
         outbox_rejected: finished.rejected,
         audit,
+        drill,
     })
+}
+
+/// A drill's heartbeat timeout at the gateways, seconds (hosts beat every 2).
+const DRILL_HOST_TIMEOUT_S: u64 = 5;
+/// A drill's game connection silence timeout, seconds.
+const DRILL_CONNECT_TIMEOUT_S: u32 = 5;
+
+/// What a drill did, by drill.
+enum Facts {
+    KillHost(kill_host::KillHostFacts),
+    Restart(restart_postgres::RestartFacts),
+    KillGateway(kill_gateway::KillGatewayFacts),
+}
+
+impl Facts {
+    /// Its checks, from the matches the store formed and how many bots'
+    /// connections ended before their match, of `players`.
+    fn checks(&self, matches: &[LiveMatch], cut_short: u64, players: u64) -> Vec<DrillCheck> {
+        match self {
+            Facts::KillHost(f) => kill_host::checks(f, matches, cut_short),
+            Facts::Restart(f) => restart_postgres::checks(f, matches),
+            Facts::KillGateway(f) => kill_gateway::checks(f, matches, players),
+        }
+    }
+}
+
+/// `url` with its tables in `schema`: the schema is made (and migrated) now,
+/// and the URL sets it as the connections' `search_path`.
+fn in_schema(url: &str, schema: &str) -> Result<String, StackError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(StackError::io(Path::new("tokio runtime")))?;
+    runtime.block_on(async {
+        let mut options = StoreOptions::new(url.to_owned());
+        options.postgres_schema = Some(schema.to_owned());
+        Store::open_with(&options).await?.close().await;
+        Ok::<_, StackError>(())
+    })?;
+    let joint = if url.contains('?') { '&' } else { '?' };
+    Ok(format!("{url}{joint}options[search_path]={schema}"))
+}
+
+/// Whether `options` make a run; the one at fault named first.
+fn check_options(options: &StackOptions, per_match: u64, mode: &str) -> Result<(), StackError> {
+    let bad = |s: String| Err(StackError::Options(s));
+    if options.players < per_match {
+        return bad(format!(
+            "players: a {mode} match needs {per_match}; got {}",
+            options.players
+        ));
+    }
+    if !(1..=16).contains(&options.hosts) {
+        return bad("hosts: must be 1 to 16".to_owned());
+    }
+    if !(1..=4).contains(&options.gateways) {
+        return bad("gateways: must be 1 to 4".to_owned());
+    }
+    let postgres = options
+        .database_url
+        .as_deref()
+        .is_some_and(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+    if options.database_schema.is_some() && !postgres {
+        return bad("database-schema: needs --database-url postgres://...".to_owned());
+    }
+    if options.gateways > 1 && !postgres {
+        return bad(format!(
+            "gateways: {} gateways share one store, which needs --database-url postgres://... (SQLite is one process's file)",
+            options.gateways
+        ));
+    }
+    match options.drill {
+        Some(Drill::KillHost) if options.hosts < 2 => bad(
+            "drill kill-host: needs --hosts 2 or more (the killed host's players play on another)"
+                .to_owned(),
+        ),
+        Some(Drill::KillGateway) if options.gateways < 2 => bad(
+            "drill kill-gateway: needs --gateways 2 or more (and --database-url postgres://...)"
+                .to_owned(),
+        ),
+        Some(Drill::RestartPostgres) if options.database_url.is_some() => bad(
+            "drill restart-postgres: runs a PostgreSQL cluster of its own; leave out --database-url (a shared database is never restarted)"
+                .to_owned(),
+        ),
+        Some(Drill::RestartPostgres) if options.gateways > 1 => bad(
+            "drill restart-postgres: runs with one gateway (--gateways 1)".to_owned(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The key, session and server secret files, and the server secret.
@@ -263,26 +450,13 @@ fn path(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Waits until the gateway lists `count` registered hosts.
+/// Waits until `gateway` lists `count` registered hosts.
 fn wait_for_hosts(gateway: &str, secret: &str, count: usize) -> Result<(), StackError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into();
+    let probe = Probe::new();
     let deadline = Instant::now() + REGISTER_PATIENCE;
     let mut seen = 0;
     while Instant::now() < deadline {
-        let listed = agent
-            .get(&format!("{gateway}/v1/hosts"))
-            .header("authorization", &format!("Bearer {secret}"))
-            .call()
-            .ok()
-            .and_then(|mut r| r.body_mut().read_json::<serde_json::Value>().ok());
-        seen = listed
-            .as_ref()
-            .and_then(|v| v["hosts"].as_array())
-            .map_or(0, Vec::len);
+        seen = probe.hosts(gateway, secret).map_or(0, |l| l.len());
         if seen >= count {
             return Ok(());
         }
@@ -291,7 +465,7 @@ fn wait_for_hosts(gateway: &str, secret: &str, count: usize) -> Result<(), Stack
     Err(StackError::Child {
         name: "hosts".to_owned(),
         reason: format!(
-            "{seen} of {count} registered with the gateway within {REGISTER_PATIENCE:?}"
+            "{seen} of {count} registered with the gateway {gateway} within {REGISTER_PATIENCE:?}"
         ),
     })
 }
@@ -349,8 +523,11 @@ impl Finished {
     }
 }
 
-/// Reads the gateway's store for the audit (after the gateway stopped).
-fn audit_store(config: &GatewayConfig) -> Result<hightick_store::Audit, StackError> {
+/// Reads the gateway's store for the audit (after the gateway stopped): the
+/// books, and every match the queue formed that its tickets still name.
+fn audit_store(
+    config: &GatewayConfig,
+) -> Result<(hightick_store::Audit, Vec<LiveMatch>), StackError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -361,7 +538,82 @@ fn audit_store(config: &GatewayConfig) -> Result<hightick_store::Audit, StackErr
             None => Store::open_in_data_dir(&config.data_dir).await?,
         };
         let audit = store.audit().await?;
+        let ids: BTreeSet<String> = store
+            .queue_matched_since(0)
+            .await?
+            .into_iter()
+            .filter_map(|t| t.match_id)
+            .collect();
+        let mut matches = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if let Some(m) = store.live_match(id).await? {
+                matches.push(m);
+            }
+        }
         store.close().await;
-        Ok(audit)
+        Ok((audit, matches))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> StackOptions {
+        StackOptions {
+            exe: PathBuf::from("hightick"),
+            dir: PathBuf::from("run"),
+            players: 20,
+            hosts: 2,
+            workers: 1,
+            ramp_up: Duration::from_secs(1),
+            duration: Duration::from_secs(1),
+            mode: None,
+            full_rules: false,
+            database_url: None,
+            database_schema: None,
+            drain_timeout_s: 1,
+            gateways: 1,
+            drill: None,
+        }
+    }
+
+    fn refused(o: &StackOptions) -> String {
+        match check_options(o, 10, "5v5") {
+            Err(StackError::Options(why)) => why,
+            other => panic!("{o:?} passed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_that_make_no_run_are_refused_naming_the_flag() {
+        assert!(check_options(&options(), 10, "5v5").is_ok());
+        let mut o = options();
+        o.gateways = 2;
+        assert!(refused(&o).contains("--database-url postgres://"));
+        o.database_url = Some("sqlite://x.db".to_owned());
+        assert!(refused(&o).contains("--database-url postgres://"));
+        o.database_url = Some("postgres://u@h/db".to_owned());
+        assert!(check_options(&o, 10, "5v5").is_ok());
+        o.gateways = 5;
+        assert!(refused(&o).starts_with("gateways:"));
+
+        let mut o = options();
+        o.hosts = 1;
+        o.drill = Some(Drill::KillHost);
+        assert!(refused(&o).contains("--hosts 2"));
+        let mut o = options();
+        o.drill = Some(Drill::KillGateway);
+        assert!(refused(&o).contains("--gateways 2"));
+        let mut o = options();
+        o.drill = Some(Drill::RestartPostgres);
+        assert!(check_options(&o, 10, "5v5").is_ok());
+        o.database_url = Some("postgres://u@h/db".to_owned());
+        assert!(refused(&o).contains("leave out --database-url"));
+        let mut o = options();
+        o.database_schema = Some("s".to_owned());
+        assert!(refused(&o).starts_with("database-schema:"));
+        o.players = 9;
+        assert!(refused(&o).starts_with("players:"));
+    }
 }
