@@ -70,6 +70,7 @@ pub mod batch_io;
 pub mod config;
 mod delivery;
 mod error;
+pub mod floor;
 mod gateway_link;
 mod host;
 mod host_stats;
