@@ -12,7 +12,8 @@
 //! - timed, *receive*: `ReceiveBatch::receive` drains them (plus the
 //!   `datagram(i)` reads a server does to get each sender);
 //! - timed, *send*: one datagram of `server_bytes` to each client, written
-//!   into one `SendBatch` and flushed with one `sendmmsg`;
+//!   into one `SendBatch` and flushed with one `sendmmsg` (one per
+//!   [`BATCH`](batch_io::BATCH) clients);
 //! - untimed: the clients read their datagrams, so no buffer ever fills.
 //!
 //! On loopback the sender's `sendmmsg` also runs the receiver's delivery
@@ -60,11 +61,13 @@ use std::time::{Duration, Instant};
 
 use hightick_telemetry::bench::Stats;
 
-use crate::batch_io::{self, BATCH, ReceiveBatch, SendBatch};
+use crate::batch_io::{self, ReceiveBatch, SendBatch};
 use crate::process::pin_to_core;
 
 /// Longest datagram a floor client reads.
 const READ_BYTES: usize = 2048;
+/// Most clients of one floor match (sockets of this process).
+pub const MAX_CLIENTS: usize = 256;
 /// How long an untimed wait for the other side may take before the
 /// measurement gives up.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -73,7 +76,8 @@ const PATIENCE: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FloorPlan {
     /// Clients of the match (one datagram each way per tick), at most
-    /// [`BATCH`].
+    /// [`MAX_CLIENTS`]; past [`BATCH`](batch_io::BATCH) a tick takes more than one
+    /// `recvmmsg` and `sendmmsg`, as the server's does.
     pub clients: usize,
     /// A client's input datagram, bytes.
     pub client_bytes: usize,
@@ -112,8 +116,11 @@ impl FloorPlan {
                 format!("floor plan: {field}: {what}"),
             ))
         };
-        if self.clients == 0 || self.clients > BATCH {
-            return bad("clients", format!("1 to {BATCH}, not {}", self.clients));
+        if self.clients == 0 || self.clients > MAX_CLIENTS {
+            return bad(
+                "clients",
+                format!("1 to {MAX_CLIENTS}, not {}", self.clients),
+            );
         }
         if !(5..=READ_BYTES).contains(&self.client_bytes) {
             return bad("client_bytes", format!("5 to {READ_BYTES}"));
@@ -367,21 +374,37 @@ impl Match {
     /// Timed: the server sends one datagram to each client in one sendmmsg.
     fn server_send(&mut self) -> io::Result<()> {
         let len = self.plan.server_bytes;
+        let (mut sent, mut bytes, mut dropped) = (0, 0, 0);
         for (i, &to) in self.client_addresses.iter().enumerate() {
+            if self.send.is_full() {
+                let flushed = self.send.flush(&self.server);
+                (sent, bytes, dropped) = (
+                    sent + flushed.sent,
+                    bytes + flushed.bytes,
+                    dropped + flushed.dropped,
+                );
+            }
             let buffer = self
                 .send
                 .buffer()
-                .ok_or_else(|| broken("no room for a match tick".into()))?;
+                .ok_or_else(|| broken("no room after a flush".into()))?;
             buffer[..4].copy_from_slice(&self.tick.to_le_bytes());
             buffer[4] = i as u8;
             buffer[5..len].fill(0x5A);
             self.send.commit(len, to);
         }
         let flushed = self.send.flush(&self.server);
-        if flushed.dropped != 0 || flushed.bytes != self.plan.clients * len {
-            return Err(broken(format!("a send lost datagrams: {flushed:?}")));
+        (sent, bytes, dropped) = (
+            sent + flushed.sent,
+            bytes + flushed.bytes,
+            dropped + flushed.dropped,
+        );
+        if dropped != 0 || bytes != self.plan.clients * len {
+            return Err(broken(format!(
+                "a send lost datagrams: {sent} sent, {dropped} dropped, {bytes} bytes"
+            )));
         }
-        self.server_sent += flushed.sent;
+        self.server_sent += sent;
         Ok(())
     }
 }
@@ -731,6 +754,7 @@ pub fn measure(plan: FloorPlan) -> io::Result<Floor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch_io::BATCH;
 
     #[test]
     fn a_tiny_plan_moves_every_datagram_and_gives_figures() {
@@ -747,9 +771,22 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_the_batch_cannot_take_is_refused_by_field() {
+    fn a_match_larger_than_a_batch_sends_in_several() {
+        let floor = measure(FloorPlan {
+            clients: BATCH + 36,
+            ticks_per_sample: 2,
+            samples: 2,
+            warm_up_samples: 0,
+            ..FloorPlan::FIVE_V_FIVE
+        })
+        .expect("the floor");
+        assert_eq!(floor.plain.tick.cpu.samples_ns.len(), 2);
+    }
+
+    #[test]
+    fn a_plan_too_large_is_refused_by_field() {
         let e = measure(FloorPlan {
-            clients: BATCH + 1,
+            clients: MAX_CLIENTS + 1,
             ..FloorPlan::FIVE_V_FIVE
         })
         .unwrap_err();
