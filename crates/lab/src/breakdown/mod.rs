@@ -349,7 +349,7 @@ impl BreakdownReport {
         };
         format!(
             "{}\n\
-             {} x {} matches at {} Hz, {} players each\n\
+             {} x {} at {} Hz, {} players each\n\
              floor: {} clients, {} B in, {} B out, {} samples x {} ticks (wall: plain {:.2}, woken {:.2} us)\n\
              sans-IO tick: warm {}; cold {}\n\
              wake-up: {}, median {:.1} us late\n\
@@ -357,7 +357,7 @@ impl BreakdownReport {
              sum: {}\n",
             t.render(),
             self.mode,
-            self.matches,
+            crate::sweep::matches_text(self.matches),
             self.tick_rate_hz,
             self.players_per_match,
             self.floor.clients,
