@@ -250,15 +250,12 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
         b.finish();
     }
     let report = report?;
-
-    print!("{}", report.render_table());
-    println!();
-    for line in report.figures() {
-        println!("{line}");
-    }
-    std::fs::write(&args.json, report.to_json()?)
-        .with_context(|| format!("writing {}", args.json.display()))?;
-    println!("JSON: {}", args.json.display());
+    print_and_write(
+        &report.render_table(),
+        &report.figures(),
+        &args.json,
+        &report.to_json()?,
+    )?;
     std::fs::write(&args.report, render_sweep_html(&report)?)
         .with_context(|| format!("writing {}", args.report.display()))?;
     println!("report: {}", args.report.display());
@@ -270,6 +267,19 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
         db.close();
         println!("recorded as run #{id} in {}", args.record.db.describe());
     }
+    Ok(())
+}
+
+/// Prints a lab result's table and FIGURE lines, writes its JSON to `path`
+/// and says where.
+fn print_and_write(table: &str, figures: &[String], path: &Path, json: &str) -> Result<()> {
+    print!("{table}");
+    println!();
+    for line in figures {
+        println!("{line}");
+    }
+    std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    println!("JSON: {}", path.display());
     Ok(())
 }
 

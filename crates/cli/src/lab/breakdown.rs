@@ -114,13 +114,10 @@ pub(super) fn breakdown<G: BotGame>(args: &BreakdownArgs) -> Result<()> {
         b.finish();
     }
     let report = report?;
-    print!("{}", report.render_table());
-    println!();
-    for line in report.figures() {
-        println!("{line}");
-    }
-    std::fs::write(&args.json, report.to_json()?)
-        .with_context(|| format!("writing {}", args.json.display()))?;
-    println!("JSON: {}", args.json.display());
-    Ok(())
+    super::print_and_write(
+        &report.render_table(),
+        &report.figures(),
+        &args.json,
+        &report.to_json()?,
+    )
 }
