@@ -2,6 +2,9 @@
 //!
 //! - `lab sweep`: density sweep (matches 1, 2, 4, 8, ... until budgets break), games
 //!   per core, optional plaza rate probe; table, FIGURE lines, JSON and HTML.
+//! - `lab breakdown`: the live tick's terms in one sitting (UDP floor plain and
+//!   woken, the game's sans-IO tick warm and cold, a wake-up, a live run's server
+//!   CPU per match tick) and what the live tick spends beyond their sum.
 //! - `lab history`: per-subsystem mean and p99 across recorded commits (HTML;
 //!   cargo feature `history`).
 //! - `lab compare A B`: per-subsystem differences against run-to-run noise; fails
@@ -28,6 +31,7 @@ use crate::demo::progress::RunBar;
 #[cfg(feature = "history")]
 use crate::demo::record::{HistoryDbArgs, RecordArgs};
 
+mod breakdown;
 #[cfg(feature = "history")]
 mod history;
 mod soak;
@@ -46,6 +50,10 @@ enum LabCommand {
     /// Run matches for a long time, sampling memory, files, threads, CPU per
     /// tick and late ticks every interval; judge them for growth.
     Soak(Box<soak::SoakArgs>),
+    /// Measure the live tick's terms in one sitting (UDP floor, sans-IO tick
+    /// warm and cold, wake-up, live run) and what the live tick spends beyond
+    /// their sum.
+    Breakdown(Box<breakdown::BreakdownArgs>),
     /// Chart per-subsystem mean and p99 across recorded commits (HTML).
     #[cfg(feature = "history")]
     History(history::HistoryArgs),
@@ -152,6 +160,7 @@ pub(crate) fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
     match &args.command {
         LabCommand::Sweep(a) => sweep::<G>(a),
         LabCommand::Soak(a) => soak::soak::<G>(a),
+        LabCommand::Breakdown(a) => breakdown::breakdown::<G>(a),
         #[cfg(feature = "history")]
         LabCommand::History(a) => history::run(a),
         LabCommand::Compare(a) => compare_runs(a),
@@ -241,15 +250,12 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
         b.finish();
     }
     let report = report?;
-
-    print!("{}", report.render_table());
-    println!();
-    for line in report.figures() {
-        println!("{line}");
-    }
-    std::fs::write(&args.json, report.to_json()?)
-        .with_context(|| format!("writing {}", args.json.display()))?;
-    println!("JSON: {}", args.json.display());
+    print_and_write(
+        &report.render_table(),
+        &report.figures(),
+        &args.json,
+        &report.to_json()?,
+    )?;
     std::fs::write(&args.report, render_sweep_html(&report)?)
         .with_context(|| format!("writing {}", args.report.display()))?;
     println!("report: {}", args.report.display());
@@ -261,6 +267,19 @@ fn sweep<G: BotGame>(args: &SweepArgs) -> Result<()> {
         db.close();
         println!("recorded as run #{id} in {}", args.record.db.describe());
     }
+    Ok(())
+}
+
+/// Prints a lab result's table and FIGURE lines, writes its JSON to `path`
+/// and says where.
+fn print_and_write(table: &str, figures: &[String], path: &Path, json: &str) -> Result<()> {
+    print!("{table}");
+    println!();
+    for line in figures {
+        println!("{line}");
+    }
+    std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    println!("JSON: {}", path.display());
     Ok(())
 }
 

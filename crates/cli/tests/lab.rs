@@ -2,7 +2,7 @@
 //! server child process and real bots) writes JSON with the fields its report needs,
 //! two recorded sweeps of one commit compare without a regression, the history draws,
 //! and a run 30% slower in one subsystem fails `lab compare`; a short soak samples the
-//! server every interval and judges the samples.
+//! server every interval and judges the samples; a tiny breakdown prints every term.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -332,4 +332,81 @@ fn a_short_soak_samples_the_server_and_judges_the_samples() {
         html.contains("<svg") && html.contains("resident memory"),
         "report"
     );
+}
+
+/// The terms `lab breakdown` prints, as `FIGURE breakdown_<term>_us`.
+const BREAKDOWN_TERMS: [&str; 8] = [
+    "floor",
+    "floor_woken",
+    "tick_warm",
+    "tick_cold",
+    "wake",
+    "sum",
+    "live",
+    "unexplained",
+];
+
+#[test]
+fn a_tiny_breakdown_prints_every_term_and_writes_them_as_json() {
+    let dir = scratch("breakdown");
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "breakdown",
+            "--matches",
+            "1",
+            "--warmup",
+            "1s",
+            "--duration",
+            "2s",
+            "--sans-io-warmup",
+            "500ms",
+            "--sans-io",
+            "1s",
+            "--rounds",
+            "3",
+            "--floor-samples",
+            "5",
+            "--floor-ticks",
+            "10",
+            "--wake",
+            "300ms",
+            "--json",
+            "b.json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("b.json")).unwrap()).unwrap();
+    for term in BREAKDOWN_TERMS {
+        let name = format!("breakdown_{term}_us");
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name.as_str()))
+            .unwrap_or_else(|| panic!("no FIGURE {name}:\n{}", text(&out)));
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (fields[0], fields.get(3)),
+            ("FIGURE", Some(&"us")),
+            "{line}"
+        );
+        let value: f64 = fields[2].parse().unwrap();
+        assert!(value.is_finite(), "{line}");
+        // A difference of two measurements may be either sign; every
+        // measured term is a cost.
+        if term != "unexplained" {
+            assert!(value > 0.0, "{line}");
+        }
+    }
+    // The sum is the terms it says, and the rest is live minus the sum.
+    let f = |key: &str| num(&json, key);
+    let sum = f("/floor/plain_us") + f("/tick_cold_us") + f("/wake_us");
+    assert!((f("/sum_us") - sum).abs() < 1e-6, "{json}");
+    assert!((f("/unexplained_us") - (f("/live_us") - sum)).abs() < 1e-6);
+    assert_eq!(json["live"]["matches"], 1);
+    assert_eq!(json["floor"]["clients"], 10);
+    assert!(stdout.contains("live - sum"), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -82,6 +82,10 @@ pub enum LabError {
     /// A run named for comparison or history cannot be used.
     #[error("{0}")]
     History(String),
+    /// A measurement of the breakdown could not run (its in-process match
+    /// could not be set up, a measuring thread failed).
+    #[error("breakdown: {0}")]
+    Breakdown(String),
 }
 
 impl LabError {

@@ -16,6 +16,9 @@
 //!   [`RecordedRun`] is what one is and needs no database; [`commit_points`] and
 //!   [`render_history_html`] chart them across commits; [`compare()`] judges a candidate
 //!   against a baseline with noise measured from repeated runs ([`Noise`]).
+//! - [`run_breakdown`]: the live tick's terms in one sitting (UDP floor plain
+//!   and woken, the game's sans-IO tick warm and cold, a wake-up, the live
+//!   server CPU per match tick) and what the live tick spends beyond their sum.
 //! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
 //!   self-contained HTML report with inline SVG charts ([`render_html`]).
 //! - [`doctor`]: read-only checks of a host's `/proc` and `/sys` that matter for tick
@@ -52,6 +55,7 @@
 //! # Ok::<(), hightick_lab::LabError>(())
 //! ```
 
+pub mod breakdown;
 mod budget_book;
 mod chart;
 pub mod compare;
@@ -73,6 +77,7 @@ pub mod sweep_html;
 mod sweep_report;
 mod violations;
 
+pub use breakdown::{BreakdownEvent, BreakdownPlan, BreakdownReport, run_breakdown};
 pub use budget_book::BudgetBook;
 pub use compare::{ChangeVerdict, CompareOptions, Comparison, Noise, Stat, compare};
 pub use doctor::{Check, DoctorOptions, DoctorReport, Verdict, examine};

@@ -37,6 +37,9 @@
 //!   created any more; running ones finish (or are ended at the drain
 //!   timeout), their clients are told, their results (the game's report,
 //!   one JSON line each) are written whole.
+//! - **The UDP floor** ([`floor`]): what one match tick's `recvmmsg` and
+//!   `sendmmsg` cost on loopback with nothing else done, for the
+//!   `udp_floor` bench and `hightick lab breakdown`.
 //!
 //! What it is not: it does not mint connect tokens (the gateway, or
 //! whoever holds the shared key, does), keep accounts, or run bots.
@@ -70,6 +73,7 @@ pub mod batch_io;
 pub mod config;
 mod delivery;
 mod error;
+pub mod floor;
 mod gateway_link;
 mod host;
 mod host_stats;
