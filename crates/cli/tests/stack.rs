@@ -289,12 +289,8 @@ fn restart_postgres_drill_recovers_without_restarting_anything() {
 /// forms, while the rest of the players (an 8 s ramp-up) log in and queue:
 /// the first serves on, the players fail over to it and all get matched, the second is started again
 /// so the hosts linked to it deliver; nothing charged twice, nothing lost.
-/// Needs HIGHTICK_TEST_DATABASE_URL, and the swarm's gateway failover (a
-/// `[targets] gateway` array): until that lands the scenario does not
-/// parse, so it is ignored; `cargo test -p hightick-cli --test stack --
-/// --ignored` runs it.
+/// Needs HIGHTICK_TEST_DATABASE_URL.
 #[test]
-#[ignore = "needs the swarm's gateway failover ([targets] gateway array) from crates/swarm"]
 fn kill_gateway_drill_keeps_serving_and_loses_nothing() {
     let Ok(url) = std::env::var("HIGHTICK_TEST_DATABASE_URL") else {
         eprintln!("skipped: HIGHTICK_TEST_DATABASE_URL is unset");

@@ -8,6 +8,7 @@
 //! # database_url = "postgres://user:pw@db/hightick"  # default: SQLite under data_dir
 //! data_dir = "hightick-data"      # where the embedded SQLite file lives
 //! database_connections = 8        # pool size
+//! database_acquire_timeout_ms = 3000 # PostgreSQL: longest a request waits for a connection (also while the database is down) before it is answered 503 with Retry-After
 //! auth_workers = 4                # logins worked on at once (the bounded auth pool)
 //! login_queue_capacity = 1000000  # waiting logins; past it a login gets 429
 //! ticket_ttl_s = 120              # an answered ticket is kept this long (another gateway answers one until 4x its estimate + this)
@@ -173,6 +174,10 @@ pub struct GatewayConfig {
     pub data_dir: PathBuf,
     /// Database pool size.
     pub database_connections: u32,
+    /// PostgreSQL: milliseconds a request waits for a pooled connection
+    /// before it is answered 503 with Retry-After (while the database
+    /// restarts, the pool keeps reconnecting for this long).
+    pub database_acquire_timeout_ms: u64,
     /// Logins worked on at once.
     pub auth_workers: usize,
     /// Logins that may wait in the queue.
@@ -228,6 +233,7 @@ impl Default for GatewayConfig {
             database_url: None,
             data_dir: PathBuf::from("hightick-data"),
             database_connections: 8,
+            database_acquire_timeout_ms: 3_000,
             auth_workers: 4,
             login_queue_capacity: 1_000_000,
             ticket_ttl_s: 120,
@@ -288,6 +294,9 @@ impl GatewayConfig {
         let bad = |field, reason: &str| Err(ConfigFileError::invalid(field, reason).into());
         if !(1..=1024).contains(&self.database_connections) {
             return bad("database_connections", "must be in 1..=1024");
+        }
+        if !(100..=600_000).contains(&self.database_acquire_timeout_ms) {
+            return bad("database_acquire_timeout_ms", "must be in 100..=600000");
         }
         if !(1..=4096).contains(&self.auth_workers) {
             return bad("auth_workers", "must be in 1..=4096");

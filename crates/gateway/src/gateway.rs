@@ -53,6 +53,8 @@ pub async fn open_store(config: &GatewayConfig) -> Result<Store, GatewayError> {
         Some(url) => {
             let mut options = StoreOptions::new(url.clone());
             options.max_connections = config.database_connections;
+            options.acquire_timeout =
+                std::time::Duration::from_millis(config.database_acquire_timeout_ms);
             Store::open_with(&options).await?
         }
         None => Store::open_in_data_dir(&config.data_dir).await?,

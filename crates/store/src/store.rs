@@ -46,16 +46,23 @@ pub struct StoreOptions {
     pub postgres_schema: Option<String>,
     /// Run pending migrations when opening.
     pub migrate: bool,
+    /// Longest a query waits for a pooled connection (also while the database
+    /// is down and the pool keeps reconnecting) before it fails with
+    /// [`StoreError::Backend`] (`PoolTimedOut`), which a server answers as
+    /// "unavailable, retry".
+    pub acquire_timeout: Duration,
 }
 
 impl StoreOptions {
-    /// Defaults for `url`: 8 connections, public schema, migrate on open.
+    /// Defaults for `url`: 8 connections, public schema, migrate on open,
+    /// 60 s to get a connection.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
             max_connections: 8,
             postgres_schema: None,
             migrate: true,
+            acquire_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -195,7 +202,7 @@ impl Store {
             SqlitePoolOptions::new()
                 .max_connections(max)
                 .test_before_acquire(false)
-                .acquire_timeout(Duration::from_secs(60))
+                .acquire_timeout(options.acquire_timeout)
         };
         let (reads, writes) = if in_memory {
             // Every connection to an in-memory database would share one page cache
@@ -245,7 +252,7 @@ impl Store {
         }
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
-            .acquire_timeout(Duration::from_secs(60))
+            .acquire_timeout(options.acquire_timeout)
             .connect_with(connect)
             .await?;
         let store = Store {
