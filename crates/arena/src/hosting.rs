@@ -35,6 +35,12 @@ pub const MODES: &[Mode] = &[
     },
 ];
 
+/// The most rounds a team may need to win: a match then plays at most
+/// `2 * 500 - 1` rounds, within the round numbers events carry
+/// ([`crate::event::MAX_ROUND`], 10 bits). Long enough for a soak to keep a
+/// match running for hours.
+pub const MAX_ROUNDS_TO_WIN: u16 = 500;
+
 /// What a create-match request may change of an arena mode. Every field is
 /// optional; unknown fields are refused by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,7 +49,7 @@ pub struct ArenaSettings {
     /// Map override (default: the preset's map).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub map: Option<String>,
-    /// Rounds a team must win, 1 to 30.
+    /// Rounds a team must win, 1 to [`MAX_ROUNDS_TO_WIN`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rounds_to_win: Option<u16>,
     /// Seconds of the buy phase, 0.1 to 600.
@@ -78,8 +84,10 @@ impl ArenaSettings {
             }
         };
         if let Some(rounds) = self.rounds_to_win {
-            if !(1..=30).contains(&rounds) {
-                return Err("rounds_to_win: must be between 1 and 30".to_owned());
+            if !(1..=MAX_ROUNDS_TO_WIN).contains(&rounds) {
+                return Err(format!(
+                    "rounds_to_win: must be between 1 and {MAX_ROUNDS_TO_WIN}"
+                ));
             }
             scenario.arena.rounds_to_win = rounds;
         }
@@ -294,7 +302,7 @@ mod tests {
             "dust_corners"
         );
         let bad = ArenaSettings {
-            rounds_to_win: Some(31),
+            rounds_to_win: Some(MAX_ROUNDS_TO_WIN + 1),
             ..ArenaSettings::default()
         };
         assert!(

@@ -152,7 +152,7 @@ pub fn judge(samples: &[SoakSample]) -> SoakVerdict {
             note: Some(format!(
                 "no match ran (or no player was connected) in the interval ending at minute {:.0}: \
                  the matches ended before the soak did; give settings that keep them running \
-                 for its length (the arena: --settings '{{\"rounds_to_win\": 30}}')",
+                 for its length (the arena: --settings '{{\"rounds_to_win\": 200}}')",
                 idle.t_s / 60.0
             )),
         };
