@@ -75,7 +75,9 @@ fn a_steady_state_frame_through_the_c_abi_allocates_nothing() {
         p.snapshots > before + 100,
         "snapshots kept coming: {stats:?}"
     );
-    assert!(stats.inputs_sent > 200, "{stats:?}");
+    // 300 frames 4 ms apart send about one input a tick; a loaded machine
+    // stretches the frames, so only "inputs kept going" is asserted.
+    assert!(stats.inputs_sent > 100, "{stats:?}");
     eprintln!("{prediction:?}");
     assert!(
         prediction.mispredicted > 0 && prediction.max_correction_m > 0.0,

@@ -66,7 +66,7 @@ fn matches_are_created_joined_counted_and_drained() {
     let (status, body) = post(
         admin,
         "/v1/matches",
-        r#"{"mode":"5v5","roster":[1],"rounds_to_win":99}"#,
+        r#"{"mode":"5v5","roster":[1],"rounds_to_win":501}"#,
     );
     assert_eq!(status, 400);
     assert!(body.contains("rounds_to_win"), "{body}");

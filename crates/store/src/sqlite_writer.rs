@@ -287,6 +287,13 @@ mod tests {
         while QUEUE - w.queue.capacity() < n - 1 {
             tokio::task::yield_now().await;
         }
+        // n - 1 queued: either the writer holds the n-th (waiting for the
+        // held connection) or the n-th has not been queued yet. Give the
+        // latter a moment to arrive, so all n land in one group either way.
+        let grace = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+        while QUEUE - w.queue.capacity() < n && tokio::time::Instant::now() < grace {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         drop(held);
         let mut out = Vec::with_capacity(n);
         for h in writes {
