@@ -174,6 +174,24 @@ fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
     assert!(html.contains("every check held"), "{html}");
 }
 
+/// The flags of a short drill run: 20 players on 2 hosts for 30 s.
+fn short_drill(drill: &str) -> [&str; 12] {
+    [
+        "--drill",
+        drill,
+        "--players",
+        "20",
+        "--hosts",
+        "2",
+        "--ramp-up",
+        "1s",
+        "--duration",
+        "30s",
+        "--drain-timeout",
+        "3",
+    ]
+}
+
 /// CI-critical. Host 0 is SIGKILLed mid-match: its players time out,
 /// queue again and are matched on another host; the gateway gives the dead
 /// host nothing after its heartbeat timeout; the host starts again on its
@@ -181,23 +199,7 @@ fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
 /// recorded twice.
 #[test]
 fn kill_host_drill_players_play_elsewhere_and_nothing_is_lost_or_doubled() {
-    let run = stack(
-        "kill-host",
-        &[
-            "--drill",
-            "kill-host",
-            "--players",
-            "20",
-            "--hosts",
-            "2",
-            "--ramp-up",
-            "1s",
-            "--duration",
-            "30s",
-            "--drain-timeout",
-            "3",
-        ],
-    );
+    let run = stack("kill-host", &short_drill("kill-host"));
     let checks = assert_drill_held(&run, "kill-host");
     let out = run.stdout();
     assert_nothing_lost_or_doubled(&run);
@@ -241,23 +243,7 @@ fn kill_host_drill_players_play_elsewhere_and_nothing_is_lost_or_doubled() {
 /// process restarted; matches finishing after are recorded, nothing lost.
 #[test]
 fn restart_postgres_drill_recovers_without_restarting_anything() {
-    let run = stack(
-        "restart-pg",
-        &[
-            "--drill",
-            "restart-postgres",
-            "--players",
-            "20",
-            "--hosts",
-            "2",
-            "--ramp-up",
-            "1s",
-            "--duration",
-            "30s",
-            "--drain-timeout",
-            "3",
-        ],
-    );
+    let run = stack("restart-pg", &short_drill("restart-postgres"));
     let out = run.stdout();
     if !run.output.status.success()
         && out.contains("private PostgreSQL")

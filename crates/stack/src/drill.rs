@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::probe::Probe;
+
 /// A failure drill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -167,6 +169,18 @@ impl Scene<'_> {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Waits until a host listed by one of `gateways` runs a match (`true`)
+    /// or the run is over (`false`).
+    pub(crate) fn wait_for_a_match(&self, probe: &Probe, gateways: &[String]) -> bool {
+        self.wait_for(|| {
+            gateways.iter().any(|g| {
+                probe
+                    .hosts(g, self.secret)
+                    .is_some_and(|l| l.iter().any(|h| h.active > 0))
+            })
+        })
     }
 }
 

@@ -60,14 +60,7 @@ pub(crate) fn run(
         timeline.note("one gateway: nothing to fail over to; no gateway killed");
         return facts;
     }
-    let busy = || {
-        scene.gateways.iter().any(|g| {
-            probe
-                .hosts(g, scene.secret)
-                .is_some_and(|l| l.iter().any(|h| h.active > 0))
-        })
-    };
-    if !scene.wait_for(busy) {
+    if !scene.wait_for_a_match(&probe, scene.gateways) {
         timeline.note("no match ran before the players' end; no gateway killed");
         return facts;
     }

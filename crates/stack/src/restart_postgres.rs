@@ -64,12 +64,7 @@ pub(crate) fn run(
     let probe = Probe::new();
     let gateway = &scene.gateways[0];
     let mut facts = RestartFacts::default();
-    let busy = || {
-        probe
-            .hosts(gateway, scene.secret)
-            .is_some_and(|l| l.iter().any(|h| h.active > 0))
-    };
-    if !scene.wait_for(busy) {
+    if !scene.wait_for_a_match(&probe, std::slice::from_ref(gateway)) {
         timeline.note("no match ran before the players' end; PostgreSQL left alone");
         return facts;
     }
