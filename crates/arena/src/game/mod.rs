@@ -25,12 +25,15 @@ mod player;
 mod predict;
 mod round;
 mod rules;
+mod transform_delta;
 mod wire;
+
+use transform_delta::TransformHistory;
 
 use glam::{Vec2, Vec3};
 use hightick_engine::input::InputSource;
 use hightick_engine::lag_comp::{LagCompensation, RewindLimits};
-use hightick_engine::replication::ReplicationSource;
+use hightick_engine::replication::{RecordTicks, ReplicationSource};
 use hightick_engine::tick::{Tick, TickTime};
 use hightick_engine::world::ReplicationWorld;
 use hightick_engine::{EntityId, Game, InterestSet, JoinRefused, PlayerId, TickContext};
@@ -50,6 +53,7 @@ pub use arms::{ARMOR_POINTS, ARMOR_PRICE};
 pub use config::ArenaConfig;
 pub use player::{Fighter, Item};
 pub use round::{Phase, RoundClock};
+pub use transform_delta::TransformBases;
 pub use wire::{
     ArenaKind, ArenaReplica, MONEY, MOTION, ReplicaTransform, TRANSFORM, TransformCodec, VITALS,
     WORLD_MAX, WORLD_MIN, WireTransform, WireVitals,
@@ -138,6 +142,8 @@ pub struct Arena {
     fighters: Box<[Option<Fighter>]>,
     owner: Box<[Option<PlayerId>]>,
     transforms: Box<[WireTransform]>,
+    /// Each body's recent transform changes: the bases of deltas.
+    transform_history: TransformHistory,
     vitals: Box<[WireVitals]>,
     /// Each body's exact motion as last sent to its owner, and its tick.
     motions: Box<[(Tick, ArenaMotion)]>,
@@ -205,6 +211,7 @@ impl Arena {
             fighters: vec![None; players].into_boxed_slice(),
             owner: vec![None; entities].into_boxed_slice(),
             transforms: vec![WireTransform::default(); entities].into_boxed_slice(),
+            transform_history: TransformHistory::new(entities),
             vitals: vec![WireVitals::default(); entities].into_boxed_slice(),
             motions: vec![(0, ArenaMotion::default()); entities].into_boxed_slice(),
             motion_due: vec![false; players].into_boxed_slice(),
@@ -351,7 +358,9 @@ impl Arena {
             .codec
             .encode([p.x, p.y, p.z], f.yaw, f.pitch, f.movement.crouch);
         let body = usize::from(f.body.0);
-        world.set(f.body, TRANSFORM, &mut self.transforms[body], t);
+        if world.set(f.body, TRANSFORM, &mut self.transforms[body], t) {
+            self.transform_history.record(body, world.tick(), t);
+        }
         let v = WireVitals {
             health: f.health,
             armor: f.armor,
@@ -499,6 +508,31 @@ impl ReplicationSource for Arena {
             (ArenaKind::Wallet, MONEY) => wire::write_money(w, self.money[i]),
             _ => Err(ProtoError::invalid("arena field group")),
         }
+    }
+
+    fn write_group_since(
+        &self,
+        entity: EntityId,
+        archetype: ArenaKind,
+        group: u8,
+        ticks: RecordTicks,
+        w: &mut BitWriter,
+    ) -> Result<(), ProtoError> {
+        if (archetype, group) != (ArenaKind::Player, TRANSFORM) {
+            return self.write_group(entity, archetype, group, w);
+        }
+        let i = usize::from(entity.0);
+        let t = &self.transforms[i];
+        let base = ticks.acked.and_then(|acked| {
+            let age = ticks.snapshot.checked_sub(acked)?;
+            (age <= transform_delta::MAX_BASE_AGE)
+                .then(|| self.transform_history.at(i, acked))
+                .flatten()
+                .map(|b| (age, b))
+        });
+        transform_delta::write(w, t, self.codec.position_bits(), base, |w| {
+            self.codec.write(w, t)
+        })
     }
 
     fn owner(&self, entity: EntityId) -> Option<PlayerId> {

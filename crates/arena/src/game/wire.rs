@@ -10,10 +10,12 @@
 //!   a player's money to its own team.
 
 use hightick_engine::replication::Replica;
+use hightick_engine::tick::Tick;
 use hightick_engine::world::{Archetype, GroupMask};
 use hightick_proto::quantize::PositionQuantizer;
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
+use super::transform_delta::{self, TransformBases};
 use crate::Team;
 use crate::motion::{ArenaMotion, MoveRule};
 
@@ -171,23 +173,40 @@ impl TransformCodec {
         w.write_bits(u32::from(t.crouch), CROUCH_BITS)
     }
 
+    /// Bits of each position axis's code.
+    pub fn position_bits(&self) -> [u32; 3] {
+        self.positions.bits_per_axis()
+    }
+
     /// Reads what [`write`](Self::write) wrote, decoded to a position and angles.
     pub fn read(&self, r: &mut BitReader) -> Result<ReplicaTransform, ProtoError> {
-        use std::f32::consts::{FRAC_PI_2, PI};
+        self.read_codes(r).map(|t| self.decode(&t))
+    }
+
+    /// Reads what [`write`](Self::write) wrote, as codes.
+    pub fn read_codes(&self, r: &mut BitReader) -> Result<WireTransform, ProtoError> {
         let bits = self.positions.bits_per_axis();
-        let mut codes = [0u32; 3];
+        let mut position = [0u32; 3];
         for (axis, &b) in bits.iter().enumerate() {
-            codes[axis] = r.read_bits(b)?;
+            position[axis] = r.read_bits(b)?;
         }
-        let yaw = r.read_bits(YAW_BITS)?;
-        let pitch = r.read_bits(PITCH_BITS)?;
-        let crouch = r.read_bits(CROUCH_BITS)?;
-        Ok(ReplicaTransform {
-            position: self.positions.dequantize(codes),
-            yaw: uncode(yaw, -PI, PI, YAW_BITS),
-            pitch: uncode(pitch, -FRAC_PI_2, FRAC_PI_2, PITCH_BITS),
-            crouch: uncode(crouch, 0.0, 1.0, CROUCH_BITS),
+        Ok(WireTransform {
+            position,
+            yaw: r.read_bits(YAW_BITS)? as u16,
+            pitch: r.read_bits(PITCH_BITS)? as u16,
+            crouch: r.read_bits(CROUCH_BITS)? as u8,
         })
+    }
+
+    /// Decodes codes to a position and angles.
+    pub fn decode(&self, t: &WireTransform) -> ReplicaTransform {
+        use std::f32::consts::{FRAC_PI_2, PI};
+        ReplicaTransform {
+            position: self.positions.dequantize(t.position),
+            yaw: uncode(t.yaw.into(), -PI, PI, YAW_BITS),
+            pitch: uncode(t.pitch.into(), -FRAC_PI_2, FRAC_PI_2, PITCH_BITS),
+            crouch: uncode(t.crouch.into(), 0.0, 1.0, CROUCH_BITS),
+        }
     }
 }
 
@@ -294,6 +313,8 @@ pub struct ArenaReplica {
     /// The exact motion of the client's own player after a server tick
     /// (sent to its owner only, when its prediction may need it).
     pub motion: Option<(u32, ArenaMotion)>,
+    /// The transforms read, by tick: the bases of transform deltas.
+    pub bases: TransformBases,
 }
 
 impl Replica for ArenaReplica {
@@ -324,6 +345,49 @@ impl Replica for ArenaReplica {
             }
             _ => Err(ProtoError::invalid("arena field group")),
         }
+    }
+
+    fn read_group_at(
+        &mut self,
+        archetype: ArenaKind,
+        group: u8,
+        tick: Tick,
+        newest: bool,
+        r: &mut BitReader,
+    ) -> Result<(), ProtoError> {
+        if (archetype, group) != (ArenaKind::Player, TRANSFORM) {
+            return if newest {
+                self.read_group(archetype, group, r)
+            } else {
+                Self::default().read_group(archetype, group, r)
+            };
+        }
+        let codec = TransformCodec::world()?;
+        let read = transform_delta::read(r, tick, codec.position_bits(), &self.bases, |r| {
+            codec.read_codes(r)
+        })?;
+        let value = match read {
+            transform_delta::Read::Whole(t) => t,
+            transform_delta::Read::Delta { value: Some(t), .. } => t,
+            // A late record whose base is gone (or of an entity not
+            // held): nothing to keep.
+            transform_delta::Read::Delta { value: None, .. } if !newest => return Ok(()),
+            transform_delta::Read::Delta { value: None, .. } => {
+                return Err(ProtoError::invalid("transform delta base"));
+            }
+        };
+        self.bases.remember(tick, value);
+        if newest {
+            self.transform = Some(codec.decode(&value));
+        }
+        Ok(())
+    }
+
+    fn renew(&mut self) {
+        *self = Self {
+            bases: self.bases,
+            ..Self::default()
+        };
     }
 }
 

@@ -30,6 +30,41 @@ pub trait Replica: Default {
         group: u8,
         r: &mut BitReader,
     ) -> Result<(), ProtoError>;
+
+    /// Reads field group `group` of a record of snapshot tick `tick`, exactly
+    /// as the server's
+    /// [`ReplicationSource::write_group_since`](super::ReplicationSource::write_group_since)
+    /// wrote it. `newest` says whether the record is newer than the value the
+    /// replica holds for the group: when it is not (a late or duplicate
+    /// packet, or an entity the client does not hold), the replica must keep
+    /// its value, though it may remember the record's as a base for later
+    /// deltas. The default reads whole values ([`read_group`](Self::read_group)),
+    /// a late one into a scratch copy.
+    fn read_group_at(
+        &mut self,
+        archetype: Self::Archetype,
+        group: u8,
+        tick: Tick,
+        newest: bool,
+        r: &mut BitReader,
+    ) -> Result<(), ProtoError> {
+        let _ = tick;
+        if newest {
+            self.read_group(archetype, group, r)
+        } else {
+            Self::default().read_group(archetype, group, r)
+        }
+    }
+
+    /// The entity is entered afresh (a new incarnation in its slot, or a
+    /// newer full state of the one held): forget its values. The default
+    /// starts from `Self::default()`. A replica that remembers delta bases
+    /// by tick may keep them: a delta names a base no older than the
+    /// entity's newest Enter the client acknowledged, so older ones are never
+    /// asked for, while an Enter whose newer copy replaced it may be.
+    fn renew(&mut self) {
+        *self = Self::default();
+    }
 }
 
 /// One entity as the client holds it.
@@ -316,20 +351,20 @@ impl<R: Replica> ClientWorld<R> {
         };
         if replace {
             // A new entity (or a newer full state of the one held).
-            slot.state = R::default();
+            slot.state.renew();
             slot.archetype = Some(archetype);
             slot.present = true;
             slot.presence_tick = tick;
             slot.group_ticks = [tick; MAX_GROUPS as usize];
             self.present.insert(EntityId(i as u16));
             for g in groups.iter() {
-                slot.state.read_group(archetype, g, r)?;
+                slot.state.read_group_at(archetype, g, tick, true, r)?;
             }
             return Ok(true);
         }
         if !slot.present {
             for g in groups.iter() {
-                self.scratch.read_group(archetype, g, r)?;
+                self.scratch.read_group_at(archetype, g, tick, false, r)?;
             }
             return Ok(false);
         }
@@ -337,12 +372,11 @@ impl<R: Replica> ClientWorld<R> {
         let mut applied = false;
         for g in groups.iter() {
             let gt = &mut slot.group_ticks[usize::from(g)];
-            if tick > *gt {
-                slot.state.read_group(archetype, g, r)?;
+            let newest = tick > *gt;
+            slot.state.read_group_at(archetype, g, tick, newest, r)?;
+            if newest {
                 *gt = tick;
                 applied = true;
-            } else {
-                self.scratch.read_group(archetype, g, r)?;
             }
         }
         Ok(applied)
@@ -360,12 +394,15 @@ impl<R: Replica> ClientWorld<R> {
         let mut applied = false;
         for g in groups.iter() {
             let gt = &mut slot.group_ticks[usize::from(g)];
-            if slot.present && tick > *gt {
-                slot.state.read_group(archetype, g, r)?;
-                *gt = tick;
-                applied = true;
+            if slot.present {
+                let newest = tick > *gt;
+                slot.state.read_group_at(archetype, g, tick, newest, r)?;
+                if newest {
+                    *gt = tick;
+                    applied = true;
+                }
             } else {
-                self.scratch.read_group(archetype, g, r)?;
+                self.scratch.read_group_at(archetype, g, tick, false, r)?;
             }
         }
         Ok(applied)

@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::interest::InterestSet;
 use crate::replication::detect::{ChangeDetection, ChangedTicks, EntityView};
 use crate::replication::sent::{RecordOp, SentEntry, SentPacket, SentPackets};
-use crate::replication::{ReplicationSource, visible_groups};
+use crate::replication::{RecordTicks, ReplicationSource, visible_groups};
 use crate::tick::Tick;
 use crate::world::{Archetype, GroupMask, ReplicationWorld};
 use crate::{EntityId, PlayerId};
@@ -409,7 +409,11 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             let b = &mut st.baselines[usize::from(cand.entity)];
             let written = misses < MAX_MISSES_IN_A_ROW && {
                 let mark = w.mark();
-                let result = write_record(&mut w, cand, world, source);
+                let ticks = RecordTicks {
+                    snapshot: tick,
+                    acked: (cand.op == RecordOp::Update && b.acked > 0).then_some(b.acked),
+                };
+                let result = write_record(&mut w, cand, ticks, world, source);
                 let fits = result.is_ok() && w.bits_written() <= limit_bits;
                 if !fits {
                     w.rewind(mark);
@@ -672,6 +676,7 @@ fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
 fn write_record<S: ReplicationSource>(
     w: &mut BitWriter,
     cand: &Candidate,
+    ticks: RecordTicks,
     world: &ReplicationWorld<S::Archetype>,
     source: &S,
 ) -> Result<(), ProtoError> {
@@ -690,7 +695,7 @@ fn write_record<S: ReplicationSource>(
     };
     write_entity_record_header(w, &header)?;
     for group in cand.groups.iter() {
-        source.write_group(e, archetype, group, w)?;
+        source.write_group_since(e, archetype, group, ticks, w)?;
     }
     Ok(())
 }
