@@ -22,7 +22,8 @@
 //! Animation subsystem's mean per tick with the lag-compensation history
 //! recorded every tick, as shipped, and every 4th tick; the two whole-tick
 //! means are not interleaved, so only the scoped subsystem is compared).
-//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
+//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
+//! `MATCH_TICK_ONLY=plaza` a short plaza100 run, for callgrind.
 
 use std::time::{Duration, Instant};
 
@@ -189,6 +190,17 @@ fn main() {
             Caches::Evicted,
         );
         figure("arena_5v5_cold_tick_mean_us", cold.mean_us(), "us");
+        return;
+    }
+    if std::env::var(ONLY_COLD_ENV).is_ok_and(|v| v == "plaza") {
+        let plaza = run(
+            &Scenario::plaza100(128),
+            hightick_engine::replication::ChangedTicks,
+            2,
+            2,
+            Caches::Warm,
+        );
+        figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
         return;
     }
     let five = run(

@@ -42,6 +42,15 @@ fn value_at(entries: &[Stamped], tick: Tick) -> Option<WireTransform> {
         .map(|s| s.value)
 }
 
+/// The newest of a ring's entries at or before `tick`: `ring[..held]` in
+/// order of recording (ascending ticks) from index `next` on, wrapping.
+fn ring_value_at(ring: &[Stamped], held: usize, next: usize, tick: Tick) -> Option<WireTransform> {
+    (1..=held)
+        .map(|back| &ring[(next + ring.len() - back) % ring.len()])
+        .find(|s| s.tick <= tick)
+        .map(|s| s.value)
+}
+
 /// The server's record of each body's transform changes.
 #[derive(Debug)]
 pub(super) struct TransformHistory {
@@ -80,10 +89,11 @@ impl TransformHistory {
     /// history still reaches back that far.
     pub(super) fn at(&self, entity: usize, tick: Tick) -> Option<WireTransform> {
         // Changes are dropped oldest first, so the newest one held at or
-        // before `tick` is the newest there was.
+        // before `tick` is the newest there was. Newest first: a base is
+        // rarely more than a few changes back.
         let ring = self.rings.get(entity)?;
         let count = *self.counts.get(entity)? as usize;
-        value_at(&ring[..count.min(DEPTH)], tick)
+        ring_value_at(ring, count.min(DEPTH), count % DEPTH, tick)
     }
 }
 
@@ -131,14 +141,35 @@ const SHORT_BITS: u32 = 4;
 const LONG_MAX: u32 = 256;
 const LONG_BITS: u32 = 8;
 
-/// Writes `value` as a step from `base` (`wrap`: codes modulo `1 << bits`).
-fn write_field(
-    w: &mut BitWriter,
-    base: u32,
-    value: u32,
-    bits: u32,
-    wrap: bool,
-) -> Result<(), ProtoError> {
+/// Bits gathered low first, to go out in a few writes.
+#[derive(Default)]
+struct Gathered {
+    bits: u128,
+    len: u32,
+}
+
+impl Gathered {
+    #[inline]
+    fn push(&mut self, value: u32, bits: u32) {
+        self.bits |= u128::from(value) << self.len;
+        self.len += bits;
+    }
+
+    fn write(self, w: &mut BitWriter) -> Result<(), ProtoError> {
+        let (mut bits, mut len) = (self.bits, self.len);
+        while len > 0 {
+            let n = len.min(32);
+            w.write_bits((bits & ((1u128 << n) - 1)) as u32, n)?;
+            bits >>= n;
+            len -= n;
+        }
+        Ok(())
+    }
+}
+
+/// Gathers `value` as a step from `base` (`wrap`: codes modulo `1 << bits`).
+#[inline]
+fn push_field(out: &mut Gathered, base: u32, value: u32, bits: u32, wrap: bool) {
     let d = if wrap {
         let m = 1i64 << bits;
         let d = (i64::from(value) - i64::from(base)).rem_euclid(m);
@@ -147,24 +178,27 @@ fn write_field(
         i64::from(value) - i64::from(base)
     };
     let magnitude = d.unsigned_abs();
+    let sign = u32::from(d < 0);
     if magnitude == 0 {
-        return w.write_bits(0, 1);
+        out.push(0, 1);
+    } else if magnitude <= u64::from(SHORT_MAX) {
+        // "1" then "0" (first bit lowest), the sign, the magnitude.
+        out.push(
+            0b01 | sign << 2 | (magnitude as u32 - 1) << 3,
+            3 + SHORT_BITS,
+        );
+    } else if magnitude <= u64::from(LONG_MAX) {
+        out.push(
+            0b011 | sign << 3 | (magnitude as u32 - 1) << 4,
+            4 + LONG_BITS,
+        );
+    } else {
+        out.push(0b111, 3);
+        out.push(value, bits);
     }
-    if magnitude <= u64::from(SHORT_MAX) {
-        w.write_bits(0b01, 2)?; // "1" then "0", first bit lowest
-        w.write_bool(d < 0)?;
-        return w.write_bits(magnitude as u32 - 1, SHORT_BITS);
-    }
-    if magnitude <= u64::from(LONG_MAX) {
-        w.write_bits(0b011, 3)?;
-        w.write_bool(d < 0)?;
-        return w.write_bits(magnitude as u32 - 1, LONG_BITS);
-    }
-    w.write_bits(0b111, 3)?;
-    w.write_bits(value, bits)
 }
 
-/// Reads what [`write_field`] wrote: the value, unchecked (a base that is
+/// Reads what [`push_field`] wrote: the value, unchecked (a base that is
 /// missing gives garbage, which the caller drops).
 fn read_field(r: &mut BitReader, base: u32, bits: u32, wrap: bool) -> Result<i64, ProtoError> {
     if !r.read_bool()? {
@@ -208,14 +242,15 @@ pub(super) fn write(
         w.write_bool(false)?;
         return write_whole(w);
     };
-    w.write_bool(true)?;
-    w.write_bits(age, AGE_BITS)?;
+    let mut out = Gathered::default();
+    out.push(1 | age << 1, 1 + AGE_BITS);
     for ((&base, &value), &bits) in b.position.iter().zip(&t.position).zip(&position_bits) {
-        write_field(w, base, value, bits, false)?;
+        push_field(&mut out, base, value, bits, false);
     }
-    write_field(w, b.yaw.into(), t.yaw.into(), YAW_BITS, true)?;
-    write_field(w, b.pitch.into(), t.pitch.into(), PITCH_BITS, false)?;
-    w.write_bits(u32::from(t.crouch), CROUCH_BITS)
+    push_field(&mut out, b.yaw.into(), t.yaw.into(), YAW_BITS, true);
+    push_field(&mut out, b.pitch.into(), t.pitch.into(), PITCH_BITS, false);
+    out.push(u32::from(t.crouch), CROUCH_BITS);
+    out.write(w)
 }
 
 /// What a transform record says.
