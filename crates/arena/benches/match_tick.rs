@@ -22,13 +22,15 @@
 //! Animation subsystem's mean per tick with the lag-compensation history
 //! recorded every tick, as shipped, and every 4th tick; the two whole-tick
 //! means are not interleaved, so only the scoped subsystem is compared).
-//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
+//! `arena_plaza100_records_shared_pct` / `arena_5v5_records_shared_pct`: the
+//! share of entity records copied from one encoded for another client in
+//! the same tick. `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
 //! `MATCH_TICK_ONLY=plaza` a short plaza100 run, for callgrind.
 
 use std::time::{Duration, Instant};
 
 use hightick_arena::scenario::{BotMatch, Scenario};
-use hightick_engine::replication::{ChangeDetection, ValueComparison};
+use hightick_engine::replication::{ChangeDetection, SharedRecordStats, ValueComparison};
 use hightick_net::sim_server::SimServer;
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_telemetry::bench::{Stats, figure};
@@ -43,9 +45,17 @@ struct Run {
     seconds: f64,
     subsystems: Vec<(Subsystem, f64)>,
     ticks_in_combat: usize,
+    /// Records copied from one encoded for another client in the tick.
+    shared: SharedRecordStats,
 }
 
 impl Run {
+    /// Share of records copied rather than encoded, percent.
+    fn shared_pct(&self) -> f64 {
+        let all = self.shared.copied + self.shared.encoded;
+        100.0 * self.shared.copied as f64 / all.max(1) as f64
+    }
+
     fn mean_us(&self) -> f64 {
         self.ticks.mean_ns() / 1e3
     }
@@ -172,6 +182,7 @@ fn run<D: ChangeDetection>(
         ticks: Stats::from_samples(tick_ns),
         subsystems,
         ticks_in_combat,
+        shared: m.game.shared_record_stats(),
     }
 }
 
@@ -201,6 +212,7 @@ fn main() {
             Caches::Warm,
         );
         figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
+        figure("arena_plaza100_records_shared_pct", plaza.shared_pct(), "%");
         return;
     }
     let five = run(
@@ -274,6 +286,8 @@ fn main() {
         "us",
     );
     figure("arena_plaza100_tick_mean_us", plaza.mean_us(), "us");
+    figure("arena_plaza100_records_shared_pct", plaza.shared_pct(), "%");
+    figure("arena_5v5_records_shared_pct", five.shared_pct(), "%");
     figure(
         "arena_plaza100_bytes_per_client_s_128hz",
         plaza.bytes_per_client_s(),

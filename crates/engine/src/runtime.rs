@@ -388,6 +388,12 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         self.writer.stats(player)
     }
 
+    /// How many entity records were copied from one encoded for another
+    /// client in the same tick, and how many were encoded.
+    pub fn shared_record_stats(&self) -> crate::replication::SharedRecordStats {
+        self.writer.shared_record_stats()
+    }
+
     /// Sets `player`'s snapshot byte budget from the next tick on, clamped
     /// to [`MIN_SNAPSHOT_BUDGET_BYTES`] and the config's
     /// `snapshot_budget_bytes` (the host lowers it while the player's link

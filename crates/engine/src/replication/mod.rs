@@ -9,7 +9,10 @@
 //!   again, as their newest values. Entities entering relevance get Enter
 //!   records (full state) until one is acked; leaving ones get Leave records
 //!   until one is acked. A byte budget per client per tick bounds each
-//!   snapshot, and a priority accumulator decides who waits.
+//!   snapshot, and a priority accumulator decides who waits. A record
+//!   depends only on the entity, its groups and the client's acked tick, so
+//!   within a tick the clients that need the same one share its encoding
+//!   (`shared`).
 //! - [`ClientWorld`] applies snapshots on the client ([`SnapshotReader`]
 //!   parses them).
 //! - [`ValueComparison`] turns the writer into the naive polling writer the
@@ -18,6 +21,7 @@
 mod client;
 mod detect;
 mod sent;
+mod shared;
 mod writer;
 
 use hightick_proto::{BitWriter, ProtoError};
@@ -28,6 +32,7 @@ use crate::{EntityId, PlayerId};
 
 pub use client::{ApplyStats, ClientEntity, ClientWorld, Replica, SnapshotInfo, SnapshotReader};
 pub use detect::{ChangeDetection, ChangedTicks, EntityView, ShadowValues, ValueComparison};
+pub use shared::SharedRecordStats;
 pub use writer::{
     PacketFate, PollingWriter, PushWriter, ReplicationStats, ReplicationWriter, SnapshotSummary,
     WriterConfig,
@@ -54,8 +59,11 @@ pub trait ReplicationSource {
     /// acknowledged for the entity; `None` for an Enter or a resync), in a
     /// snapshot of tick `ticks.snapshot`: so the game may write the group
     /// relative to that state (fewer bits). The client's
-    /// [`Replica::read_group_at`] must read exactly what this writes. The
-    /// default writes the value whole ([`write_group`](Self::write_group)).
+    /// [`Replica::read_group_at`] must read exactly what this writes. What
+    /// is written must depend only on the arguments and the game's state
+    /// (never on which client asks): one encoding of a record goes to every
+    /// client that needs it in the tick. The default writes the value whole
+    /// ([`write_group`](Self::write_group)).
     fn write_group_since(
         &self,
         entity: EntityId,

@@ -10,6 +10,7 @@ use crate::error::EngineError;
 use crate::interest::InterestSet;
 use crate::replication::detect::{ChangeDetection, ChangedTicks, EntityView};
 use crate::replication::sent::{RecordOp, SentEntry, SentPacket, SentPackets};
+use crate::replication::shared::{RecordKey, SharedRecordStats, SharedRecords};
 use crate::replication::{RecordTicks, ReplicationSource, visible_groups};
 use crate::tick::Tick;
 use crate::world::{Archetype, GroupMask, ReplicationWorld};
@@ -188,6 +189,7 @@ pub struct ReplicationWriter<D: ChangeDetection = ChangedTicks> {
     detection: D,
     clients: Box<[ClientReplication<D::Memory>]>,
     candidates: Vec<Candidate>,
+    shared: SharedRecords,
     entities: usize,
     budget_bytes: usize,
 }
@@ -228,6 +230,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             detection,
             clients,
             candidates: Vec::with_capacity(entities),
+            shared: SharedRecords::new(entities),
             entities,
             budget_bytes: config.budget_bytes,
         }
@@ -331,6 +334,12 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
         self.clients.get(usize::from(client.0)).map(|c| c.stats)
     }
 
+    /// How many records were copied from one encoded earlier in the same
+    /// tick for another client, and how many were encoded.
+    pub fn shared_record_stats(&self) -> SharedRecordStats {
+        self.shared.stats
+    }
+
     /// Writes `client`'s snapshot for the world's current tick into `out`
     /// (at most the byte budget of it) and returns what went in. `relevance`
     /// is the set of entities the client may know this tick (the game's fog
@@ -356,6 +365,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             detection,
             clients,
             candidates,
+            shared,
             budget_bytes,
             ..
         } = self;
@@ -413,7 +423,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
                     snapshot: tick,
                     acked: (cand.op == RecordOp::Update && b.acked > 0).then_some(b.acked),
                 };
-                let result = write_record(&mut w, cand, ticks, world, source);
+                let result = write_shared(shared, &mut w, cand, ticks, world, source);
                 let fits = result.is_ok() && w.bits_written() <= limit_bits;
                 if !fits {
                     w.rewind(mark);
@@ -670,6 +680,41 @@ fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
         };
         candidates.push(Candidate::new(e.0, op, groups, b.priority + weight));
     }
+}
+
+/// Writes one entity record: a copy of the same record written for another
+/// client earlier in the tick, else encoded (and kept for the next).
+fn write_shared<S: ReplicationSource>(
+    shared: &mut SharedRecords,
+    w: &mut BitWriter,
+    cand: &Candidate,
+    ticks: RecordTicks,
+    world: &ReplicationWorld<S::Archetype>,
+    source: &S,
+) -> Result<(), ProtoError> {
+    if ticks.snapshot == 0 {
+        return write_record(w, cand, ticks, world, source);
+    }
+    let entity = usize::from(cand.entity);
+    let key = RecordKey {
+        op: cand.op,
+        groups: cand.groups.0,
+        acked: ticks.acked.unwrap_or(0),
+    };
+    if let Some(copied) = shared.copy(entity, ticks.snapshot, key, w) {
+        return copied;
+    }
+    let start = w.bits_written();
+    write_record(w, cand, ticks, world, source)?;
+    shared.keep(
+        entity,
+        ticks.snapshot,
+        key,
+        w.written(),
+        start,
+        w.bits_written(),
+    );
+    Ok(())
 }
 
 /// Writes one entity record: header, then the groups in ascending order.

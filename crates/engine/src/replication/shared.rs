@@ -1,0 +1,274 @@
+//! Entity records encoded once per tick and copied into every snapshot that
+//! needs the same one.
+//!
+//! A record's bits depend only on the entity, the operation, the groups and
+//! the tick the client acknowledged for the entity (the base of any delta),
+//! never on the viewer: so within one tick, clients whose needs agree get a
+//! copy of the bits the first of them had encoded, instead of encoding them
+//! again. Each entity slot keeps a few records of the current tick; a record
+//! longer than [`MAX_BITS`] is encoded every time.
+
+use hightick_proto::{BitReader, BitWriter, ProtoError};
+
+use crate::replication::sent::RecordOp;
+use crate::tick::Tick;
+
+/// Records kept per entity slot and tick (clients whose acked ticks differ
+/// need different records; beyond these the rest are encoded each time).
+const WAYS: usize = 4;
+/// Longest record kept, in bits.
+pub(crate) const MAX_BITS: usize = 192;
+const WORDS: usize = MAX_BITS / 64;
+
+/// What makes two records the same within a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RecordKey {
+    pub op: RecordOp,
+    pub groups: u8,
+    /// The base tick of the record's deltas (0: none).
+    pub acked: Tick,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    /// The tick the bits were encoded in (0: empty).
+    tick: Tick,
+    key: RecordKey,
+    len: u16,
+    bits: [u64; WORDS],
+}
+
+const EMPTY: Kept = Kept {
+    tick: 0,
+    key: RecordKey {
+        op: RecordOp::Leave,
+        groups: 0,
+        acked: 0,
+    },
+    len: 0,
+    bits: [0; WORDS],
+};
+
+/// How often a record was copied rather than encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SharedRecordStats {
+    /// Records copied from one encoded earlier in the tick.
+    pub copied: u64,
+    /// Records encoded (and kept, when short enough).
+    pub encoded: u64,
+}
+
+/// The records of the current tick, per entity slot.
+#[derive(Debug)]
+pub(crate) struct SharedRecords {
+    slots: Box<[[Kept; WAYS]]>,
+    /// Per slot, the way the next new record replaces.
+    next: Box<[u8]>,
+    pub stats: SharedRecordStats,
+}
+
+impl SharedRecords {
+    pub(crate) fn new(entities: usize) -> Self {
+        Self {
+            slots: vec![[EMPTY; WAYS]; entities].into_boxed_slice(),
+            next: vec![0; entities].into_boxed_slice(),
+            stats: SharedRecordStats::default(),
+        }
+    }
+
+    /// Writes the record kept for `entity` and `key` in `tick` into `w`, if
+    /// one is kept: `None` when it must be encoded.
+    pub(crate) fn copy(
+        &mut self,
+        entity: usize,
+        tick: Tick,
+        key: RecordKey,
+        w: &mut BitWriter,
+    ) -> Option<Result<(), ProtoError>> {
+        let kept = self
+            .slots
+            .get(entity)?
+            .iter()
+            .find(|k| k.tick == tick && k.key == key)?;
+        let mut left = usize::from(kept.len);
+        let mut result = Ok(());
+        for &word in &kept.bits {
+            if left == 0 {
+                break;
+            }
+            let n = left.min(64);
+            let low = n.min(32) as u32;
+            result = w.write_bits((word & 0xffff_ffff) as u32 & mask(low), low);
+            if result.is_ok() && n > 32 {
+                let high = (n - 32) as u32;
+                result = w.write_bits((word >> 32) as u32 & mask(high), high);
+            }
+            if result.is_err() {
+                break;
+            }
+            left -= n;
+        }
+        self.stats.copied += 1;
+        Some(result)
+    }
+
+    /// Keeps the record just encoded for `entity` and `key` in `tick`: the
+    /// bits of `written` (the snapshot so far) from bit `start` to its end.
+    pub(crate) fn keep(
+        &mut self,
+        entity: usize,
+        tick: Tick,
+        key: RecordKey,
+        written: &[u8],
+        start: usize,
+        end: usize,
+    ) {
+        self.stats.encoded += 1;
+        let len = end.saturating_sub(start);
+        if len > MAX_BITS {
+            return;
+        }
+        let (Some(ways), Some(next)) = (self.slots.get_mut(entity), self.next.get_mut(entity))
+        else {
+            return;
+        };
+        let mut r = BitReader::new(written);
+        if r.skip_bits(start).is_err() {
+            return;
+        }
+        let mut bits = [0u64; WORDS];
+        let mut left = len;
+        for word in bits.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            let n = left.min(64);
+            let low = n.min(32) as u32;
+            let Ok(lo) = r.read_bits(low) else { return };
+            let hi = if n > 32 {
+                let Ok(hi) = r.read_bits((n - 32) as u32) else {
+                    return;
+                };
+                hi
+            } else {
+                0
+            };
+            *word = u64::from(lo) | u64::from(hi) << 32;
+            left -= n;
+        }
+        // An old tick's way first, else round robin.
+        let way = ways
+            .iter()
+            .position(|k| k.tick != tick)
+            .unwrap_or(usize::from(*next) % WAYS);
+        *next = ((way + 1) % WAYS) as u8;
+        ways[way] = Kept {
+            tick,
+            key,
+            len: len as u16,
+            bits,
+        };
+    }
+}
+
+fn mask(bits: u32) -> u32 {
+    if bits >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << bits) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(acked: Tick) -> RecordKey {
+        RecordKey {
+            op: RecordOp::Update,
+            groups: 1,
+            acked,
+        }
+    }
+
+    /// Writes `len` pseudo-random bits at an odd offset, keeps them, and
+    /// copies them into another writer at another offset.
+    fn round_trip(len: usize) -> (Vec<u8>, Vec<u8>) {
+        let mut shared = SharedRecords::new(4);
+        let mut a = [0u8; 64];
+        let mut w = BitWriter::new(&mut a);
+        w.write_bits(0b101, 3).unwrap();
+        let start = w.bits_written();
+        let mut x = 0x9e37_79b9u32;
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(17);
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            w.write_bits(x & mask(n as u32), n as u32).unwrap();
+            left -= n;
+        }
+        let end = w.bits_written();
+        shared.keep(2, 9, key(5), w.written(), start, end);
+        let expected = w.written()[..].to_vec();
+        let mut b = [0u8; 64];
+        let mut w2 = BitWriter::new(&mut b);
+        w2.write_bits(0b101, 3).unwrap();
+        shared
+            .copy(2, 9, key(5), &mut w2)
+            .expect("kept")
+            .expect("fits");
+        assert_eq!(w2.bits_written(), end);
+        let copied = w2.written().to_vec();
+        (expected, copied)
+    }
+
+    #[test]
+    fn records_of_every_length_copy_bit_for_bit() {
+        for len in [1, 31, 32, 33, 63, 64, 65, 100, 128, 150, MAX_BITS] {
+            let (expected, copied) = round_trip(len);
+            assert_eq!(expected, copied, "{len} bits");
+        }
+    }
+
+    #[test]
+    fn only_the_same_key_in_the_same_tick_is_copied() {
+        let mut shared = SharedRecords::new(2);
+        let mut a = [0u8; 8];
+        let mut w = BitWriter::new(&mut a);
+        w.write_bits(0x2a, 7).unwrap();
+        shared.keep(1, 9, key(5), w.written(), 0, 7);
+        let mut b = [0u8; 8];
+        let mut w2 = BitWriter::new(&mut b);
+        assert!(shared.copy(1, 9, key(6), &mut w2).is_none());
+        assert!(shared.copy(1, 10, key(5), &mut w2).is_none());
+        assert!(shared.copy(0, 9, key(5), &mut w2).is_none());
+        assert!(shared.copy(1, 9, key(5), &mut w2).is_some());
+        assert_eq!(shared.stats.copied, 1);
+    }
+
+    #[test]
+    fn a_record_longer_than_kept_is_encoded_each_time() {
+        let mut shared = SharedRecords::new(1);
+        let buf = [0xffu8; 64];
+        shared.keep(0, 1, key(0), &buf, 0, MAX_BITS + 1);
+        let mut b = [0u8; 64];
+        assert!(
+            shared
+                .copy(0, 1, key(0), &mut BitWriter::new(&mut b))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_is_refused() {
+        let mut shared = SharedRecords::new(1);
+        let buf = [0xffu8; 16];
+        shared.keep(0, 1, key(0), &buf, 0, 100);
+        let mut b = [0u8; 4];
+        let result = shared.copy(0, 1, key(0), &mut BitWriter::new(&mut b));
+        assert!(matches!(
+            result,
+            Some(Err(ProtoError::WriteOverflow { .. }))
+        ));
+    }
+}
