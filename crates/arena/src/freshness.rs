@@ -176,6 +176,7 @@ pub struct Freshness {
     in_view: Histogram,
     error_mm: Histogram,
     missing: u64,
+    live: u64,
     apply_errors: u64,
 }
 
@@ -198,6 +199,7 @@ impl Freshness {
             in_view: Histogram::new(MAX_STALENESS_TICKS + 1),
             error_mm: Histogram::new(MAX_ERROR_MM + 1),
             missing: 0,
+            live: 0,
             apply_errors: 0,
         }
     }
@@ -270,6 +272,7 @@ impl Freshness {
                     tick.saturating_sub(view.changed_at[body]) as usize
                 };
                 self.staleness.add(staleness);
+                self.live += u64::from(target.alive);
                 let to = Vec2::new(p.x - eye.x, p.z - eye.z);
                 let length = to.length();
                 if length < 1e-3 || to.dot(forward) >= cos_cone * length {
@@ -372,8 +375,12 @@ pub struct FreshnessReport {
     pub missing: u64,
     /// Pairs measured with the target in the viewer's view cone.
     pub in_view_pairs: u64,
+    /// Pairs measured with the target alive (the dead lie still).
+    pub live_pairs: u64,
     /// Pairs whose client transform was what the server would send.
     pub fresh_pairs: u64,
+    /// Of those, the pairs in view.
+    pub in_view_fresh_pairs: u64,
     /// Median staleness over all pairs, ticks.
     pub staleness_p50_ticks: u32,
     /// 99th percentile staleness over all pairs, ticks.
@@ -458,7 +465,9 @@ pub fn measure<D: ChangeDetection, C: Carrier<D>>(
         pairs: probe.pairs(),
         missing: probe.missing(),
         in_view_pairs: probe.in_view.total,
+        live_pairs: probe.live,
         fresh_pairs: probe.staleness.counts[0],
+        in_view_fresh_pairs: probe.in_view.counts[0],
         staleness_p50_ticks: q(&probe.staleness, 0.5),
         staleness_p99_ticks: q(&probe.staleness, 0.99),
         staleness_in_view_p99_ticks: q(&probe.in_view, 0.99),
