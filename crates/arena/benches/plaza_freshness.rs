@@ -22,10 +22,9 @@
 //! and `..._tick_mean_us` (the match tick and every client's packet,
 //! written and sealed), then a table.
 //!
-//! `PLAZA_FRESHNESS_SECONDS` sets the measured seconds per run (default 15:
-//! the bots kill each other, and after about 20 s a fifth of the crowd
-//! lies still);
-//! 1 makes a smoke run.
+//! `PLAZA_FRESHNESS_SECONDS` sets the measured seconds per run: 15 by
+//! default (the bots kill each other, and after about 20 s a fifth of the
+//! crowd lies still), 1 for a smoke run.
 
 #[path = "../tests/support/sim_carrier.rs"]
 mod sim_carrier;
