@@ -61,6 +61,7 @@ mod collision;
 mod error;
 pub mod event;
 mod fog;
+pub mod freshness;
 pub mod game;
 mod grid;
 mod hitbox;

@@ -6,7 +6,9 @@
 //! [`SimServer::connect`] makes the connect tokens (from a seed, so a run is
 //! reproducible), runs every handshake at one instant and records which
 //! server slot each client got. After that the caller moves the datagrams:
-//! straight across ([`SimServer::acknowledge`], or `handle_datagram` on the
+//! straight across ([`SimServer::acknowledge`], or
+//! [`SimServer::acknowledge_with`] to see the messages the client reads, or
+//! `handle_datagram` on the
 //! public [`SimServer::server`] and [`SimServer::clients`]), or through
 //! [`SimLink`](crate::sim_link::SimLink)s for loss and latency. Everything is
 //! allocated here; moving datagrams allocates nothing.
@@ -37,8 +39,8 @@ use rand_chacha::ChaCha20Rng;
 
 use crate::secure::wire::MAX_PACKET_BYTES;
 use crate::{
-    Client, ClientConfig, ConnectToken, Key, NetError, Server, ServerConfig, ServerEvent,
-    TokenParams,
+    Channel, Client, ClientConfig, ConnectToken, Key, NetError, PacketConfig, Server, ServerConfig,
+    ServerEvent, TokenParams,
 };
 
 /// The protocol id of the simulated server and its tokens.
@@ -65,6 +67,8 @@ pub struct SimServer {
     slots: Vec<usize>,
     key: Key,
     rng: ChaCha20Rng,
+    /// The packet layer of every client.
+    packet: PacketConfig,
     datagram: Box<[u8]>,
     message: Box<[u8]>,
 }
@@ -74,9 +78,21 @@ impl SimServer {
     /// clients, each through its handshake at `now`. `seed` draws the keys;
     /// client `i` has client id `i`.
     pub fn connect(clients: usize, seed: u64, now: Instant) -> Result<Self, NetError> {
+        Self::connect_with(clients, seed, now, PacketConfig::default())
+    }
+
+    /// [`connect`](Self::connect) with `packet` as the packet layer of the
+    /// server and every client (a larger `unreliable_budget`, say).
+    pub fn connect_with(
+        clients: usize,
+        seed: u64,
+        now: Instant,
+        packet: PacketConfig,
+    ) -> Result<Self, NetError> {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let key = Key::generate(&mut rng);
-        let config = ServerConfig::new(PROTOCOL, key.clone(), Self::address(), clients);
+        let mut config = ServerConfig::new(PROTOCOL, key.clone(), Self::address(), clients);
+        config.packet = packet.clone();
         let server = Server::new(config, now, UNIX_START, &mut rng)?;
         let mut sim = Self {
             server,
@@ -84,6 +100,7 @@ impl SimServer {
             slots: vec![usize::MAX; clients],
             key,
             rng,
+            packet,
             datagram: vec![0; MAX_PACKET_BYTES].into_boxed_slice(),
             message: vec![0; MESSAGE_BYTES].into_boxed_slice(),
         };
@@ -135,10 +152,25 @@ impl SimServer {
     /// delivery notifications for the slot wait for
     /// [`Server::poll_delivery`].
     pub fn acknowledge(&mut self, now: Instant, i: usize, datagram: &mut [u8]) {
+        self.acknowledge_with(now, i, datagram, |_, _| {});
+    }
+
+    /// [`acknowledge`](Self::acknowledge), handing each message client `i`
+    /// reads to `read` (its channel and bytes, valid during the call) before
+    /// it is dropped: a snapshot for the client's replicated world, say.
+    pub fn acknowledge_with(
+        &mut self,
+        now: Instant,
+        i: usize,
+        datagram: &mut [u8],
+        mut read: impl FnMut(Channel, &[u8]),
+    ) {
         let from = self.client_address(i);
         let client = &mut self.clients[i];
         client.handle_datagram(now, Self::address(), datagram);
-        while client.poll_message(&mut self.message).is_some() {}
+        while let Some(m) = client.poll_message(&mut self.message) {
+            read(m.channel, &self.message[..m.len]);
+        }
         while client.poll_delivery().is_some() {}
         while let Some(t) = client.poll_transmit(now, &mut self.datagram) {
             self.server
@@ -160,7 +192,11 @@ impl SimServer {
             &self.key,
             &mut self.rng,
         )?;
-        Client::new(token, ClientConfig::default(), now)
+        let config = ClientConfig {
+            packet: self.packet.clone(),
+            ..ClientConfig::default()
+        };
+        Client::new(token, config, now)
     }
 
     /// Runs the handshakes of every client not yet connected, then records
@@ -223,6 +259,59 @@ mod tests {
         slots.sort_unstable();
         slots.dedup();
         assert_eq!(slots.len(), 5);
+    }
+
+    #[test]
+    fn acknowledge_with_hands_over_every_message() {
+        let now = Instant::now();
+        let mut sim = SimServer::connect(2, 3, now).unwrap();
+        let slot = sim.slot(1);
+        sim.server.send_reliable(slot, b"event").unwrap();
+        sim.server.send_unreliable(slot, b"snapshot").unwrap();
+        let mut datagram = [0u8; MAX_PACKET_BYTES];
+        let (t, _) = sim
+            .server
+            .transmit_payload(now, slot, &mut datagram)
+            .unwrap();
+        let mut read = Vec::new();
+        sim.acknowledge_with(now, 1, &mut datagram[..t.len], |channel, bytes| {
+            read.push((channel, bytes.to_vec()));
+        });
+        assert_eq!(
+            read,
+            [
+                (Channel::Unreliable, b"snapshot".to_vec()),
+                (Channel::Reliable, b"event".to_vec())
+            ]
+        );
+        assert!(sim.server.poll_delivery(slot).is_some(), "acked");
+    }
+
+    #[test]
+    fn connect_with_sets_the_packet_layer_of_both_ends() {
+        let now = Instant::now();
+        let big = [7u8; 1_100];
+        let mut plain = SimServer::connect(1, 4, now).unwrap();
+        let slot = plain.slot(0);
+        assert!(plain.server.send_unreliable(slot, &big).is_err());
+        let packet = PacketConfig {
+            fragment_size: 64,
+            unreliable_budget: 1_118,
+            ..PacketConfig::default()
+        };
+        let mut sim = SimServer::connect_with(1, 4, now, packet).unwrap();
+        let slot = sim.slot(0);
+        sim.server.send_unreliable(slot, &big).unwrap();
+        let mut datagram = [0u8; MAX_PACKET_BYTES];
+        let (t, _) = sim
+            .server
+            .transmit_payload(now, slot, &mut datagram)
+            .unwrap();
+        let mut read = 0;
+        sim.acknowledge_with(now, 0, &mut datagram[..t.len], |_, bytes| {
+            read = bytes.len();
+        });
+        assert_eq!(read, big.len());
     }
 
     #[test]
