@@ -16,6 +16,12 @@
 //! 64-byte reliable fragments and a 1115-byte snapshot budget, which fills a
 //! 1200-byte packet.
 //!
+//! The same three again with every packet reaching its client about 60 ms
+//! after it was sent (suffix `_rtt60`: 8 ticks at 128 Hz, 2 at 30 Hz; acks
+//! return at once): deltas then start from older acknowledged states.
+//! Staleness is measured against the server's state of the newest tick the
+//! client applied, so the delay itself is not counted.
+//!
 //! Figures per run: `plaza100{suffix}_staleness_p50_ticks`,
 //! `..._staleness_p99_ticks`, `..._staleness_in_view_p99_ticks`,
 //! `..._position_error_p99_cm`, `..._bytes_per_client_s` (sealed datagrams)
@@ -38,11 +44,18 @@ use sim_carrier::{SimCarrier, everything};
 /// Measured seconds per run.
 const SECONDS_ENV: &str = "PLAZA_FRESHNESS_SECONDS";
 
-fn run(scenario: &Scenario, packet: PacketConfig, seconds: u32) -> FreshnessReport {
+/// A round trip of about 60 ms, in ticks at `rate`.
+fn rtt60_ticks(rate: u32) -> u32 {
+    (rate * 60).div_ceil(1000)
+}
+
+fn run(scenario: &Scenario, packet: PacketConfig, seconds: u32, delay: u32) -> FreshnessReport {
     let rate = scenario.match_config.tick_rate_hz;
     let mut m = scenario.bot_match(42).expect("scenario builds");
     let clients = usize::from(scenario.players);
-    let mut carrier = SimCarrier::connect(clients, rate, packet).expect("clients connect");
+    let mut carrier = SimCarrier::connect(clients, rate, packet)
+        .expect("clients connect")
+        .with_delay(delay);
     let schedule = Schedule {
         warmup_ticks: rate,
         measure_ticks: seconds * rate,
@@ -83,16 +96,34 @@ fn main() {
     let (packet, budget) = everything();
     let mut all = Scenario::plaza100(128);
     all.match_config.snapshot_budget_bytes = budget;
+    let plain = PacketConfig::default();
     let runs = [
         (
             "plaza100",
-            run(&Scenario::plaza100(128), PacketConfig::default(), seconds),
+            run(&Scenario::plaza100(128), plain.clone(), seconds, 0),
         ),
         (
             "plaza100_30hz",
-            run(&Scenario::plaza100(30), PacketConfig::default(), seconds),
+            run(&Scenario::plaza100(30), plain.clone(), seconds, 0),
         ),
-        ("plaza100_everything", run(&all, packet, seconds)),
+        ("plaza100_everything", run(&all, packet.clone(), seconds, 0)),
+        (
+            "plaza100_rtt60",
+            run(
+                &Scenario::plaza100(128),
+                plain.clone(),
+                seconds,
+                rtt60_ticks(128),
+            ),
+        ),
+        (
+            "plaza100_30hz_rtt60",
+            run(&Scenario::plaza100(30), plain, seconds, rtt60_ticks(30)),
+        ),
+        (
+            "plaza100_everything_rtt60",
+            run(&all, packet, seconds, rtt60_ticks(128)),
+        ),
     ];
     for (prefix, r) in &runs {
         figures(prefix, r);

@@ -3,12 +3,13 @@
 //! client receives; after each server tick every pair (client, another
 //! player's body the client holds) is held against the server's exact state.
 //!
-//! - Staleness, in ticks, after the client applied the snapshot of server
-//!   tick `T` (no latency here, so the server's state is the truth for `T`):
-//!   0 if the client's transform is what the server would send now (every
-//!   part within half a quantization step, [`Precision`]), else `T` minus the
-//!   server tick of the snapshot that last changed that transform at the
-//!   client.
+//! - Staleness, in ticks, once the client's newest applied snapshot is of
+//!   server tick `T`, held against the server's state after `T` (kept by
+//!   [`Truth`], so a transport's delay is not counted, only what snapshots
+//!   left out): 0 if the client's transform is what the server would have
+//!   sent then (every part within half a quantization step, [`Precision`]),
+//!   else `T` minus the server tick of the snapshot that last changed that
+//!   transform at the client.
 //! - Position error: the distance between the client's position and the
 //!   server's exact one, in centimetres.
 //! - In view: the target within [`VIEW_CONE_HALF_ANGLE`] of the viewer's
@@ -117,6 +118,8 @@ struct ClientView {
     world: ClientWorld<ArenaReplica>,
     held: Box<[Option<ReplicaTransform>]>,
     changed_at: Box<[Tick]>,
+    /// The newest server tick whose snapshot the client applied.
+    applied: Tick,
 }
 
 /// Counts per value, and the quantiles of what was counted.
@@ -192,6 +195,7 @@ impl Freshness {
                     world: ClientWorld::new(entities),
                     held: vec![None; entities].into_boxed_slice(),
                     changed_at: vec![0; entities].into_boxed_slice(),
+                    applied: 0,
                 })
                 .collect(),
             precision: Precision::default(),
@@ -220,6 +224,7 @@ impl Freshness {
                 return;
             }
         };
+        view.applied = view.applied.max(tick);
         for (i, (held, changed_at)) in view
             .held
             .iter_mut()
@@ -237,18 +242,24 @@ impl Freshness {
         }
     }
 
-    /// Measures every pair against `arena`, the server's state after tick
-    /// `tick`, whose snapshots every client has received.
-    pub fn observe(&mut self, arena: &Arena, tick: Tick) {
+    /// Measures every pair against the server's state after the newest tick
+    /// whose snapshot the client applied (`truth`, kept over the last
+    /// ticks): so the transport's delay is not counted, only what the
+    /// snapshots left out. A client that applied nothing kept in `truth` yet
+    /// is skipped.
+    pub fn observe(&mut self, truth: &Truth) {
         let cos_cone = VIEW_CONE_HALF_ANGLE.cos();
         for view in self.clients.iter() {
-            let Some(viewer) = arena.fighter(view.player) else {
+            let Some(state) = truth.at(view.applied) else {
                 continue;
             };
-            let eye = viewer.position();
-            let forward = Vec2::new(viewer.yaw.sin(), viewer.yaw.cos());
-            for (other, target) in arena.fighters() {
-                if other == view.player {
+            let Some(viewer) = state.iter().find(|b| b.player == view.player) else {
+                continue;
+            };
+            let eye = viewer.position;
+            let forward = Vec2::new(viewer.view[0].sin(), viewer.view[0].cos());
+            for target in state.iter() {
+                if target.player == view.player {
                     continue;
                 }
                 let body = usize::from(target.body.0);
@@ -260,16 +271,12 @@ impl Freshness {
                     self.missing += 1;
                     continue;
                 };
-                let p = target.position();
-                let fresh = self.precision.same(
-                    &held,
-                    p.to_array(),
-                    [target.yaw, target.pitch, target.movement.crouch],
-                );
+                let p = target.position;
+                let fresh = self.precision.same(&held, p.to_array(), target.view);
                 let staleness = if fresh {
                     0
                 } else {
-                    tick.saturating_sub(view.changed_at[body]) as usize
+                    view.applied.saturating_sub(view.changed_at[body]) as usize
                 };
                 self.staleness.add(staleness);
                 self.live += u64::from(target.alive);
@@ -298,6 +305,64 @@ impl Freshness {
     /// Snapshots that failed to apply.
     pub fn apply_errors(&self) -> u64 {
         self.apply_errors
+    }
+}
+
+/// One body as the server had it after a tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BodyState {
+    /// Its player.
+    pub player: PlayerId,
+    /// Its entity.
+    pub body: EntityId,
+    /// Feet position.
+    pub position: glam::Vec3,
+    /// Yaw, pitch, crouch.
+    pub view: [f32; 3],
+    /// Alive this round.
+    pub alive: bool,
+}
+
+/// The server's bodies after each of the last [`TRUTH_TICKS`] ticks.
+#[derive(Debug)]
+pub struct Truth {
+    ticks: Box<[Tick]>,
+    bodies: Box<[Vec<BodyState>]>,
+}
+
+/// Ticks of server state [`Truth`] keeps: clients further behind than this
+/// are not measured.
+pub const TRUTH_TICKS: usize = 64;
+
+impl Default for Truth {
+    fn default() -> Self {
+        Self {
+            ticks: vec![0; TRUTH_TICKS].into_boxed_slice(),
+            bodies: (0..TRUTH_TICKS).map(|_| Vec::new()).collect(),
+        }
+    }
+}
+
+impl Truth {
+    /// Keeps `arena`'s bodies as they are after tick `tick`.
+    pub fn record(&mut self, arena: &Arena, tick: Tick) {
+        let i = tick as usize % TRUTH_TICKS;
+        self.ticks[i] = tick;
+        let bodies = &mut self.bodies[i];
+        bodies.clear();
+        bodies.extend(arena.fighters().map(|(player, f)| BodyState {
+            player,
+            body: f.body,
+            position: f.position(),
+            view: [f.yaw, f.pitch, f.movement.crouch],
+            alive: f.alive,
+        }));
+    }
+
+    /// The bodies after tick `tick`, if kept.
+    pub fn at(&self, tick: Tick) -> Option<&[BodyState]> {
+        let i = tick as usize % TRUTH_TICKS;
+        (tick > 0 && self.ticks[i] == tick).then(|| self.bodies[i].as_slice())
     }
 }
 
@@ -416,6 +481,7 @@ pub fn measure<D: ChangeDetection, C: Carrier<D>>(
 ) -> FreshnessReport {
     let players: Vec<PlayerId> = m.players().collect();
     let mut probe = Freshness::new(&players, usize::from(m.game.config().max_entities));
+    let mut truth = Truth::default();
     let mut lens = vec![0usize; players.len()];
     let mut tick_ns = Vec::with_capacity(schedule.measure_ticks as usize);
     let mut bytes = 0u64;
@@ -439,6 +505,7 @@ pub fn measure<D: ChangeDetection, C: Carrier<D>>(
             lens[i] = carrier.send(&mut m.game, i, p);
         }
         let ns = start.elapsed().as_nanos() as f64;
+        truth.record(m.game.game(), m.game.tick_number());
         for (i, &p) in players.iter().enumerate() {
             carrier.receive(&mut m.game, i, p, &mut |message| probe.receive(i, message));
         }
@@ -453,7 +520,7 @@ pub fn measure<D: ChangeDetection, C: Carrier<D>>(
             measured += 1;
             tick_ns.push(ns);
             bytes += lens.iter().map(|&l| l as u64).sum::<u64>();
-            probe.observe(m.game.game(), m.game.tick_number());
+            probe.observe(&truth);
         }
     }
     let rate = f64::from(m.game.config().tick_rate_hz);

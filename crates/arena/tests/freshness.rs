@@ -1,7 +1,8 @@
 //! Freshness of plaza100's crowd, measured briefly through real clients
 //! connected in memory (`hightick_net::sim_server`): with room for
-//! everything every pair is fresh within a tick; with the shipped budget
-//! records wait and views go stale, for a smaller byte rate.
+//! everything every pair is fresh within a tick; with a short budget
+//! records wait and views go stale, for a smaller byte rate; over a link of
+//! 8 ticks' round trip every delta still finds its base.
 
 #[path = "support/sim_carrier.rs"]
 mod sim_carrier;
@@ -16,8 +17,8 @@ const TICKS: u32 = 32;
 
 /// plaza100 at 128 Hz with a short buy phase, measured for [`TICKS`] ticks
 /// of combat after [`WARMUP`], with `budget` snapshot bytes per client (the
-/// shipped one if `None`) over `packet`.
-fn plaza(budget: Option<u16>, packet: PacketConfig) -> FreshnessReport {
+/// shipped one if `None`) over `packet`, each packet `delay` ticks on its way.
+fn plaza(budget: Option<u16>, packet: PacketConfig, delay: u32) -> FreshnessReport {
     let mut scenario = Scenario::plaza100(128);
     scenario.arena.buy_ticks = 8;
     if let Some(b) = budget {
@@ -25,11 +26,13 @@ fn plaza(budget: Option<u16>, packet: PacketConfig) -> FreshnessReport {
     }
     let mut m = scenario.bot_match(5).expect("scenario builds");
     let clients = usize::from(scenario.players);
-    let mut carrier = SimCarrier::connect(clients, 128, packet).expect("clients connect");
+    let mut carrier = SimCarrier::connect(clients, 128, packet)
+        .expect("clients connect")
+        .with_delay(delay);
     let schedule = Schedule {
         warmup_ticks: WARMUP,
         measure_ticks: TICKS,
-        max_ticks: 8 + WARMUP + TICKS + 64,
+        max_ticks: 8 + WARMUP + TICKS + 64 + delay,
     };
     let report = measure(&mut m, &mut carrier, &schedule);
     assert_eq!(report.ticks, TICKS, "{report:?}");
@@ -45,9 +48,9 @@ fn plaza(budget: Option<u16>, packet: PacketConfig) -> FreshnessReport {
 }
 
 #[test]
-fn with_room_for_everything_views_are_fresh_and_the_budget_makes_them_stale() {
+fn with_room_for_everything_views_are_fresh_and_a_short_budget_makes_them_stale() {
     let (packet, budget) = everything();
-    let all = plaza(Some(budget), packet);
+    let all = plaza(Some(budget), packet, 0);
     assert_eq!(all.deferred_records, 0, "nothing waits: {all:?}");
     assert!(all.staleness_p99_ticks <= 1, "{all:?}");
     assert!(all.staleness_in_view_p99_ticks <= 1, "{all:?}");
@@ -56,7 +59,8 @@ fn with_room_for_everything_views_are_fresh_and_the_budget_makes_them_stale() {
         "within the wire's quantization: {all:?}"
     );
 
-    let shipped = plaza(None, PacketConfig::default());
+    // A third of what 99 moving players need, so records must wait.
+    let shipped = plaza(Some(320), PacketConfig::default(), 0);
     assert!(shipped.deferred_records > 0, "{shipped:?}");
     assert!(shipped.fresh_pairs < shipped.pairs, "{shipped:?}");
     assert!(
@@ -75,4 +79,12 @@ fn with_room_for_everything_views_are_fresh_and_the_budget_makes_them_stale() {
         shipped.bytes_per_client_s < all.bytes_per_client_s,
         "the budget saves bytes: {shipped:?} vs {all:?}"
     );
+}
+
+#[test]
+fn over_a_round_trip_of_8_ticks_deltas_apply_and_views_stay_close() {
+    let shipped = plaza(None, PacketConfig::default(), 8);
+    // `plaza` asserted every snapshot applied: no delta missed its base.
+    assert!(shipped.staleness_p99_ticks <= 8, "{shipped:?}");
+    assert!(shipped.fresh_pairs > shipped.pairs / 2, "{shipped:?}");
 }

@@ -9,6 +9,7 @@
 //! the 896 the default packet layer lets one unreliable message carry; with
 //! 64-byte fragments instead of 256 a 1200-byte packet carries 1115.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use hightick_arena::freshness::Carrier;
@@ -33,12 +34,21 @@ pub(crate) fn everything() -> (PacketConfig, u16) {
 }
 
 /// Clients connected in memory; client `i` plays the match's `i`th player.
+/// Each packet reaches its client `delay_ticks` ticks after it was sent (0:
+/// the same tick); the client's acks go back at once, so the server learns
+/// of a packet one `delay_ticks` after sending it, as over a link of that
+/// round trip.
 pub(crate) struct SimCarrier {
     net: SimServer,
     datagrams: Vec<[u8; MAX_PACKET_BYTES]>,
     lens: Vec<usize>,
     start: Instant,
     period: Duration,
+    delay_ticks: u32,
+    /// Per client, packets on the way: the tick each is due, its bytes.
+    in_flight: Vec<VecDeque<(u32, Vec<u8>)>>,
+    /// Emptied packet buffers, to reuse.
+    spare: Vec<Vec<u8>>,
 }
 
 impl SimCarrier {
@@ -56,7 +66,16 @@ impl SimCarrier {
             lens: vec![0; clients],
             start,
             period: Duration::from_secs_f64(1.0 / f64::from(tick_rate_hz)),
+            delay_ticks: 0,
+            in_flight: (0..clients).map(|_| VecDeque::new()).collect(),
+            spare: Vec::new(),
         })
+    }
+
+    /// Delays every packet by `ticks` ticks on its way to the client.
+    pub(crate) fn with_delay(mut self, ticks: u32) -> Self {
+        self.delay_ticks = ticks;
+        self
     }
 
     /// The virtual time of the match's current tick.
@@ -89,14 +108,28 @@ impl<D: ChangeDetection> Carrier<D> for SimCarrier {
         read: &mut dyn FnMut(&[u8]),
     ) {
         let now = self.now(game);
+        let tick = game.tick_number();
         let len = std::mem::take(&mut self.lens[i]);
         if len > 0 {
+            let mut bytes = self.spare.pop().unwrap_or_default();
+            bytes.clear();
+            bytes.extend_from_slice(&self.datagrams[i][..len]);
+            self.in_flight[i].push_back((tick + self.delay_ticks, bytes));
+        }
+        while self.in_flight[i]
+            .front()
+            .is_some_and(|(due, _)| *due <= tick)
+        {
+            let Some((_, mut bytes)) = self.in_flight[i].pop_front() else {
+                break;
+            };
             self.net
-                .acknowledge_with(now, i, &mut self.datagrams[i][..len], |channel, message| {
+                .acknowledge_with(now, i, &mut bytes, |channel, message| {
                     if channel == Channel::Unreliable {
                         read(message);
                     }
                 });
+            self.spare.push(bytes);
         }
         let slot = self.net.slot(i);
         game.absorb_deliveries(player, &mut self.net.server, slot);
