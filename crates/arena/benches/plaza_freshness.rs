@@ -131,7 +131,7 @@ fn main() {
 
     println!();
     println!(
-        "{:<22}{:>7}{:>10}{:>7}{:>8}{:>6}{:>6}{:>7}{:>8}{:>8}{:>8}{:>8}{:>10}{:>12}",
+        "{:<22}{:>7}{:>10}{:>7}{:>8}{:>6}{:>6}{:>7}{:>8}{:>8}{:>8}{:>8}{:>10}{:>12}{:>8}",
         "run",
         "ticks",
         "pairs",
@@ -145,11 +145,12 @@ fn main() {
         "v.mean",
         "v.fresh",
         "err99 cm",
-        "deferred/s"
+        "deferred/s",
+        "shared"
     );
     for (prefix, r) in &runs {
         println!(
-            "{:<22}{:>7}{:>10}{:>6.0}%{:>7.1}%{:>6}{:>6}{:>7}{:>8.3}{:>8}{:>8.3}{:>7.1}%{:>10.1}{:>12.0}",
+            "{:<22}{:>7}{:>10}{:>6.0}%{:>7.1}%{:>6}{:>6}{:>7}{:>8.3}{:>8}{:>8.3}{:>7.1}%{:>10.1}{:>12.0}{:>7.1}%",
             prefix,
             r.ticks,
             r.pairs,
@@ -164,6 +165,7 @@ fn main() {
             100.0 * r.in_view_fresh_pairs as f64 / r.in_view_pairs.max(1) as f64,
             r.position_error_p99_cm,
             r.deferred_records as f64 / f64::from(seconds),
+            r.records_shared_pct,
         );
     }
 }

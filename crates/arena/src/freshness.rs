@@ -468,6 +468,9 @@ pub struct FreshnessReport {
     pub deferred_records: u64,
     /// Snapshots that failed to apply.
     pub apply_errors: u64,
+    /// Share of entity records copied from one encoded for another client
+    /// in the same tick, percent (the whole run).
+    pub records_shared_pct: f64,
 }
 
 /// Runs `m` with its packets moved by `carrier` until `schedule` is done,
@@ -546,6 +549,10 @@ pub fn measure<D: ChangeDetection, C: Carrier<D>>(
         tick_mean_us: Stats::from_samples(tick_ns).mean_ns() / 1e3,
         deferred_records: deferred(m) - deferred_before,
         apply_errors: probe.apply_errors(),
+        records_shared_pct: {
+            let s = m.game.shared_record_stats();
+            100.0 * s.copied as f64 / (s.copied + s.encoded).max(1) as f64
+        },
     }
 }
 
