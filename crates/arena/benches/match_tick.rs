@@ -22,7 +22,9 @@
 //! Animation subsystem's mean per tick with the lag-compensation history
 //! recorded every tick, as shipped, and every 4th tick; the two whole-tick
 //! means are not interleaved, so only the scoped subsystem is compared).
-//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind.
+//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
+//! `MATCH_TICK_ONLY=5v5` runs only the 5v5 warm and cold runs and prints
+//! their three figures, for quick interleaved comparisons of two builds.
 
 use std::time::{Duration, Instant};
 
@@ -176,11 +178,30 @@ fn run<D: ChangeDetection>(
 
 /// Set to `cold` to run only a short cold 5v5 run (2 s warm-up, 2 s
 /// measured): small enough for `valgrind --tool=cachegrind` to count the
-/// cache misses of a cold tick.
-const ONLY_COLD_ENV: &str = "MATCH_TICK_ONLY";
+/// cache misses of a cold tick. Set to `5v5` to run only the 5v5 warm and
+/// cold runs.
+const ONLY_ENV: &str = "MATCH_TICK_ONLY";
+
+/// Prints the three 5v5 figures: warm, cold and cold over warm.
+fn print_5v5(five: &Run, five_cold: &Run) {
+    figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
+    figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
+    figure(
+        "arena_5v5_bytes_per_client_s",
+        five.bytes_per_client_s(),
+        "B/s",
+    );
+    figure("arena_5v5_cold_tick_mean_us", five_cold.mean_us(), "us");
+    figure(
+        "arena_5v5_cold_over_hot",
+        five_cold.mean_us() / five.mean_us(),
+        "x",
+    );
+}
 
 fn main() {
-    if std::env::var(ONLY_COLD_ENV).is_ok_and(|v| v == "cold") {
+    let only = std::env::var(ONLY_ENV).unwrap_or_default();
+    if only == "cold" {
         let cold = run(
             &Scenario::five_v_five(),
             hightick_engine::replication::ChangedTicks,
@@ -205,6 +226,10 @@ fn main() {
         20,
         Caches::Evicted,
     );
+    if only == "5v5" {
+        print_5v5(&five, &five_cold);
+        return;
+    }
     // The lag-compensation history recorded every 4th tick instead of the
     // shipped every tick: what recording every tick costs.
     let mut sparse_poses = Scenario::five_v_five();
@@ -238,19 +263,7 @@ fn main() {
         Caches::Warm,
     );
 
-    figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
-    figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
-    figure(
-        "arena_5v5_bytes_per_client_s",
-        five.bytes_per_client_s(),
-        "B/s",
-    );
-    figure("arena_5v5_cold_tick_mean_us", five_cold.mean_us(), "us");
-    figure(
-        "arena_5v5_cold_over_hot",
-        five_cold.mean_us() / five.mean_us(),
-        "x",
-    );
+    print_5v5(&five, &five_cold);
     figure(
         "arena_5v5_animation_us_poses_every_tick",
         five.subsystem_us(Subsystem::Animation),
