@@ -24,7 +24,9 @@
 //! means are not interleaved, so only the scoped subsystem is compared).
 //! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
 //! `MATCH_TICK_ONLY=5v5` runs only the 5v5 warm and cold runs and prints
-//! their three figures, for quick interleaved comparisons of two builds.
+//! their figures (with the medians `arena_5v5_tick_p50_us` and
+//! `arena_5v5_cold_tick_p50_us`), for quick interleaved comparisons of two
+//! builds.
 
 use std::time::{Duration, Instant};
 
@@ -196,6 +198,13 @@ fn print_5v5(five: &Run, five_cold: &Run) {
         "arena_5v5_cold_over_hot",
         five_cold.mean_us() / five.mean_us(),
         "x",
+    );
+    // Medians: on a shared machine a few preempted ticks move the means.
+    figure("arena_5v5_tick_p50_us", five.quantile_us(0.5), "us");
+    figure(
+        "arena_5v5_cold_tick_p50_us",
+        five_cold.quantile_us(0.5),
+        "us",
     );
 }
 
