@@ -75,13 +75,15 @@ impl ReliableSizes {
     }
 }
 
-/// Queued reliable messages and their resend state.
+/// Queued reliable messages and their resend state. `repr(C)`: the two ids
+/// an idle sender's `write_due` reads come first.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct ReliableSender {
-    sizes: ReliableSizes,
-    messages: Box<[OutMessage]>,
     oldest_unacked: u16,
     next_id: u16,
+    sizes: ReliableSizes,
+    messages: Box<[OutMessage]>,
     bytes: ByteRing,
     pieces: Box<[OutPiece]>,
     piece_head: u64,
