@@ -21,7 +21,11 @@
 //! application has polled what is deliverable; the packet layer checks room
 //! for a whole packet before accepting it (see [`ReliableReceiver::classify`]).
 //!
-//! Neither side allocates after construction.
+//! Neither side allocates in steady state. The sender's byte ring and the
+//! receiver's chunk pool start with room for a full window of whole
+//! (unfragmented) messages and grow (doubling, up to the sizes the config
+//! allows) only for fragmented ones, so the rare large message pays for its
+//! storage once and the connection keeps it.
 
 use std::time::{Duration, Instant};
 
@@ -73,6 +77,13 @@ impl ReliableSizes {
     pub(crate) fn max_pieces(&self) -> usize {
         self.window + self.buffer_bytes.div_ceil(self.geometry.fragment_size)
     }
+
+    /// Storage (bytes, or receive chunks) a full window of whole messages
+    /// can need: what the sender's ring and the receiver's pool start with,
+    /// so only fragmented messages ever grow them.
+    fn whole_window_bytes(&self) -> usize {
+        (self.window * self.geometry.fragment_size).min(self.buffer_bytes)
+    }
 }
 
 /// Queued reliable messages and their resend state. `repr(C)`: the two ids
@@ -98,7 +109,7 @@ impl ReliableSender {
             messages: vec![OutMessage::default(); sizes.window].into_boxed_slice(),
             oldest_unacked: 0,
             next_id: 0,
-            bytes: ByteRing::new(sizes.buffer_bytes),
+            bytes: ByteRing::growing(sizes.whole_window_bytes(), sizes.buffer_bytes),
             pieces: vec![OutPiece::default(); sizes.max_pieces()].into_boxed_slice(),
             piece_head: 0,
             piece_tail: 0,
@@ -318,7 +329,11 @@ impl ReliableReceiver {
             slots: vec![InMessage::default(); sizes.window].into_boxed_slice(),
             next_deliver: 0,
             open: 0,
-            chunks: ChunkPool::new(sizes.max_pieces(), sizes.geometry.fragment_size),
+            chunks: ChunkPool::growing(
+                sizes.window,
+                sizes.max_pieces(),
+                sizes.geometry.fragment_size,
+            ),
             reassembly: ReassemblySlots::new(sizes.max_fragmented, sizes.geometry.max_fragments),
         }
     }

@@ -7,9 +7,12 @@
 //! It is sans-IO: it is fed payload bytes and [`Instant`]s and hands back
 //! payload bytes, never reading a clock or touching a socket. The secure layer
 //! seals what [`PacketEndpoint::write_packet`] produces and feeds opened
-//! payloads to [`PacketEndpoint::read_packet`]. All storage is allocated by
-//! [`PacketEndpoint::new`] from a [`PacketConfig`]; sending and receiving
-//! allocate nothing afterwards.
+//! payloads to [`PacketEndpoint::read_packet`]. Storage is allocated by
+//! [`PacketEndpoint::new`] from a [`PacketConfig`], except the room for large
+//! reliable messages: the sender's message ring and the receiver's chunk
+//! pool start with room for a full window of whole messages and grow, up to
+//! what the config allows, the first time fragmented messages need more.
+//! Steady sending and receiving allocate nothing.
 //!
 //! Both ends of a connection must use the same config: the receiver's storage
 //! is sized to hold everything a sender with that config can have in flight.
@@ -59,10 +62,14 @@ use crate::packet::sequence::MAX_SEQUENCE_WINDOW;
 /// Sizes and timings of the packet layer. Both ends of a connection must use
 /// the same values.
 ///
-/// Memory per endpoint is roughly `reliable_buffer_bytes` (send queue) plus
+/// Memory per endpoint is at most `reliable_buffer_bytes` (send queue) plus
 /// `(message_window + reliable_buffer_bytes / fragment_size) * fragment_size`
 /// (receive chunks) plus `sent_packet_window * max_pieces_per_packet * 4`
-/// (sent-packet records): about 290 KiB with the defaults.
+/// (sent-packet records): about 290 KiB with the defaults. The send queue
+/// and the receive chunks start with room for `message_window` whole
+/// messages (32 KiB each with the defaults) and grow only when fragmented
+/// messages need more, so an endpoint that never carries one takes about
+/// 140 KiB.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PacketConfig {
     /// Largest payload `write_packet` produces (the secure layer adds its
@@ -374,20 +381,27 @@ impl PacketEndpoint {
     pub fn try_new_shared(config: Arc<PacketConfig>, now: Instant) -> Result<Self, PacketError> {
         config.validate()?;
         let sizes = config.reliable_sizes();
+        // Allocated first, so they lie together: the small buffers every
+        // packet built or read touches.
+        let received = ReceivedPackets::new(config.received_packet_window);
+        let deliveries = Deliveries::new(config.sent_packet_window * 2, config.loss_smoothing);
+        let unreliable_out = UnreliableSender::new(config.unreliable_budget);
+        let carried = vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice();
+        let sent = SentPackets::new(config.sent_packet_window, config.max_pieces_per_packet);
         Ok(Self {
             limits: BlockLimits {
                 geometry: config.geometry(),
                 max_unreliable: config.max_unreliable_message(),
             },
-            sent: SentPackets::new(config.sent_packet_window, config.max_pieces_per_packet),
-            received: ReceivedPackets::new(config.received_packet_window),
-            deliveries: Deliveries::new(config.sent_packet_window * 2, config.loss_smoothing),
+            sent,
+            received,
+            deliveries,
             reliable_out: ReliableSender::new(sizes),
             reliable_in: ReliableReceiver::new(sizes),
-            unreliable_out: UnreliableSender::new(config.unreliable_budget),
+            unreliable_out,
             unreliable_in: UnreliableReceiver::new(config.unreliable_receive_bytes),
             rtt: RttEstimator::new(config.initial_rtt),
-            carried: vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice(),
+            carried,
             opened: vec![(0, 0); config.max_pieces_per_packet].into_boxed_slice(),
             ack_owed_since: None,
             loss_check_at: None,
