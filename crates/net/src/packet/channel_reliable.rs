@@ -121,6 +121,11 @@ impl ReliableSender {
         usize::from(id) & (self.sizes.window - 1)
     }
 
+    /// Hints the cache to fetch the record of the next message queued.
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch(&self.messages[self.slot(self.next_id)]);
+    }
+
     fn piece_slot(&self, piece: u64) -> usize {
         (piece % self.pieces.len() as u64) as usize
     }

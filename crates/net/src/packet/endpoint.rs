@@ -58,6 +58,7 @@ use crate::packet::reliable::{
 };
 use crate::packet::rtt::RttEstimator;
 use crate::packet::sequence::MAX_SEQUENCE_WINDOW;
+use crate::prefetch::prefetch_range;
 
 /// Sizes and timings of the packet layer. Both ends of a connection must use
 /// the same values.
@@ -414,6 +415,21 @@ impl PacketEndpoint {
     /// The config this endpoint was built from.
     pub fn config(&self) -> &PacketConfig {
         &self.config
+    }
+
+    /// Hints the cache to fetch what the next [`Self::write_packet`] reads:
+    /// the endpoint's sending fields and the slots of its small buffers that
+    /// the next packet uses (see [`crate::prefetch`]).
+    pub fn prefetch(&self) {
+        prefetch_range(
+            (self as *const Self).cast(),
+            std::mem::offset_of!(Self, limits),
+        );
+        self.sent.prefetch();
+        self.received.prefetch();
+        self.deliveries.prefetch();
+        self.unreliable_out.prefetch();
+        self.reliable_out.prefetch();
     }
 
     /// Queues a message on the reliable ordered channel. Messages longer than

@@ -170,6 +170,11 @@ impl<T: Default> SequenceBuffer<T> {
         }
     }
 
+    /// Hints the cache to fetch `sequence`'s slot (see [`crate::prefetch`]).
+    pub fn prefetch(&self, sequence: u16) {
+        crate::prefetch::prefetch(&self.slots[usize::from(sequence) & self.mask]);
+    }
+
     /// The index of `sequence`'s slot, for callers that keep parallel arrays.
     pub fn slot_of(&self, sequence: u16) -> usize {
         usize::from(sequence) & self.mask

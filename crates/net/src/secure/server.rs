@@ -533,6 +533,26 @@ impl Server {
         Some((Transmit { destination, len }, sequence))
     }
 
+    /// Hints the cache to fetch what [`Self::transmit_payload`] to `slot`
+    /// reads: the slot, its packet layer and the sending half of its link. A
+    /// host about to send to many slots after a sleep calls it for each of
+    /// them first, so their cache misses overlap instead of queueing one
+    /// after another (see [`crate::prefetch`]). Does nothing for a slot
+    /// that is not connected.
+    pub fn prefetch(&self, slot: usize) {
+        let Some(s) = self.slots.get(slot) else {
+            return;
+        };
+        let Some(conn) = s.connection.as_ref() else {
+            return;
+        };
+        let start: *const u8 = (s as *const Slot).cast();
+        let endpoint: *const u8 = (&conn.endpoint as *const PacketEndpoint).cast();
+        crate::prefetch::prefetch_range(start, endpoint as usize - start as usize);
+        conn.endpoint.prefetch();
+        conn.link.prefetch_send();
+    }
+
     /// The next delivery notification (acked / presumed lost) of a packet sent to `slot`.
     pub fn poll_delivery(&mut self, slot: usize) -> Option<Delivery> {
         self.connection_mut(slot).ok()?.endpoint.poll_delivery()
