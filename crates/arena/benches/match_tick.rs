@@ -22,6 +22,10 @@
 //! Animation subsystem's mean per tick with the lag-compensation history
 //! recorded every tick, as shipped, and every 4th tick; the two whole-tick
 //! means are not interleaved, so only the scoped subsystem is compared).
+//! `arena_5v5_beside_tick_mean_us` / `_p50_us` and `arena_5v5_beside_over_hot`
+//! (the 5v5 run with 15 other 5v5 matches ticking between its ticks, as on a
+//! live server's core: the same code stays cached, the match's own data is
+//! pushed out by theirs).
 //! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
 //! `MATCH_TICK_ONLY=5v5` runs only the 5v5 warm and cold runs and prints
 //! their figures (with the medians `arena_5v5_tick_p50_us` and
@@ -31,7 +35,8 @@
 use std::time::{Duration, Instant};
 
 use hightick_arena::scenario::{BotMatch, Scenario};
-use hightick_engine::replication::{ChangeDetection, ValueComparison};
+use hightick_engine::PlayerId;
+use hightick_engine::replication::{ChangeDetection, ChangedTicks, ValueComparison};
 use hightick_net::sim_server::SimServer;
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_telemetry::bench::{Stats, figure};
@@ -74,11 +79,79 @@ impl Run {
 /// cache of the hosts this runs on.
 const EVICT_BYTES: usize = 32 << 20;
 
-/// Whether the caches are left warm between ticks.
+/// Other 5v5 matches ticking between two ticks of the measured one in the
+/// `beside` run: a live server's share of one core.
+const BESIDE_MATCHES: usize = 15;
+
+/// What happens to the caches between ticks.
 #[derive(Clone, Copy, PartialEq)]
 enum Caches {
     Warm,
+    /// A buffer larger than the last-level cache is written: data and code
+    /// come from memory.
     Evicted,
+    /// Other matches tick: the same code, their own data (the live case).
+    Beside(usize),
+}
+
+/// One match and its clients, connected in memory.
+struct Hosted<D: ChangeDetection> {
+    m: BotMatch<D>,
+    net: SimServer,
+    /// Client `i` plays `players[i]`.
+    players: Vec<PlayerId>,
+    datagrams: Vec<[u8; MAX_PACKET_BYTES]>,
+    lens: Vec<usize>,
+}
+
+impl<D: ChangeDetection> Hosted<D> {
+    fn new(scenario: &Scenario, detection: D, seed: u64, start: Instant) -> Self {
+        let m: BotMatch<D> = scenario
+            .bot_match_with(seed, detection)
+            .expect("scenario builds");
+        let players: Vec<_> = m.players().collect();
+        let net = SimServer::connect(players.len(), seed, start).expect("clients connect");
+        Self {
+            datagrams: vec![[0u8; MAX_PACKET_BYTES]; players.len()],
+            lens: vec![0; players.len()],
+            m,
+            net,
+            players,
+        }
+    }
+
+    /// As a live server does: every client's connection asked for before
+    /// the tick, so the sends find it in cache.
+    fn prefetch(&self) {
+        for i in 0..self.players.len() {
+            self.net.server.prefetch(self.net.slot(i));
+        }
+    }
+
+    /// Every client's packet, queued, written and sealed.
+    fn send(&mut self, now: Instant) {
+        for (i, &p) in self.players.iter().enumerate() {
+            let slot = self.net.slot(i);
+            self.lens[i] = self
+                .m
+                .game
+                .transmit_tick(p, &mut self.net.server, slot, now, &mut self.datagrams[i])
+                .map_or(0, |t| t.len);
+        }
+    }
+
+    /// Each client opens, reads and acks; the server takes the acks in and
+    /// the match their delivery notifications.
+    fn acknowledge(&mut self, now: Instant) {
+        for (i, &p) in self.players.iter().enumerate() {
+            if self.lens[i] > 0 {
+                self.net
+                    .acknowledge(now, i, &mut self.datagrams[i][..self.lens[i]]);
+            }
+            let slot = self.net.slot(i);
+            self.m.game.absorb_deliveries(p, &mut self.net.server, slot);
+        }
+    }
 }
 
 fn run<D: ChangeDetection>(
@@ -89,16 +162,15 @@ fn run<D: ChangeDetection>(
     caches: Caches,
 ) -> Run {
     let rate = scenario.match_config.tick_rate_hz;
-    let mut m: BotMatch<D> = scenario
-        .bot_match_with(42, detection)
-        .expect("scenario builds");
-    let players: Vec<_> = m.players().collect();
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / f64::from(rate));
-    // Client `i` plays `players[i]`.
-    let mut net = SimServer::connect(players.len(), 42, start).expect("clients connect");
-    let mut datagrams = vec![[0u8; MAX_PACKET_BYTES]; players.len()];
-    let mut lens = vec![0usize; players.len()];
+    let mut hosted = Hosted::new(scenario, detection, 42, start);
+    let mut beside: Vec<Hosted<ChangedTicks>> = match caches {
+        Caches::Beside(n) => (0..n)
+            .map(|k| Hosted::new(scenario, ChangedTicks, 43 + k as u64, start))
+            .collect(),
+        _ => Vec::new(),
+    };
     let mut evict = vec![
         0u8;
         if caches == Caches::Evicted {
@@ -129,38 +201,27 @@ fn run<D: ChangeDetection>(
         // Timed: the match tick and every client's packet, queued, written
         // and sealed.
         let frame = recorder.begin(u64::from(t));
-        // As a live server does: every client's connection asked for before
-        // the tick, so the sends find it in cache.
-        for i in 0..players.len() {
-            net.server.prefetch(net.slot(i));
-        }
-        m.step_in(&frame);
+        hosted.prefetch();
+        hosted.m.step_in(&frame);
         {
             let _net = frame.scope(Subsystem::Network, "send_seal");
-            for (i, &p) in players.iter().enumerate() {
-                let slot = net.slot(i);
-                lens[i] = m
-                    .game
-                    .transmit_tick(p, &mut net.server, slot, now, &mut datagrams[i])
-                    .map_or(0, |t| t.len);
-            }
+            hosted.send(now);
         }
         let outcome = frame.end();
         if t >= warmup {
             tick_ns.push(outcome.total_ns as f64);
-            bytes += lens.iter().map(|&l| l as u64).sum::<u64>();
-            if m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
+            bytes += hosted.lens.iter().map(|&l| l as u64).sum::<u64>();
+            if hosted.m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
                 ticks_in_combat += 1;
             }
         }
-        // Untimed: each client opens, reads and acks; the server takes the
-        // acks in and the match their delivery notifications.
-        for (i, &p) in players.iter().enumerate() {
-            if lens[i] > 0 {
-                net.acknowledge(now, i, &mut datagrams[i][..lens[i]]);
-            }
-            let slot = net.slot(i);
-            m.game.absorb_deliveries(p, &mut net.server, slot);
+        // Untimed: the clients' acks, then the other matches' ticks.
+        hosted.acknowledge(now);
+        for other in &mut beside {
+            other.prefetch();
+            other.m.step();
+            other.send(now);
+            other.acknowledge(now);
         }
         // Untimed: one byte per cache line of a buffer larger than the caches.
         for b in evict.iter_mut().step_by(64) {
@@ -174,7 +235,7 @@ fn run<D: ChangeDetection>(
         .map(|&s| (s, stats.mean_ns(BudgetTarget::Subsystem(s)) / 1e3))
         .collect();
     Run {
-        clients: players.len(),
+        clients: hosted.players.len(),
         seconds: f64::from(measure_s),
         bytes,
         ticks: Stats::from_samples(tick_ns),
@@ -189,8 +250,8 @@ fn run<D: ChangeDetection>(
 /// cold runs.
 const ONLY_ENV: &str = "MATCH_TICK_ONLY";
 
-/// Prints the three 5v5 figures: warm, cold and cold over warm.
-fn print_5v5(five: &Run, five_cold: &Run) {
+/// Prints the 5v5 figures: warm, cold, beside other matches, and the ratios.
+fn print_5v5(five: &Run, five_cold: &Run, five_beside: &Run) {
     figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
     figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
     figure(
@@ -210,6 +271,17 @@ fn print_5v5(five: &Run, five_cold: &Run) {
         "arena_5v5_cold_tick_p50_us",
         five_cold.quantile_us(0.5),
         "us",
+    );
+    figure("arena_5v5_beside_tick_mean_us", five_beside.mean_us(), "us");
+    figure(
+        "arena_5v5_beside_tick_p50_us",
+        five_beside.quantile_us(0.5),
+        "us",
+    );
+    figure(
+        "arena_5v5_beside_over_hot",
+        five_beside.mean_us() / five.mean_us(),
+        "x",
     );
 }
 
@@ -240,9 +312,19 @@ fn main() {
         20,
         Caches::Evicted,
     );
+    let five_beside = run(
+        &Scenario::five_v_five(),
+        ChangedTicks,
+        5,
+        20,
+        Caches::Beside(BESIDE_MATCHES),
+    );
     if only == "5v5" {
-        print_5v5(&five, &five_cold);
-        print_table(&[&five, &five_cold], &["5v5", "5v5_cold"]);
+        print_5v5(&five, &five_cold, &five_beside);
+        print_table(
+            &[&five, &five_cold, &five_beside],
+            &["5v5", "5v5_cold", "5v5_beside"],
+        );
         return;
     }
     // The lag-compensation history recorded every 4th tick instead of the
@@ -278,7 +360,7 @@ fn main() {
         Caches::Warm,
     );
 
-    print_5v5(&five, &five_cold);
+    print_5v5(&five, &five_cold, &five_beside);
     figure(
         "arena_5v5_animation_us_poses_every_tick",
         five.subsystem_us(Subsystem::Animation),
@@ -307,10 +389,11 @@ fn main() {
     );
 
     print_table(
-        &[&five, &five_cold, &plaza, &plaza30, &poll],
+        &[&five, &five_cold, &five_beside, &plaza, &plaza30, &poll],
         &[
             "5v5",
             "5v5_cold",
+            "5v5_beside",
             "plaza100",
             "plaza100_30hz",
             "plaza100_poll",
