@@ -92,12 +92,13 @@ impl Link {
     }
 
     /// Hints the cache to fetch what [`Self::seal`] reads: the fields before
-    /// the ciphers and the sending cipher.
+    /// the ciphers and the lines of the sending cipher that sealing reads.
     pub(crate) fn prefetch_send(&self) {
         crate::prefetch::prefetch_range(
             (self as *const Self).cast(),
-            std::mem::offset_of!(Self, recv),
+            std::mem::offset_of!(Self, send),
         );
+        self.send.prefetch();
     }
 
     /// Opens a received packet in place: replay check (for the kinds netcode.io
