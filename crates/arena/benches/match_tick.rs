@@ -24,13 +24,24 @@
 //! means are not interleaved, so only the scoped subsystem is compared).
 //! `arena_plaza100_records_shared_pct` / `arena_5v5_records_shared_pct`: the
 //! share of entity records copied from one encoded for another client in
-//! the same tick. `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
-//! `MATCH_TICK_ONLY=plaza` a short plaza100 run, for callgrind.
+//! the same tick.
+//! `arena_5v5_beside_tick_mean_us` / `_p50_us` and `arena_5v5_beside_over_hot`
+//! (the 5v5 run with 15 other 5v5 matches ticking between its ticks, as on a
+//! live server's core: the same code stays cached, the match's own data is
+//! pushed out by theirs).
+//! `MATCH_TICK_ONLY=cold` runs only a short cold 5v5 run, for cachegrind;
+//! `MATCH_TICK_ONLY=5v5` runs only the 5v5 warm and cold runs and prints
+//! their figures (with the medians `arena_5v5_tick_p50_us` and
+//! `arena_5v5_cold_tick_p50_us`), for quick interleaved comparisons of two
+//! builds. `MATCH_TICK_ONLY=plaza` runs a short plaza100 run, for callgrind.
 
 use std::time::{Duration, Instant};
 
 use hightick_arena::scenario::{BotMatch, Scenario};
-use hightick_engine::replication::{ChangeDetection, SharedRecordStats, ValueComparison};
+use hightick_engine::PlayerId;
+use hightick_engine::replication::{
+    ChangeDetection, ChangedTicks, SharedRecordStats, ValueComparison,
+};
 use hightick_net::sim_server::SimServer;
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_telemetry::bench::{Stats, figure};
@@ -81,11 +92,79 @@ impl Run {
 /// cache of the hosts this runs on.
 const EVICT_BYTES: usize = 32 << 20;
 
-/// Whether the caches are left warm between ticks.
+/// Other 5v5 matches ticking between two ticks of the measured one in the
+/// `beside` run: a live server's share of one core.
+const BESIDE_MATCHES: usize = 15;
+
+/// What happens to the caches between ticks.
 #[derive(Clone, Copy, PartialEq)]
 enum Caches {
     Warm,
+    /// A buffer larger than the last-level cache is written: data and code
+    /// come from memory.
     Evicted,
+    /// Other matches tick: the same code, their own data (the live case).
+    Beside(usize),
+}
+
+/// One match and its clients, connected in memory.
+struct Hosted<D: ChangeDetection> {
+    m: BotMatch<D>,
+    net: SimServer,
+    /// Client `i` plays `players[i]`.
+    players: Vec<PlayerId>,
+    datagrams: Vec<[u8; MAX_PACKET_BYTES]>,
+    lens: Vec<usize>,
+}
+
+impl<D: ChangeDetection> Hosted<D> {
+    fn new(scenario: &Scenario, detection: D, seed: u64, start: Instant) -> Self {
+        let m: BotMatch<D> = scenario
+            .bot_match_with(seed, detection)
+            .expect("scenario builds");
+        let players: Vec<_> = m.players().collect();
+        let net = SimServer::connect(players.len(), seed, start).expect("clients connect");
+        Self {
+            datagrams: vec![[0u8; MAX_PACKET_BYTES]; players.len()],
+            lens: vec![0; players.len()],
+            m,
+            net,
+            players,
+        }
+    }
+
+    /// As a live server does: every client's connection asked for before
+    /// the tick, so the sends find it in cache.
+    fn prefetch(&self) {
+        for i in 0..self.players.len() {
+            self.net.server.prefetch(self.net.slot(i));
+        }
+    }
+
+    /// Every client's packet, queued, written and sealed.
+    fn send(&mut self, now: Instant) {
+        for (i, &p) in self.players.iter().enumerate() {
+            let slot = self.net.slot(i);
+            self.lens[i] = self
+                .m
+                .game
+                .transmit_tick(p, &mut self.net.server, slot, now, &mut self.datagrams[i])
+                .map_or(0, |t| t.len);
+        }
+    }
+
+    /// Each client opens, reads and acks; the server takes the acks in and
+    /// the match their delivery notifications.
+    fn acknowledge(&mut self, now: Instant) {
+        for (i, &p) in self.players.iter().enumerate() {
+            if self.lens[i] > 0 {
+                self.net
+                    .acknowledge(now, i, &mut self.datagrams[i][..self.lens[i]]);
+            }
+            let slot = self.net.slot(i);
+            self.m.game.absorb_deliveries(p, &mut self.net.server, slot);
+        }
+    }
 }
 
 fn run<D: ChangeDetection>(
@@ -96,16 +175,15 @@ fn run<D: ChangeDetection>(
     caches: Caches,
 ) -> Run {
     let rate = scenario.match_config.tick_rate_hz;
-    let mut m: BotMatch<D> = scenario
-        .bot_match_with(42, detection)
-        .expect("scenario builds");
-    let players: Vec<_> = m.players().collect();
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / f64::from(rate));
-    // Client `i` plays `players[i]`.
-    let mut net = SimServer::connect(players.len(), 42, start).expect("clients connect");
-    let mut datagrams = vec![[0u8; MAX_PACKET_BYTES]; players.len()];
-    let mut lens = vec![0usize; players.len()];
+    let mut hosted = Hosted::new(scenario, detection, 42, start);
+    let mut beside: Vec<Hosted<ChangedTicks>> = match caches {
+        Caches::Beside(n) => (0..n)
+            .map(|k| Hosted::new(scenario, ChangedTicks, 43 + k as u64, start))
+            .collect(),
+        _ => Vec::new(),
+    };
     let mut evict = vec![
         0u8;
         if caches == Caches::Evicted {
@@ -136,33 +214,27 @@ fn run<D: ChangeDetection>(
         // Timed: the match tick and every client's packet, queued, written
         // and sealed.
         let frame = recorder.begin(u64::from(t));
-        m.step_in(&frame);
+        hosted.prefetch();
+        hosted.m.step_in(&frame);
         {
             let _net = frame.scope(Subsystem::Network, "send_seal");
-            for (i, &p) in players.iter().enumerate() {
-                let slot = net.slot(i);
-                lens[i] = m
-                    .game
-                    .transmit_tick(p, &mut net.server, slot, now, &mut datagrams[i])
-                    .map_or(0, |t| t.len);
-            }
+            hosted.send(now);
         }
         let outcome = frame.end();
         if t >= warmup {
             tick_ns.push(outcome.total_ns as f64);
-            bytes += lens.iter().map(|&l| l as u64).sum::<u64>();
-            if m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
+            bytes += hosted.lens.iter().map(|&l| l as u64).sum::<u64>();
+            if hosted.m.game.game().clock().phase == hightick_arena::game::Phase::Combat {
                 ticks_in_combat += 1;
             }
         }
-        // Untimed: each client opens, reads and acks; the server takes the
-        // acks in and the match their delivery notifications.
-        for (i, &p) in players.iter().enumerate() {
-            if lens[i] > 0 {
-                net.acknowledge(now, i, &mut datagrams[i][..lens[i]]);
-            }
-            let slot = net.slot(i);
-            m.game.absorb_deliveries(p, &mut net.server, slot);
+        // Untimed: the clients' acks, then the other matches' ticks.
+        hosted.acknowledge(now);
+        for other in &mut beside {
+            other.prefetch();
+            other.m.step();
+            other.send(now);
+            other.acknowledge(now);
         }
         // Untimed: one byte per cache line of a buffer larger than the caches.
         for b in evict.iter_mut().step_by(64) {
@@ -176,23 +248,60 @@ fn run<D: ChangeDetection>(
         .map(|&s| (s, stats.mean_ns(BudgetTarget::Subsystem(s)) / 1e3))
         .collect();
     Run {
-        clients: players.len(),
+        clients: hosted.players.len(),
         seconds: f64::from(measure_s),
         bytes,
         ticks: Stats::from_samples(tick_ns),
         subsystems,
         ticks_in_combat,
-        shared: m.game.shared_record_stats(),
+        shared: hosted.m.game.shared_record_stats(),
     }
 }
 
 /// Set to `cold` to run only a short cold 5v5 run (2 s warm-up, 2 s
 /// measured): small enough for `valgrind --tool=cachegrind` to count the
-/// cache misses of a cold tick.
-const ONLY_COLD_ENV: &str = "MATCH_TICK_ONLY";
+/// cache misses of a cold tick. Set to `5v5` to run only the 5v5 warm and
+/// cold runs, to `plaza` for a short plaza100 run (for callgrind).
+const ONLY_ENV: &str = "MATCH_TICK_ONLY";
+
+/// Prints the 5v5 figures: warm, cold, beside other matches, and the ratios.
+fn print_5v5(five: &Run, five_cold: &Run, five_beside: &Run) {
+    figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
+    figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
+    figure(
+        "arena_5v5_bytes_per_client_s",
+        five.bytes_per_client_s(),
+        "B/s",
+    );
+    figure("arena_5v5_cold_tick_mean_us", five_cold.mean_us(), "us");
+    figure(
+        "arena_5v5_cold_over_hot",
+        five_cold.mean_us() / five.mean_us(),
+        "x",
+    );
+    // Medians: on a shared machine a few preempted ticks move the means.
+    figure("arena_5v5_tick_p50_us", five.quantile_us(0.5), "us");
+    figure(
+        "arena_5v5_cold_tick_p50_us",
+        five_cold.quantile_us(0.5),
+        "us",
+    );
+    figure("arena_5v5_beside_tick_mean_us", five_beside.mean_us(), "us");
+    figure(
+        "arena_5v5_beside_tick_p50_us",
+        five_beside.quantile_us(0.5),
+        "us",
+    );
+    figure(
+        "arena_5v5_beside_over_hot",
+        five_beside.mean_us() / five.mean_us(),
+        "x",
+    );
+}
 
 fn main() {
-    if std::env::var(ONLY_COLD_ENV).is_ok_and(|v| v == "cold") {
+    let only = std::env::var(ONLY_ENV).unwrap_or_default();
+    if only == "cold" {
         let cold = run(
             &Scenario::five_v_five(),
             hightick_engine::replication::ChangedTicks,
@@ -203,7 +312,7 @@ fn main() {
         figure("arena_5v5_cold_tick_mean_us", cold.mean_us(), "us");
         return;
     }
-    if std::env::var(ONLY_COLD_ENV).is_ok_and(|v| v == "plaza") {
+    if only == "plaza" {
         let plaza = run(
             &Scenario::plaza100(128),
             hightick_engine::replication::ChangedTicks,
@@ -229,6 +338,21 @@ fn main() {
         20,
         Caches::Evicted,
     );
+    let five_beside = run(
+        &Scenario::five_v_five(),
+        ChangedTicks,
+        5,
+        20,
+        Caches::Beside(BESIDE_MATCHES),
+    );
+    if only == "5v5" {
+        print_5v5(&five, &five_cold, &five_beside);
+        print_table(
+            &[&five, &five_cold, &five_beside],
+            &["5v5", "5v5_cold", "5v5_beside"],
+        );
+        return;
+    }
     // The lag-compensation history recorded every 4th tick instead of the
     // shipped every tick: what recording every tick costs.
     let mut sparse_poses = Scenario::five_v_five();
@@ -262,19 +386,7 @@ fn main() {
         Caches::Warm,
     );
 
-    figure("arena_5v5_tick_mean_us", five.mean_us(), "us");
-    figure("arena_5v5_tick_p99_us", five.quantile_us(0.99), "us");
-    figure(
-        "arena_5v5_bytes_per_client_s",
-        five.bytes_per_client_s(),
-        "B/s",
-    );
-    figure("arena_5v5_cold_tick_mean_us", five_cold.mean_us(), "us");
-    figure(
-        "arena_5v5_cold_over_hot",
-        five_cold.mean_us() / five.mean_us(),
-        "x",
-    );
+    print_5v5(&five, &five_cold, &five_beside);
     figure(
         "arena_5v5_animation_us_poses_every_tick",
         five.subsystem_us(Subsystem::Animation),
@@ -304,16 +416,23 @@ fn main() {
         "x",
     );
 
+    print_table(
+        &[&five, &five_cold, &five_beside, &plaza, &plaza30, &poll],
+        &[
+            "5v5",
+            "5v5_cold",
+            "5v5_beside",
+            "plaza100",
+            "plaza100_30hz",
+            "plaza100_poll",
+        ],
+    );
+}
+
+/// The per-subsystem table: mean microseconds per tick of each run.
+fn print_table(runs: &[&Run], labels: &[&str]) {
     println!();
     print!("{:<14}", "mean us/tick");
-    let runs = [&five, &five_cold, &plaza, &plaza30, &poll];
-    let labels = [
-        "5v5",
-        "5v5_cold",
-        "plaza100",
-        "plaza100_30hz",
-        "plaza100_poll",
-    ];
     for l in labels {
         print!("{l:>15}");
     }
@@ -328,23 +447,23 @@ fn main() {
         Subsystem::Network,
     ] {
         print!("{:<14}", s.as_str());
-        for r in runs {
+        for r in runs.iter() {
             print!("{:>15.2}", r.subsystem_us(s));
         }
         println!();
     }
     print!("{:<14}", "whole tick");
-    for r in runs {
+    for r in runs.iter() {
         print!("{:>15.2}", r.mean_us());
     }
     println!();
     print!("{:<14}", "p99 tick");
-    for r in runs {
+    for r in runs.iter() {
         print!("{:>15.2}", r.quantile_us(0.99));
     }
     println!();
     print!("{:<14}", "combat ticks");
-    for r in runs {
+    for r in runs.iter() {
         print!(
             "{:>15}",
             format!("{}/{}", r.ticks_in_combat, r.ticks.samples_ns.len())

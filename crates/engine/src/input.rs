@@ -87,6 +87,14 @@ impl<C: Clone + Default> InputBuffer<C> {
         tick as usize % self.ticks.len()
     }
 
+    /// Hints the cache to fetch what [`Self::take`] of `tick` reads (see
+    /// [`hightick_net::prefetch`]).
+    pub fn prefetch(&self, tick: Tick) {
+        let slot = self.slot(tick);
+        hightick_net::prefetch::prefetch(&self.ticks[slot]);
+        hightick_net::prefetch::prefetch(&self.commands[slot]);
+    }
+
     /// Offers the input for `tick`.
     pub fn insert(&mut self, tick: Tick, command: &C) -> InputArrival {
         let arrival = if tick <= self.consumed {

@@ -27,6 +27,12 @@ impl InterestSet {
         }
     }
 
+    /// Hints the cache to fetch the set's words (see
+    /// [`hightick_net::prefetch`]).
+    pub fn prefetch(&self) {
+        hightick_net::prefetch::prefetch(&self.words[..]);
+    }
+
     /// The number of entity slots the set can hold.
     pub fn capacity(&self) -> usize {
         self.capacity

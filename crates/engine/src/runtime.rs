@@ -17,6 +17,10 @@ use crate::replication::{
 use crate::tick::Tick;
 use crate::world::ReplicationWorld;
 
+/// Bytes at the start of each snapshot payload asked for before a tick: a
+/// 5v5 snapshot is about 60 bytes.
+const PAYLOAD_PREFETCH_BYTES: usize = 128;
+
 /// What the inputs of one batch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct InputReceipt {
@@ -451,6 +455,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         let tick = self.tick;
         self.stats.ticks += 1;
         self.world.begin_tick(tick);
+        self.prefetch_clients(tick);
         {
             let mut ctx = Self::context(
                 tick,
@@ -513,6 +518,30 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
         }
         report
+    }
+
+    /// Asks the cache for every connected client's state this tick reads
+    /// (input slot, relevance set, replication state, payload start) before
+    /// the game runs: after a sleep it is all cold, and the misses overlap
+    /// with each other and the game's work instead of queueing one client
+    /// after another (see [`hightick_net::prefetch`]).
+    fn prefetch_clients(&self, tick: Tick) {
+        let budget = usize::from(self.config.snapshot_budget_bytes);
+        for i in 0..self.connected.len() {
+            if !self.connected[i] {
+                continue;
+            }
+            self.inputs[i].prefetch(tick);
+            self.relevance[i].prefetch();
+            self.writer.prefetch(PlayerId(i as u16));
+            let start = i * budget;
+            if let Some(head) = self
+                .payloads
+                .get(start..start + budget.min(PAYLOAD_PREFETCH_BYTES))
+            {
+                hightick_net::prefetch::prefetch(head);
+            }
+        }
     }
 
     /// Players whose event queue overflowed this tick lost events: they get

@@ -116,6 +116,7 @@
 
 // ---- the two layers: `packet` never imports from `secure`
 pub mod packet;
+pub mod prefetch;
 pub mod secure;
 
 // ---- the public paths other crates name, kept from the flat layout

@@ -59,7 +59,8 @@ fn steady_state_send_and_receive_allocates_nothing() {
     let step = Duration::from_millis(8);
     let mut n = 0;
     let mut received = 0;
-    // Warm-up: nothing in the endpoints allocates lazily, but fill every ring once.
+    // Warm-up: fills every ring once, and grows the reliable send ring and
+    // receive chunks (sized for whole messages at first) for the large ones.
     for _ in 0..500 {
         received += tick(&mut a, &mut b, start + step * n, n, &mut buf, &big);
         n += 1;

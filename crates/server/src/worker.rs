@@ -488,6 +488,14 @@ impl<G: HostedGame> Worker<G> {
             return;
         };
         let frame = recorder.begin(u64::from(self.matches[i].game.tick_number()) + 1);
+        // After the sleep every seat's connection is cold: asked for all at
+        // once, its cache misses overlap the receive and the tick instead of
+        // queueing in the send loop (see `hightick_net::prefetch`).
+        for seat in &self.matches[i].seats {
+            if let Some(slot) = seat.slot {
+                self.net.prefetch(slot);
+            }
+        }
         {
             let _receive = frame.scope(Subsystem::Network, "receive");
             let until = now + self.matches[i].period / RECEIVE_SHARE_OF_PERIOD;

@@ -7,6 +7,7 @@
 //! fate handled as a loss (a loss only means "send again").
 
 use crate::tick::Tick;
+use hightick_net::prefetch::prefetch;
 
 /// What a record did to an entity on the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +74,15 @@ impl SentPackets {
             entries: vec![EMPTY_ENTRY; entries.max(1).next_power_of_two()].into_boxed_slice(),
             written: 0,
         }
+    }
+
+    /// Hints the cache to fetch what the next snapshot reads and writes:
+    /// the oldest record (settled or evicted first), the one the new packet
+    /// takes, and the pool entries it writes next.
+    pub(crate) fn prefetch(&self) {
+        prefetch(&self.packets[self.head]);
+        prefetch(&self.packets[self.index(self.len)]);
+        prefetch(&self.entries[self.entry_slot(self.written)]);
     }
 
     fn entry_slot(&self, abs: u64) -> usize {

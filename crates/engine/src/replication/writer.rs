@@ -340,6 +340,21 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
         self.shared.stats
     }
 
+    /// Hints the cache to fetch what the next [`Self::write_snapshot`] for
+    /// `client` reads: its state, baselines, interest sets and sent-packet
+    /// slots (see [`hightick_net::prefetch`]).
+    pub fn prefetch(&self, client: PlayerId) {
+        let Some(st) = self.clients.get(usize::from(client.0)) else {
+            return;
+        };
+        hightick_net::prefetch::prefetch(st);
+        hightick_net::prefetch::prefetch(&st.baselines[..]);
+        st.known.prefetch();
+        st.relevant.prefetch();
+        st.previous.prefetch();
+        st.sent.prefetch();
+    }
+
     /// Writes `client`'s snapshot for the world's current tick into `out`
     /// (at most the byte budget of it) and returns what went in. `relevance`
     /// is the set of entities the client may know this tick (the game's fog

@@ -265,6 +265,10 @@ impl<G: BotGame> SansIoMatch<G> {
     /// Timed: the server's work of one tick (see the module docs).
     fn server_tick(&mut self, frame: &hightick_telemetry::Frame<'_>) {
         let now = self.now();
+        // As the live worker does: every seat's connection asked for first.
+        for seat in &self.seats {
+            self.server.prefetch(seat.slot);
+        }
         {
             let _receive = frame.scope(Subsystem::Network, "receive");
             for (k, &(from, len)) in self.inbox.iter().enumerate() {

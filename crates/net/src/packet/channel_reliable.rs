@@ -21,7 +21,11 @@
 //! application has polled what is deliverable; the packet layer checks room
 //! for a whole packet before accepting it (see [`ReliableReceiver::classify`]).
 //!
-//! Neither side allocates after construction.
+//! Neither side allocates in steady state. The sender's byte ring and the
+//! receiver's chunk pool start with room for a full window of whole
+//! (unfragmented) messages and grow (doubling, up to the sizes the config
+//! allows) only for fragmented ones, so the rare large message pays for its
+//! storage once and the connection keeps it.
 
 use std::time::{Duration, Instant};
 
@@ -73,15 +77,24 @@ impl ReliableSizes {
     pub(crate) fn max_pieces(&self) -> usize {
         self.window + self.buffer_bytes.div_ceil(self.geometry.fragment_size)
     }
+
+    /// Storage (bytes, or receive chunks) a full window of whole messages
+    /// can need: what the sender's ring and the receiver's pool start with,
+    /// so only fragmented messages ever grow them.
+    fn whole_window_bytes(&self) -> usize {
+        (self.window * self.geometry.fragment_size).min(self.buffer_bytes)
+    }
 }
 
-/// Queued reliable messages and their resend state.
+/// Queued reliable messages and their resend state. `repr(C)`: the two ids
+/// an idle sender's `write_due` reads come first.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct ReliableSender {
-    sizes: ReliableSizes,
-    messages: Box<[OutMessage]>,
     oldest_unacked: u16,
     next_id: u16,
+    sizes: ReliableSizes,
+    messages: Box<[OutMessage]>,
     bytes: ByteRing,
     pieces: Box<[OutPiece]>,
     piece_head: u64,
@@ -96,7 +109,7 @@ impl ReliableSender {
             messages: vec![OutMessage::default(); sizes.window].into_boxed_slice(),
             oldest_unacked: 0,
             next_id: 0,
-            bytes: ByteRing::new(sizes.buffer_bytes),
+            bytes: ByteRing::growing(sizes.whole_window_bytes(), sizes.buffer_bytes),
             pieces: vec![OutPiece::default(); sizes.max_pieces()].into_boxed_slice(),
             piece_head: 0,
             piece_tail: 0,
@@ -106,6 +119,11 @@ impl ReliableSender {
 
     fn slot(&self, id: u16) -> usize {
         usize::from(id) & (self.sizes.window - 1)
+    }
+
+    /// Hints the cache to fetch the record of the next message queued.
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch(&self.messages[self.slot(self.next_id)]);
     }
 
     fn piece_slot(&self, piece: u64) -> usize {
@@ -316,7 +334,11 @@ impl ReliableReceiver {
             slots: vec![InMessage::default(); sizes.window].into_boxed_slice(),
             next_deliver: 0,
             open: 0,
-            chunks: ChunkPool::new(sizes.max_pieces(), sizes.geometry.fragment_size),
+            chunks: ChunkPool::growing(
+                sizes.window,
+                sizes.max_pieces(),
+                sizes.geometry.fragment_size,
+            ),
             reassembly: ReassemblySlots::new(sizes.max_fragmented, sizes.geometry.max_fragments),
         }
     }

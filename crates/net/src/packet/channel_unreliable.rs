@@ -10,6 +10,9 @@
 use crate::packet::channel::{BlockWriter, encode_unreliable, unreliable_block_len};
 use crate::packet::channel_ring::ByteRing;
 
+/// Bytes of the send buffer [`UnreliableSender::prefetch`] asks for.
+const PREFETCH_BYTES: usize = 256;
+
 /// Messages waiting for the next packet, already encoded as blocks.
 #[derive(Debug)]
 pub(crate) struct UnreliableSender {
@@ -36,6 +39,12 @@ impl UnreliableSender {
             }
             None => false,
         }
+    }
+
+    /// Hints the cache to fetch the start of the buffer, where the next
+    /// messages go (a snapshot's worth).
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::prefetch(&self.blocks[..self.blocks.len().min(PREFETCH_BYTES)]);
     }
 
     /// True when messages are waiting.

@@ -7,9 +7,12 @@
 //! It is sans-IO: it is fed payload bytes and [`Instant`]s and hands back
 //! payload bytes, never reading a clock or touching a socket. The secure layer
 //! seals what [`PacketEndpoint::write_packet`] produces and feeds opened
-//! payloads to [`PacketEndpoint::read_packet`]. All storage is allocated by
-//! [`PacketEndpoint::new`] from a [`PacketConfig`]; sending and receiving
-//! allocate nothing afterwards.
+//! payloads to [`PacketEndpoint::read_packet`]. Storage is allocated by
+//! [`PacketEndpoint::new`] from a [`PacketConfig`], except the room for large
+//! reliable messages: the sender's message ring and the receiver's chunk
+//! pool start with room for a full window of whole messages and grow, up to
+//! what the config allows, the first time fragmented messages need more.
+//! Steady sending and receiving allocate nothing.
 //!
 //! Both ends of a connection must use the same config: the receiver's storage
 //! is sized to hold everything a sender with that config can have in flight.
@@ -55,14 +58,19 @@ use crate::packet::reliable::{
 };
 use crate::packet::rtt::RttEstimator;
 use crate::packet::sequence::MAX_SEQUENCE_WINDOW;
+use crate::prefetch::prefetch_range;
 
 /// Sizes and timings of the packet layer. Both ends of a connection must use
 /// the same values.
 ///
-/// Memory per endpoint is roughly `reliable_buffer_bytes` (send queue) plus
+/// Memory per endpoint is at most `reliable_buffer_bytes` (send queue) plus
 /// `(message_window + reliable_buffer_bytes / fragment_size) * fragment_size`
 /// (receive chunks) plus `sent_packet_window * max_pieces_per_packet * 4`
-/// (sent-packet records): about 290 KiB with the defaults.
+/// (sent-packet records): about 290 KiB with the defaults. The send queue
+/// and the receive chunks start with room for `message_window` whole
+/// messages (32 KiB each with the defaults) and grow only when fragmented
+/// messages need more, so an endpoint that never carries one takes about
+/// 140 KiB.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PacketConfig {
     /// Largest payload `write_packet` produces (the secure layer adds its
@@ -297,32 +305,37 @@ pub struct PacketStats {
 }
 
 /// One end of a connection's packet layer. See the [module docs](self).
+///
+/// `repr(C)` keeps the fields in this order: what building a packet reads
+/// comes first, so a cold `write_packet` touches the fewest cache lines; the
+/// receive side's storage follows.
 #[derive(Debug)]
+#[repr(C)]
 pub struct PacketEndpoint {
-    /// Shared by every endpoint built with [`Self::new_shared`]: a server's
-    /// connections read the same few cache lines instead of a copy each.
-    config: Arc<PacketConfig>,
-    limits: BlockLimits,
-    sent: SentPackets,
-    received: ReceivedPackets,
-    deliveries: Deliveries,
-    reliable_out: ReliableSender,
-    reliable_in: ReliableReceiver,
-    unreliable_out: UnreliableSender,
-    unreliable_in: UnreliableReceiver,
-    rtt: RttEstimator,
-    /// Scratch: pieces the packet being built carries.
-    carried: Box<[PieceRef]>,
-    /// Scratch: `(id, fragment count)` of messages a received packet opens.
-    opened: Box<[(u16, u16)]>,
-    /// Since when a received packet has waited for its ack, if one has.
-    ack_owed_since: Option<Instant>,
+    last_now: Instant,
     /// When the oldest pending sent packet reaches its loss timeout; `None`
     /// when nothing is pending. Checked before the sent records are touched,
     /// so a packet that times nothing out costs one comparison.
     loss_check_at: Option<Instant>,
-    last_now: Instant,
+    /// Since when a received packet has waited for its ack, if one has.
+    ack_owed_since: Option<Instant>,
+    /// Shared by every endpoint built with [`Self::new_shared`]: a server's
+    /// connections read the same few cache lines instead of a copy each.
+    config: Arc<PacketConfig>,
+    sent: SentPackets,
+    received: ReceivedPackets,
+    unreliable_out: UnreliableSender,
+    rtt: RttEstimator,
+    /// Scratch: pieces the packet being built carries.
+    carried: Box<[PieceRef]>,
+    deliveries: Deliveries,
+    reliable_out: ReliableSender,
     stats: PacketStats,
+    limits: BlockLimits,
+    reliable_in: ReliableReceiver,
+    unreliable_in: UnreliableReceiver,
+    /// Scratch: `(id, fragment count)` of messages a received packet opens.
+    opened: Box<[(u16, u16)]>,
 }
 
 /// Room a received packet needs, worked out before anything is stored.
@@ -369,20 +382,27 @@ impl PacketEndpoint {
     pub fn try_new_shared(config: Arc<PacketConfig>, now: Instant) -> Result<Self, PacketError> {
         config.validate()?;
         let sizes = config.reliable_sizes();
+        // Allocated first, so they lie together: the small buffers every
+        // packet built or read touches.
+        let received = ReceivedPackets::new(config.received_packet_window);
+        let deliveries = Deliveries::new(config.sent_packet_window * 2, config.loss_smoothing);
+        let unreliable_out = UnreliableSender::new(config.unreliable_budget);
+        let carried = vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice();
+        let sent = SentPackets::new(config.sent_packet_window, config.max_pieces_per_packet);
         Ok(Self {
             limits: BlockLimits {
                 geometry: config.geometry(),
                 max_unreliable: config.max_unreliable_message(),
             },
-            sent: SentPackets::new(config.sent_packet_window, config.max_pieces_per_packet),
-            received: ReceivedPackets::new(config.received_packet_window),
-            deliveries: Deliveries::new(config.sent_packet_window * 2, config.loss_smoothing),
+            sent,
+            received,
+            deliveries,
             reliable_out: ReliableSender::new(sizes),
             reliable_in: ReliableReceiver::new(sizes),
-            unreliable_out: UnreliableSender::new(config.unreliable_budget),
+            unreliable_out,
             unreliable_in: UnreliableReceiver::new(config.unreliable_receive_bytes),
             rtt: RttEstimator::new(config.initial_rtt),
-            carried: vec![PieceRef::default(); config.max_pieces_per_packet].into_boxed_slice(),
+            carried,
             opened: vec![(0, 0); config.max_pieces_per_packet].into_boxed_slice(),
             ack_owed_since: None,
             loss_check_at: None,
@@ -395,6 +415,21 @@ impl PacketEndpoint {
     /// The config this endpoint was built from.
     pub fn config(&self) -> &PacketConfig {
         &self.config
+    }
+
+    /// Hints the cache to fetch what the next [`Self::write_packet`] reads:
+    /// the endpoint's sending fields and the slots of its small buffers that
+    /// the next packet uses (see [`crate::prefetch`]).
+    pub fn prefetch(&self) {
+        prefetch_range(
+            (self as *const Self).cast(),
+            std::mem::offset_of!(Self, limits),
+        );
+        self.sent.prefetch();
+        self.received.prefetch();
+        self.deliveries.prefetch();
+        self.unreliable_out.prefetch();
+        self.reliable_out.prefetch();
     }
 
     /// Queues a message on the reliable ordered channel. Messages longer than

@@ -13,10 +13,12 @@
 //!
 //! Received pieces are stored in a [`ChunkPool`] of `fragment_size`-byte
 //! chunks, and a fragmented message in progress maps its fragment indices to
-//! chunks through one of a few [`ReassemblySlots`]. Both are sized at set-up,
-//! so a flood of fragments can at worst fill them; the packet layer then
-//! stops accepting (and acknowledging) packets until the application drains
-//! messages. Nothing here allocates after construction.
+//! chunks through one of a few [`ReassemblySlots`]. Both are bounded at
+//! set-up, so a flood of fragments can at worst fill them; the packet layer
+//! then stops accepting (and acknowledging) packets until the application
+//! drains messages. The pool's bytes grow toward its bound as chunks are
+//! first needed (a connection that only ever receives small messages keeps
+//! a few lines); nothing else here allocates after construction.
 
 use crate::packet::error::Malformed;
 
@@ -95,38 +97,80 @@ impl FragmentGeometry {
 /// Marks "no chunk" in reassembly tables and message slots.
 pub(crate) const NO_CHUNK: u32 = u32::MAX;
 
-/// Fixed-size chunks of received message bytes with a free list.
+/// Fixed-size chunks of received message bytes with a free list. The bytes
+/// behind the chunks grow (doubling) toward the pool's size as chunks never
+/// used before are first taken.
 #[derive(Debug)]
 pub(crate) struct ChunkPool {
     data: Box<[u8]>,
     chunk_size: usize,
+    /// Released chunks, taken again first (last released first).
     free: Box<[u32]>,
     free_len: usize,
+    /// Chunks `fresh..free.len()` were never taken.
+    fresh: usize,
 }
 
 impl ChunkPool {
-    /// `chunks` chunks of `chunk_size` bytes each.
+    /// `chunks` chunks of `chunk_size` bytes each, all allocated now.
+    #[cfg(test)]
     pub(crate) fn new(chunks: usize, chunk_size: usize) -> Self {
+        Self::growing(chunks, chunks, chunk_size)
+    }
+
+    /// `chunks` chunks of `chunk_size` bytes each, the bytes of `start` of
+    /// them allocated now and the rest when first needed.
+    pub(crate) fn growing(start: usize, chunks: usize, chunk_size: usize) -> Self {
         Self {
-            data: vec![0; chunks * chunk_size].into_boxed_slice(),
+            data: vec![0; start.min(chunks) * chunk_size].into_boxed_slice(),
             chunk_size,
-            free: (0..chunks as u32).rev().collect(),
-            free_len: chunks,
+            free: vec![0; chunks].into_boxed_slice(),
+            free_len: 0,
+            fresh: 0,
         }
     }
 
     /// Chunks not in use.
     pub(crate) fn available(&self) -> usize {
-        self.free_len
+        self.free_len + (self.free.len() - self.fresh)
+    }
+
+    /// Bytes allocated now.
+    #[cfg(test)]
+    pub(crate) fn allocated(&self) -> usize {
+        self.data.len()
+    }
+
+    /// A chunk never taken before, growing the bytes behind it if needed.
+    fn take_fresh(&mut self) -> Option<u32> {
+        if self.fresh == self.free.len() {
+            return None;
+        }
+        let chunk = self.fresh;
+        self.fresh += 1;
+        let needed = self.fresh * self.chunk_size;
+        if needed > self.data.len() {
+            let len = needed
+                .max(self.data.len() * 2)
+                .min(self.free.len() * self.chunk_size);
+            let mut grown = vec![0; len].into_boxed_slice();
+            grown[..self.data.len()].copy_from_slice(&self.data);
+            self.data = grown;
+        }
+        Some(chunk as u32)
     }
 
     /// Takes a chunk and fills its start with `bytes` (at most a chunk).
     pub(crate) fn store(&mut self, bytes: &[u8]) -> Option<u32> {
-        if self.free_len == 0 || bytes.len() > self.chunk_size {
+        if bytes.len() > self.chunk_size {
             return None;
         }
-        self.free_len -= 1;
-        let chunk = self.free[self.free_len];
+        let chunk = if self.free_len > 0 {
+            self.free_len -= 1;
+            self.free[self.free_len]
+        } else {
+            self.take_fresh()?
+        };
         let at = chunk as usize * self.chunk_size;
         self.data[at..at + bytes.len()].copy_from_slice(bytes);
         Some(chunk)
@@ -250,6 +294,23 @@ mod tests {
         pool.release(a);
         pool.release(NO_CHUNK);
         assert_eq!(pool.available(), 1);
+
+        // A growing pool allocates chunk bytes as fresh chunks are first
+        // taken, keeps what it stored, and stops at its size.
+        let mut pool = ChunkPool::growing(1, 5, 2);
+        assert_eq!((pool.allocated(), pool.available()), (2, 5));
+        let stored: Vec<u32> = [b"ab", b"cd", b"ef"]
+            .iter()
+            .map(|bytes| pool.store(*bytes).unwrap())
+            .collect();
+        assert_eq!(pool.allocated(), 8);
+        pool.release(stored[1]);
+        assert_eq!(pool.store(b"gh"), Some(stored[1]));
+        assert_eq!(pool.bytes(stored[0], 2), b"ab");
+        assert_eq!(pool.bytes(stored[2], 2), b"ef");
+        assert!(pool.store(b"ij").is_some() && pool.store(b"kl").is_some());
+        assert_eq!((pool.allocated(), pool.available()), (10, 0));
+        assert!(pool.store(b"m").is_none());
 
         let mut slots = ReassemblySlots::new(1, 3);
         let s = slots.acquire().unwrap();

@@ -27,6 +27,7 @@ use crate::packet::channel_reliable::PieceRef;
 use crate::packet::error::{Malformed, PacketError};
 use crate::packet::rtt::LossEstimator;
 use crate::packet::sequence::{SequenceBuffer, ack_field, sequence_diff, sequence_less_than};
+use crate::prefetch::prefetch;
 
 /// Bytes of the packet header.
 pub const HEADER_LEN: usize = 9;
@@ -148,6 +149,11 @@ impl Deliveries {
         self.len == 0
     }
 
+    /// Hints the cache to fetch the slot the next report fills.
+    pub(crate) fn prefetch(&self) {
+        prefetch(&self.queue[(self.head + self.len) % self.queue.len()]);
+    }
+
     pub(crate) fn pop(&mut self) -> Option<Delivery> {
         if self.len == 0 {
             return None;
@@ -186,6 +192,11 @@ impl SentPackets {
             next_sequence: 0,
             oldest_pending: 0,
         }
+    }
+
+    /// Hints the cache to fetch the record the next packet takes.
+    pub(crate) fn prefetch(&self) {
+        self.records.prefetch(self.next_sequence);
     }
 
     fn is_pending(&self, sequence: u16) -> bool {
@@ -354,6 +365,11 @@ impl ReceivedPackets {
             most_recent: None,
             mask: window - 1,
         }
+    }
+
+    /// Hints the cache to fetch the bitmap's words.
+    pub(crate) fn prefetch(&self) {
+        prefetch(&self.bits[..]);
     }
 
     fn bit(&self, sequence: u16) -> bool {

@@ -56,10 +56,17 @@ const EMPTY: u32 = u32::MAX;
 /// most recent `capacity` of them.
 #[derive(Debug, Clone)]
 pub struct SequenceBuffer<T> {
-    entries: Box<[T]>,
-    sequences: Box<[u32]>,
+    /// Each slot's sequence number (`EMPTY` when none) beside its entry, so
+    /// a lookup reads one cache line, not one in each of two arrays.
+    slots: Box<[Slot<T>]>,
     most_recent: Option<u16>,
     mask: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Slot<T> {
+    sequence: u32,
+    entry: T,
 }
 
 impl<T: Default + Clone> SequenceBuffer<T> {
@@ -73,8 +80,14 @@ impl<T: Default + Clone> SequenceBuffer<T> {
             "SequenceBuffer capacity must be a power of two <= 32768, got {capacity}"
         );
         Self {
-            entries: vec![T::default(); capacity].into_boxed_slice(),
-            sequences: vec![EMPTY; capacity].into_boxed_slice(),
+            slots: vec![
+                Slot {
+                    sequence: EMPTY,
+                    entry: T::default(),
+                };
+                capacity
+            ]
+            .into_boxed_slice(),
             most_recent: None,
             mask: capacity - 1,
         }
@@ -113,50 +126,53 @@ impl<T: Default> SequenceBuffer<T> {
             Some(recent) => {
                 let gap = sequence_diff(sequence, recent) as usize;
                 if gap > self.capacity() {
-                    self.sequences.fill(EMPTY);
+                    for slot in &mut self.slots {
+                        slot.sequence = EMPTY;
+                    }
                 } else {
                     for step in 1..gap {
                         let skipped = recent.wrapping_add(step as u16);
-                        self.sequences[usize::from(skipped) & self.mask] = EMPTY;
+                        self.slots[usize::from(skipped) & self.mask].sequence = EMPTY;
                     }
                 }
                 self.most_recent = Some(sequence);
             }
             None => self.most_recent = Some(sequence),
         }
-        let slot = usize::from(sequence) & self.mask;
-        self.sequences[slot] = u32::from(sequence);
-        self.entries[slot] = T::default();
-        Some(&mut self.entries[slot])
+        let slot = &mut self.slots[usize::from(sequence) & self.mask];
+        slot.sequence = u32::from(sequence);
+        slot.entry = T::default();
+        Some(&mut slot.entry)
     }
 
     /// True when an entry for `sequence` is stored.
     pub fn contains(&self, sequence: u16) -> bool {
-        self.sequences[usize::from(sequence) & self.mask] == u32::from(sequence)
+        self.slots[usize::from(sequence) & self.mask].sequence == u32::from(sequence)
     }
 
     /// The entry for `sequence`, if stored.
     pub fn get(&self, sequence: u16) -> Option<&T> {
-        let slot = usize::from(sequence) & self.mask;
-        (self.sequences[slot] == u32::from(sequence)).then(|| &self.entries[slot])
+        let slot = &self.slots[usize::from(sequence) & self.mask];
+        (slot.sequence == u32::from(sequence)).then_some(&slot.entry)
     }
 
     /// The entry for `sequence`, mutably, if stored.
     pub fn get_mut(&mut self, sequence: u16) -> Option<&mut T> {
-        let slot = usize::from(sequence) & self.mask;
-        if self.sequences[slot] == u32::from(sequence) {
-            Some(&mut self.entries[slot])
-        } else {
-            None
-        }
+        let slot = &mut self.slots[usize::from(sequence) & self.mask];
+        (slot.sequence == u32::from(sequence)).then_some(&mut slot.entry)
     }
 
     /// Forgets the entry for `sequence` (no effect if it is not stored).
     pub fn remove(&mut self, sequence: u16) {
-        let slot = usize::from(sequence) & self.mask;
-        if self.sequences[slot] == u32::from(sequence) {
-            self.sequences[slot] = EMPTY;
+        let slot = &mut self.slots[usize::from(sequence) & self.mask];
+        if slot.sequence == u32::from(sequence) {
+            slot.sequence = EMPTY;
         }
+    }
+
+    /// Hints the cache to fetch `sequence`'s slot (see [`crate::prefetch`]).
+    pub fn prefetch(&self, sequence: u16) {
+        crate::prefetch::prefetch(&self.slots[usize::from(sequence) & self.mask]);
     }
 
     /// The index of `sequence`'s slot, for callers that keep parallel arrays.

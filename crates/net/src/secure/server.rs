@@ -182,17 +182,21 @@ impl Pending {
     }
 }
 
+/// `repr(C)`: what every packet sent or received reads comes first (the
+/// bucket, the packet layer, the link with its replay window last), the
+/// handshake's leftovers after.
 #[derive(Debug)]
+#[repr(C)]
 struct Connection {
+    /// Its bucket, when the server paces.
+    pacer: Option<Pacer>,
+    /// The client has sent a keep-alive or payload since connecting.
+    confirmed: bool,
+    endpoint: PacketEndpoint,
     link: Link,
     client_id: u64,
     mac: [u8; MAC_BYTES],
     user_data: [u8; USER_DATA_BYTES],
-    /// The client has sent a keep-alive or payload since connecting.
-    confirmed: bool,
-    endpoint: PacketEndpoint,
-    /// Its bucket, when the server paces.
-    pacer: Option<Pacer>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,14 +209,17 @@ enum SlotState {
     },
 }
 
+/// Aligned to a cache line, so a slot's first fields and its connection's
+/// start share one.
 #[derive(Debug)]
+#[repr(C, align(64))]
 struct Slot {
     state: SlotState,
-    connection: Option<Connection>,
     /// A `Disconnected` event for this slot waits to be polled.
     awaiting_event: bool,
     /// The slot took in a payload and is on the readable list.
     readable: bool,
+    connection: Option<Connection>,
 }
 
 impl Slot {
@@ -524,6 +531,26 @@ impl Server {
         }
         let len = len?;
         Some((Transmit { destination, len }, sequence))
+    }
+
+    /// Hints the cache to fetch what [`Self::transmit_payload`] to `slot`
+    /// reads: the slot, its packet layer and the sending half of its link. A
+    /// host about to send to many slots after a sleep calls it for each of
+    /// them first, so their cache misses overlap instead of queueing one
+    /// after another (see [`crate::prefetch`]). Does nothing for a slot
+    /// that is not connected.
+    pub fn prefetch(&self, slot: usize) {
+        let Some(s) = self.slots.get(slot) else {
+            return;
+        };
+        let Some(conn) = s.connection.as_ref() else {
+            return;
+        };
+        let start: *const u8 = (s as *const Slot).cast();
+        let endpoint: *const u8 = (&conn.endpoint as *const PacketEndpoint).cast();
+        crate::prefetch::prefetch_range(start, endpoint as usize - start as usize);
+        conn.endpoint.prefetch();
+        conn.link.prefetch_send();
     }
 
     /// The next delivery notification (acked / presumed lost) of a packet sent to `slot`.
