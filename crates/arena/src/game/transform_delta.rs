@@ -428,6 +428,37 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any transform round-trips from any base at any age in the window,
+        /// and any bytes after a delta flag read without a panic.
+        #[test]
+        fn any_transform_round_trips_from_any_base(
+            from in proptest::array::uniform5(0u32..2048),
+            to in proptest::array::uniform5(0u32..2048),
+            age in 1u32..=MAX_BASE_AGE,
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+        ) {
+            let code = |v: [u32; 5]| WireTransform {
+                position: [v[0] * 8, v[1], v[2] * 8],
+                yaw: (v[3] % 1024) as u16,
+                pitch: (v[4] % 256) as u16,
+                crouch: (v[4] % 4) as u8,
+            };
+            let (base, value) = (code(from), code(to));
+            let mut bases = TransformBases::default();
+            bases.remember(100 - age, base);
+            let (read, _) = round_trip(value, Some((age, base)), &bases, 100);
+            proptest::prop_assert_eq!(read, Read::Delta { base_tick: 100 - age, value: Some(value) });
+            let mut bytes = vec![0xffu8];
+            bytes.extend(noise);
+            let _ = read_delta(&bytes, &bases);
+        }
+    }
+
+    fn read_delta(bytes: &[u8], bases: &TransformBases) -> Result<Read, ProtoError> {
+        read(&mut BitReader::new(bytes), 100, BITS, bases, read_whole)
+    }
+
     #[test]
     fn the_history_finds_the_value_at_a_tick_while_it_reaches_back() {
         let mut h = TransformHistory::new(2);
