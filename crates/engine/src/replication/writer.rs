@@ -164,17 +164,29 @@ impl Candidate {
 }
 
 /// Orders the candidates that can fit by priority: the `fit` most urgent
-/// first (sorted), the rest after in any order. When all are expected to fit
-/// the order does not matter, unless the last guess was wrong.
+/// first, the rest after in any order. Of those `fit`, the three quarters
+/// sure to fit go first in any order (each is more urgent than every one
+/// after it) and only the last quarter, where the budget runs out, is
+/// sorted: so the records that wait are the least urgent, without sorting
+/// them all. When all are expected to fit the order does not matter, unless
+/// the last guess was wrong.
 fn order_candidates(candidates: &mut [Candidate], fit: usize, deferred_last: bool) {
-    if candidates.len() > fit {
+    let fit = if candidates.len() > fit {
         if fit > 0 {
             candidates.select_nth_unstable_by_key(fit, |c| c.key);
         }
-        candidates[..fit].sort_unstable_by_key(|c| c.key);
+        fit
     } else if deferred_last {
-        candidates.sort_unstable_by_key(|c| c.key);
+        candidates.len()
+    } else {
+        return;
+    };
+    let head = &mut candidates[..fit];
+    let sure = fit * 3 / 4;
+    if sure > 0 && sure < head.len() {
+        head.select_nth_unstable_by_key(sure, |c| c.key);
     }
+    head[sure..].sort_unstable_by_key(|c| c.key);
 }
 
 /// Builds per-client snapshot payloads by push replication (or, with
