@@ -104,10 +104,21 @@ impl<'a> BitReader<'a> {
     /// Reads 64 bits (low half first). Either both halves are read or neither.
     #[inline]
     pub fn read_u64(&mut self) -> Result<u64, ProtoError> {
-        self.require(64)?;
-        let low = self.read_bits(32)?;
-        let high = self.read_bits(32)?;
-        Ok(u64::from(low) | (u64::from(high) << 32))
+        self.read_bits_u64(64)
+    }
+
+    /// Reads `bits` bits (`0..=64`) as [`BitWriter::write_bits_u64`](crate::BitWriter::write_bits_u64)
+    /// wrote them (low 32 first). Either all are read or none.
+    #[inline]
+    pub fn read_bits_u64(&mut self, bits: u32) -> Result<u64, ProtoError> {
+        if bits > 64 {
+            return Err(ProtoError::InvalidBitCount { bits });
+        }
+        self.require(bits as usize)?;
+        let low = bits.min(32);
+        let lo = self.read_bits(low)?;
+        let hi = self.read_bits(bits - low)?;
+        Ok(u64::from(lo) | (u64::from(hi) << low))
     }
 
     /// Reads a signed 32-bit integer.

@@ -126,9 +126,28 @@ impl<'a> BitWriter<'a> {
     /// neither.
     #[inline]
     pub fn write_u64(&mut self, v: u64) -> Result<(), ProtoError> {
-        self.reserve(64)?;
-        self.write_bits(v as u32, 32)?;
-        self.write_bits((v >> 32) as u32, 32)
+        self.write_bits_u64(v, 64)
+    }
+
+    /// Writes the low `bits` bits of `value` (`bits` in `0..=64`), low 32
+    /// first. `value` must fit in `bits` bits. All or nothing.
+    #[inline]
+    pub fn write_bits_u64(&mut self, value: u64, bits: u32) -> Result<(), ProtoError> {
+        if bits > 64 {
+            return Err(ProtoError::InvalidBitCount { bits });
+        }
+        self.reserve(bits as usize)?;
+        let low = bits.min(32);
+        self.all_or_nothing(|w| {
+            w.write_bits((value & low_mask(low)) as u32, low)?;
+            if value >> low != 0 && low < 32 {
+                return Err(ProtoError::ValueTooWide {
+                    value: value as u32,
+                    bits,
+                });
+            }
+            w.write_bits((value >> low) as u32, bits - low)
+        })
     }
 
     /// Writes a signed 32-bit integer (two's complement, 32 bits).
@@ -271,6 +290,34 @@ mod tests {
         assert_eq!(w.finish(), 2);
         assert_eq!(buf[0], 0b1011_1101);
         assert_eq!(buf[1], 0x0A);
+    }
+
+    #[test]
+    fn wide_values_of_any_width_round_trip_and_too_wide_ones_change_nothing() {
+        let mut buf = [0u8; 64];
+        let mut w = BitWriter::new(&mut buf);
+        let widths = [0u32, 1, 17, 31, 32, 33, 50, 63, 64];
+        let value = |bits: u32| 0xDEAD_BEEF_F00D_CAFEu64.checked_shr(64 - bits).unwrap_or(0);
+        w.write_bits(1, 3).unwrap(); // an odd start
+        for bits in widths {
+            w.write_bits_u64(value(bits), bits).unwrap();
+        }
+        let written = w.bits_written();
+        for (v, bits) in [(0b100, 2), (1 << 40, 40), (1, 0)] {
+            assert!(matches!(
+                w.write_bits_u64(v, bits),
+                Err(ProtoError::ValueTooWide { .. })
+            ));
+            assert_eq!(w.bits_written(), written);
+        }
+        assert!(w.write_bits_u64(0, 65).is_err());
+        let len = w.finish();
+        let mut r = crate::BitReader::new(&buf[..len]);
+        assert_eq!(r.read_bits(3).unwrap(), 1);
+        for bits in widths {
+            assert_eq!(r.read_bits_u64(bits).unwrap(), value(bits), "{bits} bits");
+        }
+        assert!(r.read_bits_u64(65).is_err());
     }
 
     #[test]

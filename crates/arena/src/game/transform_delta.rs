@@ -156,14 +156,9 @@ impl Gathered {
     }
 
     fn write(self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        let (mut bits, mut len) = (self.bits, self.len);
-        while len > 0 {
-            let n = len.min(32);
-            w.write_bits((bits & ((1u128 << n) - 1)) as u32, n)?;
-            bits >>= n;
-            len -= n;
-        }
-        Ok(())
+        let low = self.len.min(64);
+        w.write_bits_u64(self.bits as u64, low)?;
+        w.write_bits_u64((self.bits >> 64) as u64, self.len - low)
     }
 }
 

@@ -9,7 +9,7 @@
 //! - `Wallet`: group [`MONEY`]; a separate entity so that relevance can keep
 //!   a player's money to its own team.
 
-use hightick_engine::replication::Replica;
+use hightick_engine::replication::{Replica, read_whole_group};
 use hightick_engine::tick::Tick;
 use hightick_engine::world::{Archetype, GroupMask};
 use hightick_proto::quantize::PositionQuantizer;
@@ -356,11 +356,7 @@ impl Replica for ArenaReplica {
         r: &mut BitReader,
     ) -> Result<(), ProtoError> {
         if (archetype, group) != (ArenaKind::Player, TRANSFORM) {
-            return if newest {
-                self.read_group(archetype, group, r)
-            } else {
-                Self::default().read_group(archetype, group, r)
-            };
+            return read_whole_group(self, archetype, group, newest, r);
         }
         let codec = TransformCodec::world()?;
         let read = transform_delta::read(r, tick, codec.position_bits(), &self.bases, |r| {

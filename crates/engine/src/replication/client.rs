@@ -38,8 +38,7 @@ pub trait Replica: Default {
     /// replica holds for the group: when it is not (a late or duplicate
     /// packet, or an entity the client does not hold), the replica must keep
     /// its value, though it may remember the record's as a base for later
-    /// deltas. The default reads whole values ([`read_group`](Self::read_group)),
-    /// a late one into a scratch copy.
+    /// deltas. The default is [`read_whole_group`].
     fn read_group_at(
         &mut self,
         archetype: Self::Archetype,
@@ -49,11 +48,7 @@ pub trait Replica: Default {
         r: &mut BitReader,
     ) -> Result<(), ProtoError> {
         let _ = tick;
-        if newest {
-            self.read_group(archetype, group, r)
-        } else {
-            Self::default().read_group(archetype, group, r)
-        }
+        read_whole_group(self, archetype, group, newest, r)
     }
 
     /// The entity is entered afresh (a new incarnation in its slot, or a
@@ -64,6 +59,24 @@ pub trait Replica: Default {
     /// asked for, while an Enter whose newer copy replaced it may be.
     fn renew(&mut self) {
         *self = Self::default();
+    }
+}
+
+/// Reads a group written whole ([`Replica::read_group`]): into `replica`
+/// when `newest`, else into a scratch copy (a late record changes nothing).
+/// What [`Replica::read_group_at`] does by default, and what a replica that
+/// writes only some groups relative to a base does for the others.
+pub fn read_whole_group<R: Replica>(
+    replica: &mut R,
+    archetype: R::Archetype,
+    group: u8,
+    newest: bool,
+    r: &mut BitReader,
+) -> Result<(), ProtoError> {
+    if newest {
+        replica.read_group(archetype, group, r)
+    } else {
+        R::default().read_group(archetype, group, r)
     }
 }
 

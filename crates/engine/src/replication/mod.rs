@@ -30,7 +30,9 @@ use crate::tick::Tick;
 use crate::world::Archetype;
 use crate::{EntityId, PlayerId};
 
-pub use client::{ApplyStats, ClientEntity, ClientWorld, Replica, SnapshotInfo, SnapshotReader};
+pub use client::{
+    ApplyStats, ClientEntity, ClientWorld, Replica, SnapshotInfo, SnapshotReader, read_whole_group,
+};
 pub use detect::{ChangeDetection, ChangedTicks, EntityView, ShadowValues, ValueComparison};
 pub use shared::SharedRecordStats;
 pub use writer::{

@@ -85,6 +85,9 @@ impl SharedRecords {
         key: RecordKey,
         w: &mut BitWriter,
     ) -> Option<Result<(), ProtoError>> {
+        if tick == 0 {
+            return None; // the tick of empty ways: before the first tick
+        }
         let kept = self
             .slots
             .get(entity)?
@@ -93,20 +96,12 @@ impl SharedRecords {
         let mut left = usize::from(kept.len);
         let mut result = Ok(());
         for &word in &kept.bits {
-            if left == 0 {
-                break;
-            }
             let n = left.min(64);
-            let low = n.min(32) as u32;
-            result = w.write_bits((word & 0xffff_ffff) as u32 & mask(low), low);
-            if result.is_ok() && n > 32 {
-                let high = (n - 32) as u32;
-                result = w.write_bits((word >> 32) as u32 & mask(high), high);
-            }
-            if result.is_err() {
+            result = w.write_bits_u64(word, n as u32);
+            left -= n;
+            if result.is_err() || left == 0 {
                 break;
             }
-            left -= n;
         }
         self.stats.copied += 1;
         Some(result)
@@ -123,6 +118,9 @@ impl SharedRecords {
         start: usize,
         end: usize,
     ) {
+        if tick == 0 {
+            return;
+        }
         self.stats.encoded += 1;
         let len = end.saturating_sub(start);
         if len > MAX_BITS {
@@ -139,21 +137,11 @@ impl SharedRecords {
         let mut bits = [0u64; WORDS];
         let mut left = len;
         for word in bits.iter_mut() {
-            if left == 0 {
-                break;
-            }
             let n = left.min(64);
-            let low = n.min(32) as u32;
-            let Ok(lo) = r.read_bits(low) else { return };
-            let hi = if n > 32 {
-                let Ok(hi) = r.read_bits((n - 32) as u32) else {
-                    return;
-                };
-                hi
-            } else {
-                0
+            let Ok(read) = r.read_bits_u64(n as u32) else {
+                return;
             };
-            *word = u64::from(lo) | u64::from(hi) << 32;
+            *word = read;
             left -= n;
         }
         // An old tick's way first, else round robin.
@@ -168,14 +156,6 @@ impl SharedRecords {
             len: len as u16,
             bits,
         };
-    }
-}
-
-fn mask(bits: u32) -> u32 {
-    if bits >= 32 {
-        u32::MAX
-    } else {
-        (1u32 << bits) - 1
     }
 }
 
@@ -204,7 +184,7 @@ mod tests {
         while left > 0 {
             let n = left.min(17);
             x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            w.write_bits(x & mask(n as u32), n as u32).unwrap();
+            w.write_bits(x & ((1u32 << n) - 1), n as u32).unwrap();
             left -= n;
         }
         let end = w.bits_written();
@@ -244,6 +224,30 @@ mod tests {
         assert!(shared.copy(0, 9, key(5), &mut w2).is_none());
         assert!(shared.copy(1, 9, key(5), &mut w2).is_some());
         assert_eq!(shared.stats.copied, 1);
+    }
+
+    #[test]
+    fn nothing_is_kept_or_copied_before_the_first_tick() {
+        // Tick 0 marks empty ways: a 0-bit Leave there must not be "copied".
+        let mut shared = SharedRecords::new(1);
+        let leave = RecordKey {
+            op: RecordOp::Leave,
+            groups: 0,
+            acked: 0,
+        };
+        let mut b = [0u8; 8];
+        assert!(
+            shared
+                .copy(0, 0, leave, &mut BitWriter::new(&mut b))
+                .is_none()
+        );
+        shared.keep(0, 0, leave, &[0xff], 0, 3);
+        assert!(
+            shared
+                .copy(0, 0, leave, &mut BitWriter::new(&mut b))
+                .is_none()
+        );
+        assert_eq!(shared.stats, SharedRecordStats::default());
     }
 
     #[test]

@@ -719,9 +719,6 @@ fn write_shared<S: ReplicationSource>(
     world: &ReplicationWorld<S::Archetype>,
     source: &S,
 ) -> Result<(), ProtoError> {
-    if ticks.snapshot == 0 {
-        return write_record(w, cand, ticks, world, source);
-    }
     let entity = usize::from(cand.entity);
     let key = RecordKey {
         op: cand.op,
