@@ -35,17 +35,19 @@
 //! `arena_5v5_cold_tick_p50_us`), for quick interleaved comparisons of two
 //! builds. `MATCH_TICK_ONLY=plaza` runs a short plaza100 run, for callgrind.
 
-use std::time::{Duration, Instant};
+#[path = "../tests/support/sim_carrier.rs"]
+mod sim_carrier;
 
+use hightick_arena::freshness::Carrier;
 use hightick_arena::scenario::{BotMatch, Scenario};
 use hightick_engine::PlayerId;
 use hightick_engine::replication::{
     ChangeDetection, ChangedTicks, SharedRecordStats, ValueComparison,
 };
-use hightick_net::sim_server::SimServer;
-use hightick_net::wire::MAX_PACKET_BYTES;
+use hightick_net::PacketConfig;
 use hightick_telemetry::bench::{Stats, figure};
 use hightick_telemetry::{BudgetTarget, FrameRecorder, ModeBudget, RecorderConfig, Subsystem};
+use sim_carrier::SimCarrier;
 
 /// What one scenario run measured.
 struct Run {
@@ -107,28 +109,32 @@ enum Caches {
     Beside(usize),
 }
 
-/// One match and its clients, connected in memory.
+/// One match and its clients, connected in memory (`SimCarrier`).
 struct Hosted<D: ChangeDetection> {
     m: BotMatch<D>,
-    net: SimServer,
+    carrier: SimCarrier,
     /// Client `i` plays `players[i]`.
     players: Vec<PlayerId>,
-    datagrams: Vec<[u8; MAX_PACKET_BYTES]>,
+    /// The size of each client's packet this tick.
     lens: Vec<usize>,
 }
 
 impl<D: ChangeDetection> Hosted<D> {
-    fn new(scenario: &Scenario, detection: D, seed: u64, start: Instant) -> Self {
+    fn new(scenario: &Scenario, detection: D, seed: u64) -> Self {
         let m: BotMatch<D> = scenario
             .bot_match_with(seed, detection)
             .expect("scenario builds");
         let players: Vec<_> = m.players().collect();
-        let net = SimServer::connect(players.len(), seed, start).expect("clients connect");
+        let carrier = SimCarrier::connect(
+            players.len(),
+            scenario.match_config.tick_rate_hz,
+            PacketConfig::default(),
+        )
+        .expect("clients connect");
         Self {
-            datagrams: vec![[0u8; MAX_PACKET_BYTES]; players.len()],
             lens: vec![0; players.len()],
             m,
-            net,
+            carrier,
             players,
         }
     }
@@ -136,33 +142,21 @@ impl<D: ChangeDetection> Hosted<D> {
     /// As a live server does: every client's connection asked for before
     /// the tick, so the sends find it in cache.
     fn prefetch(&self) {
-        for i in 0..self.players.len() {
-            self.net.server.prefetch(self.net.slot(i));
-        }
+        self.carrier.prefetch();
     }
 
     /// Every client's packet, queued, written and sealed.
-    fn send(&mut self, now: Instant) {
+    fn send(&mut self) {
         for (i, &p) in self.players.iter().enumerate() {
-            let slot = self.net.slot(i);
-            self.lens[i] = self
-                .m
-                .game
-                .transmit_tick(p, &mut self.net.server, slot, now, &mut self.datagrams[i])
-                .map_or(0, |t| t.len);
+            self.lens[i] = self.carrier.send(&mut self.m.game, i, p);
         }
     }
 
     /// Each client opens, reads and acks; the server takes the acks in and
     /// the match their delivery notifications.
-    fn acknowledge(&mut self, now: Instant) {
+    fn acknowledge(&mut self) {
         for (i, &p) in self.players.iter().enumerate() {
-            if self.lens[i] > 0 {
-                self.net
-                    .acknowledge(now, i, &mut self.datagrams[i][..self.lens[i]]);
-            }
-            let slot = self.net.slot(i);
-            self.m.game.absorb_deliveries(p, &mut self.net.server, slot);
+            self.carrier.receive(&mut self.m.game, i, p, &mut |_| {});
         }
     }
 }
@@ -175,12 +169,10 @@ fn run<D: ChangeDetection>(
     caches: Caches,
 ) -> Run {
     let rate = scenario.match_config.tick_rate_hz;
-    let start = Instant::now();
-    let period = Duration::from_secs_f64(1.0 / f64::from(rate));
-    let mut hosted = Hosted::new(scenario, detection, 42, start);
+    let mut hosted = Hosted::new(scenario, detection, 42);
     let mut beside: Vec<Hosted<ChangedTicks>> = match caches {
         Caches::Beside(n) => (0..n)
-            .map(|k| Hosted::new(scenario, ChangedTicks, 43 + k as u64, start))
+            .map(|k| Hosted::new(scenario, ChangedTicks, 43 + k as u64))
             .collect(),
         _ => Vec::new(),
     };
@@ -210,7 +202,6 @@ fn run<D: ChangeDetection>(
         if t == warmup {
             recorder.reset();
         }
-        let now = start + period * t;
         // Timed: the match tick and every client's packet, queued, written
         // and sealed.
         let frame = recorder.begin(u64::from(t));
@@ -218,7 +209,7 @@ fn run<D: ChangeDetection>(
         hosted.m.step_in(&frame);
         {
             let _net = frame.scope(Subsystem::Network, "send_seal");
-            hosted.send(now);
+            hosted.send();
         }
         let outcome = frame.end();
         if t >= warmup {
@@ -229,12 +220,12 @@ fn run<D: ChangeDetection>(
             }
         }
         // Untimed: the clients' acks, then the other matches' ticks.
-        hosted.acknowledge(now);
+        hosted.acknowledge();
         for other in &mut beside {
             other.prefetch();
             other.m.step();
-            other.send(now);
-            other.acknowledge(now);
+            other.send();
+            other.acknowledge();
         }
         // Untimed: one byte per cache line of a buffer larger than the caches.
         for b in evict.iter_mut().step_by(64) {

@@ -2,12 +2,15 @@
 //! server: each tick's packet queued on the server's one send path
 //! (`Match::transmit_tick`), written and sealed; the client opens it, reads
 //! it (its messages go to the probe) and acks at once; the match takes in
-//! the fates. Shared by the freshness test and the `plaza_freshness` bench.
+//! the fates. Shared by the freshness test and the `plaza_freshness` and
+//! `match_tick` benches.
 //!
 //! [`everything`]: the packet layer and snapshot budget under which nothing
 //! waits in plaza100. A snapshot of all 99 others moving is 999 bytes, over
 //! the 896 the default packet layer lets one unreliable message carry; with
 //! 64-byte fragments instead of 256 a 1200-byte packet carries 1115.
+
+#![allow(dead_code)] // each including binary uses its own part
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -70,6 +73,14 @@ impl SimCarrier {
             in_flight: (0..clients).map(|_| VecDeque::new()).collect(),
             spare: Vec::new(),
         })
+    }
+
+    /// As a live server does before a tick: every client's connection asked
+    /// for, so the sends find it in cache.
+    pub(crate) fn prefetch(&self) {
+        for i in 0..self.lens.len() {
+            self.net.server.prefetch(self.net.slot(i));
+        }
     }
 
     /// Delays every packet by `ticks` ticks on its way to the client.
