@@ -50,7 +50,7 @@ fn run(tool: &std::path::Path, n: usize, round: usize) -> (Duration, Duration) {
     std::fs::create_dir_all(&dir).unwrap();
     let sidecar = LocalSdkServer::start_local(tool, &dir, 64).unwrap();
     let start = Instant::now();
-    let mut served = Served::agones(&dir, sidecar.grpc_port, 0.0);
+    let mut served = Served::agones(&dir, sidecar.http_port, 0.0);
     sidecar
         .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
         .unwrap();

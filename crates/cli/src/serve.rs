@@ -64,7 +64,7 @@ pub(crate) struct ServeArgs {
     /// workers, matches from allocations, Shutdown after the drain.
     #[arg(long)]
     agones: bool,
-    /// The Agones SDK server's gRPC port (else $AGONES_SDK_GRPC_PORT, else 9357).
+    /// The Agones SDK server's REST port (else $AGONES_SDK_HTTP_PORT, else 9358).
     #[arg(long, value_name = "PORT")]
     agones_sdk_port: Option<u16>,
     /// Per-client adaptation to congested links: on or off (the config's

@@ -44,7 +44,7 @@ fn serve_agones_follows_its_game_server_from_ready_to_shutdown() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
-    let mut served = Served::agones(&dir, sidecar.grpc_port, 0.2);
+    let mut served = Served::agones(&dir, sidecar.http_port, 0.2);
     let results = dir.join("results.jsonl");
     let admin = served.admin.clone();
 

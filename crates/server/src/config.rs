@@ -28,7 +28,7 @@
 //! region = "local"             # region tag the gateway's matchmaking may prefer
 //! heartbeat_s = 2.0            # how often to heartbeat the gateway
 //! agones = false               # run as an Agones GameServer: Ready, health, allocations, Shutdown (docs/AGONES.md)
-//! # agones_sdk_port = 9357     # the Agones SDK server's gRPC port; else $AGONES_SDK_GRPC_PORT, else 9357
+//! # agones_sdk_port = 9358     # the Agones SDK server's REST port; else $AGONES_SDK_HTTP_PORT, else 9358
 //!
 //! [adapt]                      # per client: fewer packets and a smaller snapshot budget while its link is congested
 //! enabled = true
@@ -120,11 +120,10 @@ pub struct HostConfig {
     pub region: String,
     /// Seconds between heartbeats to the gateway.
     pub heartbeat_s: f64,
-    /// Run as an Agones GameServer ([`crate::agones`]; needs the cargo
-    /// feature `agones`).
+    /// Run as an Agones GameServer ([`crate::agones`]).
     pub agones: bool,
-    /// The Agones SDK server's gRPC port (else `$AGONES_SDK_GRPC_PORT`,
-    /// else 9357).
+    /// The Agones SDK server's REST port (else `$AGONES_SDK_HTTP_PORT`,
+    /// else 9358).
     pub agones_sdk_port: Option<u16>,
     /// Per-client adaptation to a congested link ([`crate::adapt`]).
     pub adapt: AdaptConfig,

@@ -46,7 +46,6 @@ pub struct Host {
     workers: Vec<JoinHandle<()>>,
     results: Option<JoinHandle<()>>,
     link: Option<JoinHandle<()>>,
-    #[cfg(feature = "agones")]
     agones: Option<crate::agones::link::AgonesLink>,
     admin: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
 }
@@ -64,12 +63,6 @@ impl Host {
         signals: bool,
     ) -> Result<Self, ServerError> {
         config.validate()?;
-        if config.agones && cfg!(not(feature = "agones")) {
-            return Err(ServerError::Agones(
-                "this build has no Agones support (cargo feature `agones` of hightick-server)"
-                    .to_owned(),
-            ));
-        }
         // The admin runtime, and with `signals` the SIGTERM/SIGINT handlers,
         // before any thread starts: once the host says it is up (or Ready
         // to Agones), a SIGTERM drains it rather than killing it.
@@ -207,7 +200,6 @@ impl Host {
             )?),
             _ => None,
         };
-        #[cfg(feature = "agones")]
         let agones = match agones_ended {
             Some(ended) => Some(crate::agones::link::start(
                 crate::agones::link::LinkSetup {
@@ -218,8 +210,6 @@ impl Host {
             )?),
             None => None,
         };
-        #[cfg(not(feature = "agones"))]
-        drop(agones_ended);
         let mut workers = Vec::with_capacity(count);
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
@@ -253,7 +243,6 @@ impl Host {
             workers,
             results: Some(results),
             link,
-            #[cfg(feature = "agones")]
             agones,
             admin: Some((stop, admin)),
         })
@@ -306,13 +295,10 @@ impl Host {
         if let Some(l) = self.link.take() {
             let _ = l.join();
         }
-        #[cfg(feature = "agones")]
         let agones = self
             .agones
             .take()
             .map_or(Ok(()), crate::agones::link::AgonesLink::finish);
-        #[cfg(not(feature = "agones"))]
-        let agones = Ok(());
         if let Some((stop, thread)) = self.admin.take() {
             let _ = stop.send(());
             let _ = thread.join();

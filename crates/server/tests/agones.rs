@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hightick_net::Key;
-use hightick_server::agones::Adapter;
 use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER, SETTINGS, WORKER};
 use hightick_server::agones::local::LocalSdkServer;
+use hightick_server::agones::{Adapter, CounterChange};
 use serde_json::Value;
 use support::{list_matches, start_host};
 
@@ -57,14 +57,14 @@ fn the_adapter_passes_the_agones_sdk_conformance_check() {
         "updatecounter",
     ];
     let mut sidecar = LocalSdkServer::start_conformance(&tool, &dir, &calls, 6).unwrap();
-    let port = sidecar.grpc_port;
+    let port = sidecar.http_port;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         // Connecting reads the GameServer (`gameserver`).
-        let mut adapter = Adapter::connect(Some(port)).await.unwrap();
+        let adapter = Adapter::connect(Some(port)).await.unwrap();
         let gs = adapter.game_server().await.unwrap();
         // The check wants the label's value to be the creation time and the
         // annotation's the uid, as proof the SDK read them.
@@ -75,19 +75,20 @@ fn the_adapter_passes_the_agones_sdk_conformance_check() {
         let mut watch = adapter.watch().await.unwrap();
         let first = watch.next().await.expect("a first update").unwrap();
         adapter
-            .sdk()
-            .set_annotation("test-annotation", first.uid)
+            .set_annotation("test-annotation", &first.uid)
             .await
             .unwrap();
         adapter.ready().await.unwrap();
-        adapter.health().send(()).await.unwrap();
-        adapter.sdk().allocate().await.unwrap();
-        adapter.sdk().reserve(Duration::from_secs(5)).await.unwrap();
+        adapter.health().await.unwrap();
+        adapter.allocate().await.unwrap();
+        adapter.reserve(5).await.unwrap();
         // The conformance GameServer has the Counter `rooms`, not `matches`.
-        let mut beta = adapter.sdk().beta().clone();
-        let rooms = beta.get_counter_count("rooms").await.unwrap();
+        let (rooms, _) = adapter.counter("rooms").await.unwrap();
         assert!(rooms > 0, "rooms {rooms}");
-        beta.decrement_counter("rooms", 1).await.unwrap();
+        adapter
+            .update_counter("rooms", CounterChange::By(-1))
+            .await
+            .unwrap();
         adapter.shutdown().await.unwrap();
     });
     let status = sidecar.wait_exit(WAIT).unwrap();
@@ -113,7 +114,7 @@ fn a_host_follows_its_allocations() {
     let key = Key::generate(&mut rand::rng());
     let host = start_host(2, &key, |c| {
         c.agones = true;
-        c.agones_sdk_port = Some(sidecar.grpc_port);
+        c.agones_sdk_port = Some(sidecar.http_port);
         c.match_linger_s = 0.1;
     });
     let gs = sidecar

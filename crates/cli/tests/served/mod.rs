@@ -51,7 +51,7 @@ impl Served {
     }
 
     /// `hightick serve --agones` in `dir` (its key, config and stderr go
-    /// there) against the SDK server on `sdk_port`: two workers on loopback,
+    /// there) against the SDK server's REST port `sdk_port`: two workers on loopback,
     /// drain timeout 0, matches lingering `linger_s`, results to
     /// `dir/results.jsonl`.
     pub(crate) fn agones(dir: &Path, sdk_port: u16, linger_s: f64) -> Self {

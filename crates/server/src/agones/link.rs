@@ -29,7 +29,7 @@ const WATCH_RETRY: Duration = Duration::from_secs(1);
 /// What the link is started with.
 #[derive(Debug)]
 pub(crate) struct LinkSetup {
-    /// The SDK server's gRPC port (`None`: `$AGONES_SDK_GRPC_PORT`, else 9357).
+    /// The SDK server's REST port (`None`: `$AGONES_SDK_HTTP_PORT`, else 9358).
     pub port: Option<u16>,
     pub state: Arc<AdminState>,
     /// The id of every match that ended, once its result is written.
@@ -146,7 +146,6 @@ async fn live(
         "hightick serve: agones: Ready ({:.0} ms after the host started)",
         state.started.elapsed().as_secs_f64() * 1000.0
     );
-    let mut health = sdk.health();
     let mut progress = Progress::new(state.workers.len());
     let mut watch: Option<Watch> = None;
     let mut watch_at = Instant::now();
@@ -184,9 +183,10 @@ async fn live(
                 }
             },
             _ = every.tick() => {
-                if progress.ping_due(&beats(state)) && health.try_send(()).is_err() {
-                    // The health stream broke (the sidecar restarted?): a new one.
-                    health = sdk.health();
+                if progress.ping_due(&beats(state))
+                    && let Err(e) = sdk.health().await
+                {
+                    log(&e);
                 }
                 // An idle GameServer still Allocated: Ready, or a stray count.
                 settle(sdk, state, host).await;

@@ -18,7 +18,7 @@
 //! let tool = LocalSdkServer::find_tool().unwrap().expect("the tool");
 //! let dir = std::env::temp_dir();
 //! let sdk = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
-//! println!("SDK gRPC port {}", sdk.grpc_port);
+//! println!("SDK REST port {}", sdk.http_port);
 //! let gs = sdk
 //!     .wait_until(Duration::from_secs(10), "Ready", |gs| gs["status"]["state"] == "Ready")
 //!     .unwrap();
@@ -53,9 +53,9 @@ static STARTING: Mutex<()> = Mutex::new(());
 #[derive(Debug)]
 pub struct LocalSdkServer {
     child: Child,
-    /// The gRPC port (the SDK's, what `serve --agones-sdk-port` takes).
+    /// The gRPC port.
     pub grpc_port: u16,
-    /// The REST port (`GET /gameserver`).
+    /// The REST port (`GET /gameserver`; what `serve --agones-sdk-port` takes).
     pub http_port: u16,
     file: PathBuf,
     log: PathBuf,

@@ -1,11 +1,11 @@
 //! The host as an Agones GameServer (`hightick serve --agones`, config
-//! `agones = true`; cargo feature `agones`, which the `hightick` binary
-//! has). docs/AGONES.md is the operator's page; this is the code's.
+//! `agones = true`), talking to the SDK server (the sidecar) over its REST
+//! port. docs/AGONES.md is the operator's page; this is the code's.
 //!
 //! The lifecycle, each step on the `hightick-agones` thread:
 //! - **Connect** to the SDK server (the sidecar) on `agones_sdk_port`, else
-//!   `$AGONES_SDK_GRPC_PORT`, else 9357; up to 30 s while it starts. If it
-//!   never answers, the host stops and `serve` fails.
+//!   `$AGONES_SDK_HTTP_PORT`, else 9358 (its REST port); up to 30 s while
+//!   it starts. If it never answers, the host stops and `serve` fails.
 //! - **Labels** `agones.dev/sdk-hightick-version`, `-hightick-build` and
 //!   `-hightick-game` ([`VERSION_LABEL`], [`BUILD_LABEL`], [`GAME_LABEL`]).
 //! - **Ready** once warm: every worker's loop has started (its first beat).
@@ -40,7 +40,7 @@
 //! # async fn driver() -> Result<(), hightick_server::ServerError> {
 //! use hightick_server::agones::Adapter;
 //!
-//! let mut sdk = Adapter::connect(Some(9357)).await?;
+//! let sdk = Adapter::connect(Some(9358)).await?;
 //! sdk.label_build("arena").await?;
 //! sdk.ready().await?;
 //! println!("{} matches allocated here", sdk.matches_allocated().await?);
@@ -50,16 +50,12 @@
 pub mod annotations;
 pub mod local;
 
-#[cfg(feature = "agones")]
 mod adapter;
-#[cfg(feature = "agones")]
 mod lifecycle;
-#[cfg(feature = "agones")]
 pub(crate) mod link;
-#[cfg(feature = "agones")]
 pub(crate) mod progress;
 
-#[cfg(feature = "agones")]
 pub use adapter::{
-    Adapter, BUILD, BUILD_LABEL, GAME_LABEL, GameServerView, MATCHES_COUNTER, VERSION_LABEL, Watch,
+    Adapter, BUILD, BUILD_LABEL, CounterChange, DEFAULT_HTTP_PORT, GAME_LABEL, GameServerView,
+    HTTP_PORT_ENV, MATCHES_COUNTER, VERSION_LABEL, Watch,
 };
