@@ -1,5 +1,5 @@
 //! The Agones lifecycle's figures, against the real Agones SDK server in
-//! local mode (`../shared/tools/agones-sdk-server`):
+//! local mode (`third_party/agones-sdk-server`):
 //! - `agones_start_to_ready_ms`: from spawning `hightick serve --agones` to
 //!   its GameServer showing Ready (process start, SDK connect, labels,
 //!   every worker running, the Ready call);

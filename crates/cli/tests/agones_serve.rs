@@ -1,5 +1,5 @@
 //! `hightick serve --agones` as a process against the real Agones SDK
-//! server in local mode (`../shared/tools/agones-sdk-server`; the test says
+//! server in local mode (`third_party/agones-sdk-server`; the test says
 //! loudly that it is skipped when the tool is missing): Ready once warm
 //! with its labels, health pings, two allocations read from annotations
 //! and counted on the Counter `matches`, then SIGTERM: the drain ends both

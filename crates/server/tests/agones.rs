@@ -1,5 +1,5 @@
 //! The host's Agones adapter against the real Agones SDK server
-//! (`../shared/tools/agones-sdk-server`; each test says loudly that it is
+//! (`third_party/agones-sdk-server`; each test says loudly that it is
 //! skipped when the tool is missing): Agones' own SDK conformance check
 //! against a small driver of the adapter, and an in-process host following
 //! allocations. The whole `serve --agones` process is tested in the cli

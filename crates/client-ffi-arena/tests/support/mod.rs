@@ -470,3 +470,21 @@ pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Comm
     assert_eq!(connected, 0, "the seat is still taken: {}", live.info());
     live.stop();
 }
+
+/// Whether `tool` runs (`tool --version`). When it does not, the test
+/// says loudly that it is skipped, naming the Debian `packages` that bring
+/// it; under `CI=true` that is a failure instead (.ci/run installs them).
+pub(crate) fn tool_present(tool: &str, test: &str, packages: &str) -> bool {
+    let found = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = format!(
+            "{test}: `{tool}` is not installed (apt-get install {packages}; .ci/run installs it)"
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("\n!!! SKIPPED {why}\n");
+    }
+    found
+}

@@ -7,9 +7,9 @@
 //! conformance mode (`--test a,b,c`, which the tool only honours without
 //! `--local`) it exits non-zero unless exactly those calls were made.
 //!
-//! The tool is `$HIGHTICK_AGONES_SDK_SERVER`, else
-//! `shared/tools/agones-sdk-server` in the nearest ancestor of the working
-//! directory that has it (a checkout sits beside `shared/`).
+//! The tool is `$HIGHTICK_AGONES_SDK_SERVER`, else the copy vendored in
+//! the repository, `third_party/agones-sdk-server/agones-sdk-server`, in the
+//! nearest ancestor of the working directory that has it.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -35,6 +35,8 @@ use serde_json::{Value, json};
 
 /// The environment variable naming the tool.
 pub const TOOL_ENV: &str = "HIGHTICK_AGONES_SDK_SERVER";
+/// Where the repository keeps its copy of the tool.
+const VENDORED: &str = "third_party/agones-sdk-server/agones-sdk-server";
 /// The GameServer's name in the file.
 const NAME: &str = "hightick-local";
 /// The annotation [`LocalSdkServer::allocate`] numbers its allocations with,
@@ -77,22 +79,28 @@ impl LocalSdkServer {
         let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
         Ok(cwd
             .ancestors()
-            .map(|a| a.join("shared/tools/agones-sdk-server"))
+            .map(|a| a.join(VENDORED))
             .find(|p| p.is_file()))
     }
 
     /// [`Self::find_tool`] for a test or bench named `what`: when the tool
     /// is nowhere, says loudly on stderr that `what` is skipped and returns
     /// `None`; panics when `$HIGHTICK_AGONES_SDK_SERVER` names a missing
-    /// file (CI sets it: there, a missing tool is a failure).
+    /// file, or when the tool is nowhere under `CI=true` (the repository
+    /// vendors it: there, a missing tool is a failure).
     pub fn tool_or_skip(what: &str) -> Option<PathBuf> {
         match Self::find_tool() {
             Ok(Some(tool)) => Some(tool),
             Ok(None) => {
-                eprintln!(
-                    "\n*** SKIPPED {what}: the Agones SDK server is not here (set ${TOOL_ENV}, \
-                     or put shared/tools/agones-sdk-server beside the checkout) ***\n"
+                let why = format!(
+                    "the Agones SDK server is not here (set ${TOOL_ENV}, or run from a checkout \
+                     that has {VENDORED})"
                 );
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "{what}: {why}"
+                );
+                eprintln!("\n*** SKIPPED {what}: {why} ***\n");
                 None
             }
             Err(e) => panic!("{what}: {e}"),
