@@ -267,11 +267,11 @@ impl Bot {
                     cmd.buttons |= Buttons::FIRE;
                 }
                 if self.style.strafe_while_shooting {
-                    if tick % 40 == 0 {
+                    if tick.is_multiple_of(40) {
                         self.strafe = -self.strafe;
                     }
                     cmd.move_x = self.strafe;
-                } else if (tick / 64 + u32::from(self.player.0)) % 3 == 0 {
+                } else if (tick / 64 + u32::from(self.player.0)).is_multiple_of(3) {
                     // Hold still to shoot straight; crouch now and then.
                     cmd.buttons |= Buttons::CROUCH;
                 }
@@ -331,7 +331,7 @@ impl Bot {
                 None => me.yaw,
             }
         };
-        if tick % 48 == 0 && self.random() < 0.3 {
+        if tick.is_multiple_of(48) && self.random() < 0.3 {
             self.strafe = -self.strafe;
         }
         cmd.yaw = yaw;

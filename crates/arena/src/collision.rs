@@ -129,10 +129,10 @@ impl Map {
             let b = &boxes[i];
             if overlaps_vertically(feet.y, capsule.height, b) {
                 let (blo, bhi) = b.footprint();
-                if let Some(hit) = sweep_circle_rect(c, delta, r, blo, bhi) {
-                    if best.is_none_or(|h| hit.t < h.t) {
-                        best = Some(hit);
-                    }
+                if let Some(hit) = sweep_circle_rect(c, delta, r, blo, bhi)
+                    && best.is_none_or(|h| hit.t < h.t)
+                {
+                    best = Some(hit);
                 }
             }
             ControlFlow::Continue(())

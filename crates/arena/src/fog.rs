@@ -237,7 +237,7 @@ impl FogOfWar {
                 continue;
             }
             let eye = pose.eye(&self.params.movement);
-            let due = (tick.wrapping_add(v as u32)) % interval == 0;
+            let due = (tick.wrapping_add(v as u32)).is_multiple_of(interval);
             let eye_still = self.row_valid[v] && eye.distance_squared(self.row_eye[v]) <= 1e-6;
             let eye_above = eye.y >= top;
             let full = due || !eye_still;

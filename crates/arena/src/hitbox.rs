@@ -184,14 +184,15 @@ pub fn raycast_hitboxes(
         .ray_enter(origin, inverse_direction(dir), max_dist)?;
     let mut best: Option<BodyHit> = None;
     for h in hitboxes.as_slice() {
-        if let Some(t) = ray_capsule(origin, dir, h.a, h.b, h.radius) {
-            if t <= max_dist && best.is_none_or(|b| t < b.distance) {
-                best = Some(BodyHit {
-                    zone: h.zone,
-                    distance: t,
-                    bone: h.bone,
-                });
-            }
+        if let Some(t) = ray_capsule(origin, dir, h.a, h.b, h.radius)
+            && t <= max_dist
+            && best.is_none_or(|b| t < b.distance)
+        {
+            best = Some(BodyHit {
+                zone: h.zone,
+                distance: t,
+                bone: h.bone,
+            });
         }
     }
     best

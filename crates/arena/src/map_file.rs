@@ -269,14 +269,14 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Map, MapError> {
     }
 
     for (j, (z, raw_zone)) in spawn_zones.iter().zip(&raw.spawns).enumerate() {
-        if let Some(buy) = buy_zones[z.team.index()] {
-            if !buy.contains_box(&z.area) {
-                return Err(report.at(
-                    raw_zone.span(),
-                    format!("spawns[{j}]"),
-                    format!("spawn zone lies outside the {} buy zone", z.team.name()),
-                ));
-            }
+        if let Some(buy) = buy_zones[z.team.index()]
+            && !buy.contains_box(&z.area)
+        {
+            return Err(report.at(
+                raw_zone.span(),
+                format!("spawns[{j}]"),
+                format!("spawn zone lies outside the {} buy zone", z.team.name()),
+            ));
         }
     }
 

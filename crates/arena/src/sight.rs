@@ -286,14 +286,13 @@ impl Search<'_> {
         // A corner in view settles it at once. Below the top level this is
         // not asked: a part with a corner in view can never be proven
         // hidden, so it ends unresolved, in view, all the same.
-        if depth == 0 {
-            if let Some(j) = corners
+        if depth == 0
+            && let Some(j) = corners
                 .iter()
                 .position(|&c| first_blocker(self.map, self.eye, c).is_none())
-            {
-                self.witness = Witness::Corner(index, j as u8);
-                return true;
-            }
+        {
+            self.witness = Witness::Corner(index, j as u8);
+            return true;
         }
         if depth == MAX_SPLITS {
             // Unresolved: count it as in view, so nothing is ever revealed late.

@@ -38,9 +38,9 @@ fn session(map: &Map) -> u64 {
             let k = tick / 50 + i as u32;
             *yaw += 0.01 * ((k % 5) as f32 - 2.0);
             let input = MoveInput {
-                jump: (tick + i as u32) % 97 == 0,
-                crouch: k % 7 == 0,
-                walk: k % 11 == 0,
+                jump: (tick + i as u32).is_multiple_of(97),
+                crouch: k.is_multiple_of(7),
+                walk: k.is_multiple_of(11),
                 ..MoveInput::from_axes(*yaw, 1.0, ((k % 3) as f32 - 1.0) * 0.5)
             };
             let out = move_and_slide(map, &params, state, &input, 1.0 / 128.0);

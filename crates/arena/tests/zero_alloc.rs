@@ -28,7 +28,7 @@ fn a_tick_of_geometry_allocates_nothing() {
         for (i, s) in players.iter_mut().enumerate() {
             let yaw = (t / 64 + i as u32) as f32 * 0.9;
             let input = MoveInput {
-                jump: t % 50 == 0,
+                jump: t.is_multiple_of(50),
                 crouch: i % 3 == 0,
                 ..MoveInput::from_axes(yaw, 1.0, 0.2)
             };

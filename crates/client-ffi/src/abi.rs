@@ -78,7 +78,7 @@ fn check_pointer<T>(ptr: *const T, field: &'static str) -> Result<(), FfiError> 
     if ptr.is_null() {
         return Err(FfiError::NullPointer(field));
     }
-    if (ptr as usize) % align_of::<T>() != 0 {
+    if !(ptr as usize).is_multiple_of(align_of::<T>()) {
         return Err(FfiError::InvalidArgument {
             field,
             reason: "misaligned for its type",

@@ -138,7 +138,7 @@ impl QualityProbe {
             self.snapshots += 1;
             let offset = since(arrival) - f64::from(tick) * self.period_ns;
             self.fastest_ns[1] = self.fastest_ns[1].min(offset);
-            if self.snapshots % self.window == 0 {
+            if self.snapshots.is_multiple_of(self.window) {
                 self.fastest_ns = [self.fastest_ns[1], f64::INFINITY];
             }
         }

@@ -50,7 +50,7 @@ impl<D: ChangeDetection> Crowd<D> {
         for p in 0..PLAYERS {
             let command = stick(
                 next,
-                if (next / 64 + u32::from(p)) % 2 == 0 {
+                if (next / 64 + u32::from(p)).is_multiple_of(2) {
                     1
                 } else {
                     -1

@@ -115,10 +115,10 @@ impl InterestSet {
 
     fn trim(&mut self) {
         let tail = self.capacity % WORD_BITS;
-        if tail != 0 {
-            if let Some(last) = self.words.last_mut() {
-                *last &= (1u64 << tail) - 1;
-            }
+        if tail != 0
+            && let Some(last) = self.words.last_mut()
+        {
+            *last &= (1u64 << tail) - 1;
         }
     }
 

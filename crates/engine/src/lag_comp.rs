@@ -219,7 +219,7 @@ impl<P: Interpolate + Clone> LagCompensation<P> {
     /// Whether poses should be evaluated and recorded at `tick`: recording is
     /// on and `tick` is a multiple of the record interval.
     pub fn is_record_tick(&self, tick: Tick) -> bool {
-        self.recording && tick % self.limits.record_interval_ticks == 0
+        self.recording && tick.is_multiple_of(self.limits.record_interval_ticks)
     }
 
     /// Records `player`'s pose at `tick` (an unknown player is ignored).

@@ -107,7 +107,17 @@ impl Net {
             // and the three before; the packet also carries the client's acks.
             let ahead = next + INPUT_LEAD;
             let commands: Vec<InputCommand<Stick>> = (0..4u32)
-                .map(|back| stick(ahead - back, if (next / 100) % 2 == 0 { 2 } else { -2 }, 0))
+                .map(|back| {
+                    stick(
+                        ahead - back,
+                        if (next / 100).is_multiple_of(2) {
+                            2
+                        } else {
+                            -2
+                        },
+                        0,
+                    )
+                })
                 .collect();
             let mut w = BitWriter::new(&mut self.message);
             MessageKind::InputBatch.encode(&mut w).unwrap();

@@ -95,7 +95,7 @@ impl<D: hightick_engine::replication::ChangeDetection> Rig<D> {
             self.m.packet_sent(player, seq);
             // One in ten packets is lost; the rest are acked a few ticks later.
             let old = seq.wrapping_sub(3 * PLAYERS);
-            let fate = if old % 10 == 0 {
+            let fate = if old.is_multiple_of(10) {
                 PacketFate::Lost
             } else {
                 PacketFate::Acked

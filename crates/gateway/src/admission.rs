@@ -452,7 +452,7 @@ mod tests {
         const BATCH: usize = 4;
         /// Even jobs batch, odd ones run alone.
         fn batchable(&self, job: &u32) -> bool {
-            job % 2 == 0
+            job.is_multiple_of(2)
         }
         async fn run(&self, job: u32) -> u32 {
             tokio::time::sleep(Duration::from_millis(2)).await;

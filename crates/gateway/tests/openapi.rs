@@ -181,12 +181,11 @@ fn valid(schema: &Value, value: &Value) -> bool {
             }
         }
     }
-    if let Some(n) = value.as_f64().filter(|_| value.is_number()) {
-        if schema["minimum"].as_f64().is_some_and(|min| n < min)
-            || schema["maximum"].as_f64().is_some_and(|max| n > max)
-        {
-            return false;
-        }
+    if let Some(n) = value.as_f64().filter(|_| value.is_number())
+        && (schema["minimum"].as_f64().is_some_and(|min| n < min)
+            || schema["maximum"].as_f64().is_some_and(|max| n > max))
+    {
+        return false;
     }
     if let Some(options) = schema["enum"].as_array() {
         return options.contains(value);

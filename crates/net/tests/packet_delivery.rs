@@ -95,7 +95,7 @@ fn run(link: SimLinkConfig, tick: Option<Duration>, duration: Duration) -> (Ledg
         n += 1;
         let _ = pair.a.send_unreliable(&n.to_le_bytes());
         let _ = pair.b.send_unreliable(&n.to_le_bytes());
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             let _ = pair.a.send_reliable(&[7; 40]);
         }
         pair.step_with(|event| observe(&mut a, &mut b, event));

@@ -24,7 +24,7 @@ fn tick(
     let _ = a.send_unreliable(&buf[..200]);
     let _ = b.send_unreliable(&buf[..120]);
     let _ = a.send_reliable(&n.to_le_bytes());
-    if n % 50 == 0 {
+    if n.is_multiple_of(50) {
         let _ = b.send_reliable(big);
     }
     exchange(a, b, now, n);
@@ -42,7 +42,7 @@ fn exchange(from: &mut PacketEndpoint, to: &mut PacketEndpoint, now: Instant, n:
     let mut datagram = [0u8; 1200];
     while let Some((_, len)) = from.write_packet(now, &mut datagram) {
         // Drop every ninth tick's packets to exercise loss and resend paths.
-        if n % 9 != 0 {
+        if !n.is_multiple_of(9) {
             let _ = to.read_packet(now, &datagram[..len]);
         }
     }

@@ -24,7 +24,7 @@ fn tick(pair: &mut Pair, n: u32, out: &mut [u8], counts: &mut [u64; 4]) {
     let input = [n as u8; 40];
     pair.server.send_unreliable(0, &snapshot).unwrap();
     pair.client.send_unreliable(&input).unwrap();
-    if n % 8 == 0 {
+    if n.is_multiple_of(8) {
         // The reliable queue may be full for a moment on a lossy link; that is fine.
         let _ = pair.server.send_reliable(0, b"kill: player 3 by player 7");
         let _ = pair.client.send_reliable(b"buy: rifle");

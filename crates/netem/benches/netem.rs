@@ -112,7 +112,7 @@ fn core_ns() -> Stats {
             // 20,000 datagrams a second of virtual time, alternating ways.
             let now = t0 + Duration::from_micros(i * 50);
             let flow = flows[i as usize % flows.len()];
-            let direction = if i % 2 == 0 {
+            let direction = if i.is_multiple_of(2) {
                 Direction::Up
             } else {
                 Direction::Down

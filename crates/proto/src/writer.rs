@@ -243,11 +243,11 @@ impl<'a> BitWriter<'a> {
         self.pos = mark.0;
         let shift = (self.pos & 7) as u32;
         self.partial = 0;
-        if shift != 0 {
-            if let Some(b) = self.buf.get_mut(self.pos >> 3) {
-                *b &= low_mask(shift) as u8;
-                self.partial = u64::from(*b);
-            }
+        if shift != 0
+            && let Some(b) = self.buf.get_mut(self.pos >> 3)
+        {
+            *b &= low_mask(shift) as u8;
+            self.partial = u64::from(*b);
         }
     }
 

@@ -183,11 +183,11 @@ impl Aggregate {
             .pacer
             .as_ref()
             .map_or(1, |p| p.config().window as usize);
-        if self.recent.len() >= window {
-            if let Some(mut h) = self.recent.pop_front() {
-                h.reset();
-                return h;
-            }
+        if self.recent.len() >= window
+            && let Some(mut h) = self.recent.pop_front()
+        {
+            h.reset();
+            return h;
         }
         latency_histogram()
     }

@@ -345,7 +345,7 @@ impl FrameRecorder {
         let over_p99 = self.window.observe(&per_target, &mut self.stats);
         self.frames_seen += 1;
         let every = u64::from(self.config.sample_every);
-        if every > 0 && self.frames_seen % every == 0 {
+        if every > 0 && self.frames_seen.is_multiple_of(every) {
             self.samples.push(&self.last);
         }
         FrameOutcome {

@@ -95,10 +95,10 @@ fn parse(text: &str) -> (HashMap<String, String>, Vec<Sample>) {
             return name.to_owned();
         }
         for suffix in ["_bucket", "_sum", "_count"] {
-            if let Some(base) = name.strip_suffix(suffix) {
-                if types.get(base).map(String::as_str) == Some("histogram") {
-                    return base.to_owned();
-                }
+            if let Some(base) = name.strip_suffix(suffix)
+                && types.get(base).map(String::as_str) == Some("histogram")
+            {
+                return base.to_owned();
             }
         }
         panic!("sample {name} has no declared family");

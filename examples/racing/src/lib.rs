@@ -375,7 +375,7 @@ impl Game for Race {
             .map_err(|_| JoinRefused("the grid is full"))?;
         // A staggered grid behind the line at angle 0, facing along the ring.
         let row = f32::from(p.0 / 2);
-        let lane = if p.0 % 2 == 0 { -4.0 } else { 4.0 };
+        let lane = if p.0.is_multiple_of(2) { -4.0 } else { 4.0 };
         let angle = -(row * 8.0 + 4.0) / MID_RADIUS;
         let radius = MID_RADIUS + lane;
         self.cars[usize::from(e.0)] = CarState {

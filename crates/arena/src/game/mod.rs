@@ -414,7 +414,7 @@ impl Arena {
         let (sent_at, sent) = self.motions[body];
         let due = std::mem::take(&mut self.motion_due[i])
             || sent_at == 0
-            || tick % MOTION_KEYFRAME_TICKS == 0
+            || tick.is_multiple_of(MOTION_KEYFRAME_TICKS)
             || sent.rule != motion.rule
             || sent.life != motion.life;
         if due {

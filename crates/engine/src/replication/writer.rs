@@ -454,10 +454,10 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
                 let fits = result.is_ok() && w.bits_written() <= limit_bits;
                 if !fits {
                     w.rewind(mark);
-                    if let Err(err) = result {
-                        if !matches!(err, ProtoError::WriteOverflow { .. }) {
-                            st.stats.encode_errors += 1;
-                        }
+                    if let Err(err) = result
+                        && !matches!(err, ProtoError::WriteOverflow { .. })
+                    {
+                        st.stats.encode_errors += 1;
                     }
                 }
                 fits

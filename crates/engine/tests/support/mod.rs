@@ -318,7 +318,7 @@ impl Game for Toy {
         let tick = ctx.tick();
         for k in 0..self.orbs.len() {
             let e = self.orbs[k];
-            if (tick + k as u32) % self.move_period.max(1) == 0 {
+            if (tick + k as u32).is_multiple_of(self.move_period.max(1)) {
                 let m = self.motion[usize::from(e.0)];
                 let x = (m.x + self.rng.random_range(-40..=40)).clamp(-1000, 1000);
                 let y = (m.y + self.rng.random_range(-40..=40)).clamp(-1000, 1000);

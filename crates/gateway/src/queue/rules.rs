@@ -95,7 +95,7 @@ impl MatchRules {
 
     /// Teams a match of `players` has.
     pub fn teams_of(&self, players: usize) -> usize {
-        if players >= self.teams && players % self.teams == 0 {
+        if players >= self.teams && players.is_multiple_of(self.teams) {
             self.teams
         } else {
             1

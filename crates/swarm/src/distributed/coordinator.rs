@@ -214,10 +214,10 @@ async fn connect(addr: &str, wait: Duration) -> Result<TcpStream, SwarmError> {
 
 async fn broadcast(writers: &mut [Option<OwnedWriteHalf>], msg: &Message, buf: &mut Vec<u8>) {
     for w in writers.iter_mut() {
-        if let Some(tx) = w {
-            if write_message(tx, msg, buf).await.is_err() {
-                *w = None;
-            }
+        if let Some(tx) = w
+            && write_message(tx, msg, buf).await.is_err()
+        {
+            *w = None;
         }
     }
 }
