@@ -43,9 +43,11 @@ pub enum StoreError {
         /// The I/O failure.
         source: std::io::Error,
     },
-    /// The database driver failed.
+    /// The database driver failed. A failed TLS handshake with PostgreSQL (a
+    /// server certificate that does not verify, ...) is `sqlx::Error::Tls`, whose
+    /// text says so, even where the driver reports it as an I/O error.
     #[error("database: {0}")]
-    Backend(#[from] sqlx::Error),
+    Backend(#[source] sqlx::Error),
     /// A migration failed.
     #[error("migration: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -64,13 +66,37 @@ pub enum StoreError {
     Password(String),
 }
 
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Backend(tls_as_tls(e))
+    }
+}
+
+/// sqlx reports a TLS handshake that rustls refused (during its I/O) as
+/// `Error::Io` ("error communicating with database: invalid peer certificate:
+/// UnknownIssuer"); this makes it `Error::Tls` ("error occurred while attempting
+/// to establish a TLS connection: ..."), so the message names TLS.
+fn tls_as_tls(e: sqlx::Error) -> sqlx::Error {
+    match e {
+        sqlx::Error::Io(io)
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>()) =>
+        {
+            // The I/O error's text is the rustls error's.
+            sqlx::Error::Tls(Box::new(io))
+        }
+        other => other,
+    }
+}
+
 impl StoreError {
     /// Maps a unique-constraint violation to [`StoreError::Conflict`], anything else to
     /// [`StoreError::Backend`].
     pub(crate) fn unique_as_conflict(e: sqlx::Error, what: &'static str) -> Self {
         match &e {
             sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict { what },
-            _ => StoreError::Backend(e),
+            _ => e.into(),
         }
     }
 
@@ -80,7 +106,7 @@ impl StoreError {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
                 StoreError::NotFound { what }
             }
-            _ => StoreError::Backend(e),
+            _ => e.into(),
         }
     }
 }

@@ -6,7 +6,9 @@
 //! Two backends, chosen by URL: SQLite (`sqlite://file.db`, `sqlite::memory:`; the
 //! embedded default is [`Store::open_in_data_dir`]) and PostgreSQL
 //! (`postgres://...`). Both run the same parameterized statements and embedded
-//! migrations (`migrations/{sqlite,postgres}`), applied on open.
+//! migrations (`migrations/{sqlite,postgres}`), applied on open. PostgreSQL over
+//! TLS (rustls) is asked for in the URL as with libpq:
+//! `?sslmode=verify-full&sslrootcert=/path/ca.pem` (docs/OPERATIONS.md).
 //!
 //! Concurrency: on PostgreSQL, spends are guarded single-row updates and match
 //! results lock the players' stats rows in account order. On SQLite, readers use a
@@ -20,7 +22,8 @@
 //!
 //! Tests run against SQLite always and against PostgreSQL when
 //! `HIGHTICK_TEST_DATABASE_URL` is set (each test in its own schema, see
-//! [`StoreOptions::postgres_schema`]).
+//! [`StoreOptions::postgres_schema`]), and over TLS when
+//! `HIGHTICK_TEST_DATABASE_TLS_URL` is set (`tests/postgres_tls.rs`).
 //!
 //! What it is not: an HTTP API (that is the gateway's), an authentication service
 //! (the gateway signs tokens; the store keeps session ids and revocation), or a
