@@ -56,7 +56,8 @@ const CLAIM_STALE_MS: i64 = 30_000;
 /// Matched tickets a refresh re-reads before its watermark (commits land
 /// out of `settled_ms` order across gateways).
 const MATCHED_SLACK_MS: i64 = 5_000;
-/// How often old tickets and matches are swept from the store.
+/// How often old tickets and matches, and long silent hosts, are swept from
+/// the store.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// How long a match formed is kept for rejoins when no result comes for it.
 const LIVE_MATCH_MAX_AGE_MS: i64 = 6 * 3600 * 1000;
@@ -924,12 +925,14 @@ impl Inner {
         self.store
             .queue_sweep(now - ttl_ms, now - LIVE_MATCH_MAX_AGE_MS)
             .await?;
+        {
+            let mut view = lock(&self.view);
+            view.prune(now - ttl_ms);
+            lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
+        }
         if let Some(hosts) = self.registry() {
             hosts.forget_silent(now).await?;
         }
-        let mut view = lock(&self.view);
-        view.prune(now - ttl_ms);
-        lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
         Ok(())
     }
 }
