@@ -75,6 +75,7 @@ async fn one_round(store: &Store, host: SocketAddr, mode: &str, players: usize) 
             allocation: Allocation::Hosts(Arc::new(Hosts::new(
                 &[(host, 1_000_000)],
                 Duration::from_secs(10),
+                store.clone(),
             ))),
             tokens: TokenSettings {
                 key: Key::generate(&mut rand::rng()),

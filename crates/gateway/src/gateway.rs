@@ -123,6 +123,7 @@ impl Gateway {
         let hosts = Arc::new(Hosts::new(
             &fixed,
             Duration::from_secs(config.host_timeout_s),
+            store.clone(),
         ));
         let push = Hub::new(&config.push);
         let allocation = match &config.agones {

@@ -25,8 +25,9 @@
 //! - **Agones** ([`agones`], with `[agones]` in the config): matches are
 //!   allocated through the Agones allocator service instead (REST, mutual
 //!   TLS), on GameServers with room on their `matches` Counter.
-//! - **Servers' side**: hosts register and heartbeat with their capacity;
-//!   results are posted with the server secret and stored idempotently by
+//! - **Servers' side**: hosts register and heartbeat with their capacity
+//!   into the store's host registry (any gateway replica will do: every one
+//!   allocates to every live host); results are posted with the server secret and stored idempotently by
 //!   match id through the store's batching writer.
 //! - `/metrics` (Prometheus: requests by route and status, login queue depth,
 //!   admission latency and matchmaking wait histograms, auth workers busy), `/healthz`, and the

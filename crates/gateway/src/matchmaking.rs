@@ -9,7 +9,9 @@
 //! tickets; SQLite: the one writer runs claims one after another), forms
 //! matches by the [`rules`](crate::queue::rules) (rating window widening with
 //! the wait, parties on one team, region preference), allocates them on hosts
-//! many at a time, records the matches and their seats in one transaction and
+//! many at a time (the registered hosts as the store's registry has them, read
+//! once per pass, with the pass's allocations written back: see
+//! [`crate::hosts`]), records the matches and their seats in one transaction and
 //! puts the rest back. When no host can take a match its tickets go back with
 //! their place; nobody gets an error for it.
 //!
@@ -42,6 +44,7 @@ use tokio::sync::{Notify, watch};
 use crate::agones::AgonesAllocator;
 use crate::config::ModeConfig;
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
+use crate::login::now_ms;
 use crate::push::{Hub, event};
 use crate::queue::rules::{self, MatchRules, Waiting};
 use crate::queue::view::View;
@@ -53,7 +56,8 @@ const CLAIM_STALE_MS: i64 = 30_000;
 /// Matched tickets a refresh re-reads before its watermark (commits land
 /// out of `settled_ms` order across gateways).
 const MATCHED_SLACK_MS: i64 = 5_000;
-/// How often old tickets and matches are swept from the store.
+/// How often old tickets and matches, and long silent hosts, are swept from
+/// the store.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// How long a match formed is kept for rejoins when no result comes for it.
 const LIVE_MATCH_MAX_AGE_MS: i64 = 6 * 3600 * 1000;
@@ -239,12 +243,6 @@ impl WeakMatchmaker {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn random_id(prefix: &str, bytes: usize) -> String {
@@ -573,6 +571,14 @@ struct Group {
 }
 
 impl Inner {
+    /// The host registry, when matches are allocated on it.
+    fn registry(&self) -> Option<&Hosts> {
+        match &self.allocation {
+            Allocation::Hosts(hosts) => Some(hosts),
+            Allocation::Agones(_) => None,
+        }
+    }
+
     fn status_from_view(&self, account_id: i64, ticket: &str) -> Option<MatchStatus> {
         let view = lock(&self.view);
         if let Some(m) = view.matched.get(ticket) {
@@ -701,7 +707,7 @@ impl Inner {
             Allocation::Agones(agones) => return agones.allocate(request).await.ok(),
             Allocation::Hosts(hosts) => hosts,
         };
-        for host in hosts.candidates_in(Instant::now(), region, region_only) {
+        for host in hosts.candidates_in(now_ms(), region, region_only) {
             match self.client.allocate(host, request).await {
                 Ok(allocated) => {
                     hosts.allocated(host);
@@ -812,6 +818,13 @@ impl Inner {
                 region: f.region,
                 region_only: f.region_only,
             });
+        // The hosts as every gateway last told the store (on failure, as
+        // this one last read them: a host that cannot take a match says so).
+        if let Some(hosts) = self.registry()
+            && let Err(e) = hosts.refresh(now).await
+        {
+            eprintln!("matchmaking: reading the host registry: {e}");
+        }
         // Many allocations at once (one at a time, 19,000 one-player matches
         // took 7.6 s).
         let mut records = Vec::new();
@@ -827,6 +840,12 @@ impl Inner {
             }
         }
 
+        // What this pass did to the hosts' room, for the other gateways.
+        if let Some(hosts) = self.registry()
+            && let Err(e) = hosts.tally().await
+        {
+            eprintln!("matchmaking: writing the host registry: {e}");
+        }
         if !records.is_empty() {
             self.store.queue_record(&records).await?;
         }
@@ -906,9 +925,14 @@ impl Inner {
         self.store
             .queue_sweep(now - ttl_ms, now - LIVE_MATCH_MAX_AGE_MS)
             .await?;
-        let mut view = lock(&self.view);
-        view.prune(now - ttl_ms);
-        lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
+        {
+            let mut view = lock(&self.view);
+            view.prune(now - ttl_ms);
+            lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
+        }
+        if let Some(hosts) = self.registry() {
+            hosts.forget_silent(now).await?;
+        }
         Ok(())
     }
 }

@@ -32,6 +32,7 @@ pub(crate) mod sqlite {
     include!("ops.rs");
     include!("audit_ops.rs");
     include!("queue_ops.rs");
+    include!("registry_ops.rs");
 }
 
 pub(crate) mod postgres {
@@ -72,4 +73,5 @@ pub(crate) mod postgres {
     include!("ops.rs");
     include!("audit_ops.rs");
     include!("queue_ops.rs");
+    include!("registry_ops.rs");
 }

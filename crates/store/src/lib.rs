@@ -1,7 +1,9 @@
 //! Persistence for hightick behind one async API: accounts (guest or named with an
 //! argon2id hash), sessions, profiles, inventory, a currency ledger, idempotent
-//! purchases, idempotent match results with stats and Elo rating, a leaderboard, and
-//! a batching writer for high-rate writes.
+//! purchases, idempotent match results with stats and Elo rating, a leaderboard, a
+//! batching writer for high-rate writes, and what every gateway replica shares: the
+//! matchmaking queue (`queue_*`) and the registry of heartbeating server hosts
+//! (`host_*`).
 //!
 //! Two backends, chosen by URL: SQLite (`sqlite://file.db`, `sqlite::memory:`; the
 //! embedded default is [`Store::open_in_data_dir`]) and PostgreSQL
@@ -58,6 +60,7 @@ mod error;
 mod model;
 pub mod password;
 mod queue;
+mod registry;
 mod runs;
 mod savepoint;
 mod sqlite_writer;
@@ -75,6 +78,7 @@ pub use model::{
 pub use queue::{
     LiveMatch, MAX_TICKET_MEMBERS, NewMatch, NewTicket, Party, QueueTicket, Seat, TicketState,
 };
+pub use registry::{HostBeat, HostTally, RegisteredHost};
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};
 pub use writer::{BatchWriter, Write, WriteAck, WriteSender, WriterConfig, WriterStats};

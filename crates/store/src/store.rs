@@ -528,3 +528,6 @@ mod tests {
 
 #[path = "store_queue.rs"]
 mod queue_api;
+
+#[path = "store_registry.rs"]
+mod registry_api;

@@ -1,12 +1,12 @@
 //! The side of the API server hosts call, authenticated with the shared
 //! server secret (`Authorization: Bearer <secret>`): register and heartbeat
-//! (host id, capacity, load, draining, region), and post match results
+//! (host id, capacity, load, draining, region; into the store's registry, so
+//! any gateway replica will do), list the hosts, and post match results
 //! (stored idempotently by match id through the batching writer; a player's
 //! reward, when the host names none, is the gateway's reward policy for the
 //! outcome).
 
 use std::net::SocketAddr;
-use std::time::Instant;
 
 use axum::Json;
 use axum::extract::{FromRequestParts, State};
@@ -19,6 +19,7 @@ use serde::Deserialize;
 use super::answers::{HostList, Recorded, Registered};
 use super::{ApiError, JsonBody, Shared, rules};
 use crate::hosts::HostReport;
+use crate::login::now_ms;
 use crate::secrets::constant_time_eq;
 
 /// A caller that presented the server secret.
@@ -98,18 +99,21 @@ pub(crate) async fn heartbeat(
     rules::HOST_ID.check(&host_id)?;
     rules::REGION.check(&body.region)?;
     rules::GAME.check(&body.game)?;
-    state.hosts.heartbeat(
-        HostReport {
-            host_id,
-            admin: body.admin,
-            capacity: body.capacity,
-            active: body.active,
-            draining: body.draining,
-            region: body.region,
-            game: body.game,
-        },
-        Instant::now(),
-    );
+    state
+        .hosts
+        .heartbeat(
+            HostReport {
+                host_id,
+                admin: body.admin,
+                capacity: body.capacity,
+                active: body.active,
+                draining: body.draining,
+                region: body.region,
+                game: body.game,
+            },
+            now_ms(),
+        )
+        .await?;
     Ok(Json(Registered {
         registered: true,
         heartbeat_within_s: state.config.host_timeout_s,
@@ -121,17 +125,20 @@ pub(crate) async fn heartbeat(
     get,
     path = "/v1/hosts",
     tag = "servers",
-    summary = "Every host the gateway knows",
+    summary = "Every host the gateways know: configured and registered",
     security(("server" = [])),
     responses(
         (status = 200, description = "The hosts", body = HostList),
     )
 )]
-pub(crate) async fn hosts(State(state): State<Shared>, _: ServerAuth) -> Response {
-    Json(HostList {
-        hosts: state.hosts.list(Instant::now()),
+pub(crate) async fn hosts(
+    State(state): State<Shared>,
+    _: ServerAuth,
+) -> Result<Response, ApiError> {
+    Ok(Json(HostList {
+        hosts: state.hosts.list(now_ms()).await?,
     })
-    .into_response()
+    .into_response())
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
