@@ -338,14 +338,12 @@ impl StatusAddresses {
         for (i, known) in self.known.iter_mut().enumerate() {
             let name = port_name(i);
             match gs.public_address(&name) {
-                Some(address) if *known != Some(address) => {
-                    if state.advertise(i, address) {
-                        eprintln!(
-                            "hightick serve: agones: worker {i} advertised at {address} \
-                             (status.address, port {name})"
-                        );
-                        *known = Some(address);
-                    }
+                Some(address) if *known != Some(address) && state.advertise(i, address) => {
+                    eprintln!(
+                        "hightick serve: agones: worker {i} advertised at {address} \
+                         (status.address, port {name})"
+                    );
+                    *known = Some(address);
                 }
                 Some(_) => {}
                 None if known.is_none() && !self.told_missing && gs.state != "Scheduled" => {
