@@ -2,7 +2,7 @@
 
 use hightick_engine::mode::HostedGame;
 use std::io::Write as _;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -18,12 +18,19 @@ pub(crate) struct ServeArgs {
     /// Game traffic address; worker i listens on port + i.
     #[arg(long, value_name = "ADDR")]
     bind: Option<SocketAddr>,
-    /// Address clients are told (and tokens must list), if not the bound one.
-    #[arg(long, value_name = "IP")]
-    public_ip: Option<IpAddr>,
+    /// Where players reach the workers, if not where they bind (a NAT, a
+    /// NodePort, a container's published port): one IP:PORT per worker, or
+    /// one for all (worker i: port + i). Tokens must list it. With --agones
+    /// the default is the GameServer's status.address and ports.
+    #[arg(long, value_name = "ADDR[,ADDR...]", value_delimiter = ',')]
+    public_address: Vec<SocketAddr>,
     /// Admin HTTP address.
     #[arg(long, value_name = "ADDR")]
     admin: Option<SocketAddr>,
+    /// The admin address the gateway is given, if not the bound one (else
+    /// $POD_IP with the admin port, when set).
+    #[arg(long, value_name = "ADDR")]
+    advertise_admin: Option<SocketAddr>,
     /// Worker threads (0: one per core).
     #[arg(long)]
     workers: Option<usize>,
@@ -92,11 +99,14 @@ impl ServeArgs {
         if let Some(v) = self.bind {
             config.bind = v;
         }
-        if let Some(v) = self.public_ip {
-            config.public_ip = Some(v);
+        if !self.public_address.is_empty() {
+            config.public_address.clone_from(&self.public_address);
         }
         if let Some(v) = self.admin {
             config.admin = v;
+        }
+        if let Some(v) = self.advertise_admin {
+            config.advertise_admin = Some(v);
         }
         if let Some(v) = self.workers {
             config.workers = v;

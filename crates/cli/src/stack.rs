@@ -72,6 +72,11 @@ pub(crate) struct StackArgs {
     /// No progress line.
     #[arg(long)]
     quiet: bool,
+    /// Reach each host's workers only through a UDP port mapping on another
+    /// loopback address (127.0.0.2 for host 0...), which the host advertises
+    /// with --public-address: as behind a NAT, a NodePort or a published port.
+    #[arg(long)]
+    port_mapping: bool,
 }
 
 /// Runs the stack for game `G`; fails when a check of the report failed.
@@ -97,6 +102,7 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
         database_schema: a.database_schema.clone(),
         gateways: a.gateways,
         drill: a.drill,
+        port_mapping: a.port_mapping,
     };
     eprintln!(
         "hightick stack: {} players, {} host(s), {} gateway(s){}; logs and state in {}",

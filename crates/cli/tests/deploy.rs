@@ -465,6 +465,8 @@ fn check_overlay(
     assert_eq!(fas.doc["spec"]["policy"]["type"], "Counter");
     assert_eq!(fas.doc["spec"]["policy"]["counter"]["key"], "matches");
 
+    check_advertised(overlay, &objects, pod, &args, bind, workers);
+
     // The gateway's HPA: a metric we export, served by the adapter's rule.
     let hpa = find(&objects, "HorizontalPodAutoscaler", "hightick-gateway");
     let target = &hpa.doc["spec"]["scaleTargetRef"];
@@ -503,7 +505,9 @@ fn check_overlay(
         for (_, _, spec) in &pods {
             let mut names = BTreeSet::new();
             for v in spec["volumes"].as_array().into_iter().flatten() {
-                if let Some(s) = v["secret"]["secretName"].as_str() {
+                if let Some(s) = v["secret"]["secretName"].as_str()
+                    && v["secret"]["optional"] != true
+                {
                     names.insert(s.to_owned());
                 }
             }
@@ -603,6 +607,130 @@ fn check_overlay(
     }
 }
 
+/// Hosts are reached where they advertise, and nothing else reaches their
+/// admin API: the Fleet's server binds 0.0.0.0, so its game addresses come
+/// from the GameServer (`--agones`) or `--public-address`, and its admin
+/// address from `--advertise-admin` or `$POD_IP` (the downward API); a
+/// NetworkPolicy opens the admin port only to pods inside the cluster and
+/// the game ports to everyone; the Ingress reaches the gateway's Service.
+fn check_advertised(
+    overlay: &str,
+    objects: &[Object],
+    pod: &Value,
+    args: &[String],
+    bind: u64,
+    workers: u64,
+) {
+    let container = &pod["containers"][0];
+    let unspecified =
+        |flag_name: &str| flag(args, flag_name).is_some_and(|a| a.starts_with("0.0.0.0:"));
+    if unspecified("--bind") {
+        assert!(
+            args.iter().any(|a| a == "--agones") || flag(args, "--public-address").is_some(),
+            "{overlay}: the Fleet's server binds 0.0.0.0 and advertises nothing (--agones or --public-address)"
+        );
+    }
+    if unspecified("--admin") && flag(args, "--gateway").is_some() {
+        let pod_ip = container["env"].as_array().into_iter().flatten().any(|e| {
+            e["name"] == "POD_IP" && e["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+        });
+        assert!(
+            pod_ip || flag(args, "--advertise-admin").is_some(),
+            "{overlay}: --admin 0.0.0.0 with a gateway needs $POD_IP from status.podIP or --advertise-admin"
+        );
+    }
+    let admin = port_of(flag(args, "--admin").expect("--admin"));
+    let policy = objects
+        .iter()
+        .find(|o| {
+            o.kind() == "NetworkPolicy"
+                && selects(
+                    &o.doc["spec"]["podSelector"]["matchLabels"],
+                    &pod_labels(objects),
+                )
+        })
+        .unwrap_or_else(|| panic!("{overlay}: no NetworkPolicy selects the game servers"));
+    let rules: Vec<&Value> = policy.doc["spec"]["ingress"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    let opens = |rule: &Value, protocol: &str, port: u64| {
+        rule["ports"].as_array().into_iter().flatten().any(|p| {
+            let first = p["port"].as_u64().unwrap_or(0);
+            let last = p["endPort"].as_u64().unwrap_or(first);
+            p["protocol"] == protocol && (first..=last).contains(&port)
+        })
+    };
+    for rule in &rules {
+        if opens(rule, "TCP", admin) {
+            let from = rule["from"].as_array().map_or(0, Vec::len);
+            assert!(
+                from > 0,
+                "{overlay}: {} opens the admin port {admin} to anyone",
+                policy.name()
+            );
+            assert!(
+                rule["from"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .all(|f| f.get("ipBlock").is_none()),
+                "{overlay}: {} opens the admin port to addresses, not in-cluster pods",
+                policy.name()
+            );
+        }
+    }
+    assert!(
+        rules.iter().any(|r| opens(r, "TCP", admin)),
+        "{overlay}: {} leaves the admin port {admin} closed to the gateway",
+        policy.name()
+    );
+    for port in bind..bind + workers {
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.get("from").is_none() && opens(r, "UDP", port)),
+            "{overlay}: {} must open game port {port}/udp to everyone",
+            policy.name()
+        );
+    }
+    let ingress = find(objects, "Ingress", "hightick-gateway");
+    for path in ingress.doc["spec"]["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["http"]["paths"].as_array().into_iter().flatten())
+    {
+        let backend = &path["backend"]["service"];
+        let svc = find(
+            objects,
+            "Service",
+            backend["name"].as_str().expect("a Service backend"),
+        );
+        let port = &backend["port"];
+        assert!(
+            svc.doc["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| {
+                    p["name"] == port["name"]
+                        || (port["number"].is_u64() && p["port"] == port["number"])
+                }),
+            "{overlay}: the Ingress names port {port} that {} lacks",
+            svc.name()
+        );
+    }
+}
+
+/// The labels of the game servers' pods (the Fleet's pod template).
+fn pod_labels(objects: &[Object]) -> Value {
+    find(objects, "Fleet", "hightick-server").doc["spec"]["template"]["spec"]["template"]["metadata"]
+        ["labels"]
+        .clone()
+}
+
 #[test]
 fn deploy_manifests_fit_each_other_and_the_code() {
     let dir = temp_dir("deploy");
@@ -619,6 +747,10 @@ fn deploy_manifests_fit_each_other_and_the_code() {
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap() {
             let path = entry.unwrap().path();
+            // The image build (deploy/image) is no Kubernetes object.
+            if path == deploy.join("image") {
+                continue;
+            }
             if path.is_dir() {
                 stack.push(path);
             } else {

@@ -81,7 +81,11 @@ fn sigterm_drains_and_exits_cleanly_with_results_written() {
 
 fn serve_error(args: &[&str], env_key: bool) -> String {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hightick"));
-    command.arg("serve").args(args).env_remove("HIGHTICK_KEY");
+    command
+        .arg("serve")
+        .args(args)
+        .env_remove("HIGHTICK_KEY")
+        .env_remove("POD_IP");
     if env_key {
         command.env("HIGHTICK_KEY", "cd".repeat(32));
     }
@@ -111,5 +115,38 @@ fn bad_config_and_missing_keys_are_one_clear_line() {
         err.contains("short.hex") && err.contains("64 hex digits"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With a gateway to tell, a host bound to 0.0.0.0 must say where players
+/// and the gateway reach it: never a silent 127.0.0.1.
+#[test]
+fn an_unspecified_bind_with_a_gateway_and_nothing_advertised_is_refused_at_start() {
+    let dir = temp_dir("advertise");
+    let state = dir.join("state");
+    let gateway = [
+        "--gateway",
+        "http://127.0.0.1:9",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    let mut args = vec!["--bind", "0.0.0.0:0", "--admin", "127.0.0.1:0"];
+    args.extend(gateway);
+    let err = serve_error(&args, true);
+    assert!(
+        err.contains("public_address") && err.contains("--public-address"),
+        "{err}"
+    );
+    let mut args = vec!["--bind", "127.0.0.1:0", "--admin", "0.0.0.0:0"];
+    args.extend(gateway);
+    let err = serve_error(&args, true);
+    assert!(
+        err.contains("advertise_admin") && err.contains("--advertise-admin"),
+        "{err}"
+    );
+    let mut args = vec!["--public-address", "127.0.0.1:0"];
+    args.extend(gateway);
+    let err = serve_error(&args, true);
+    assert!(err.contains("public_address"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

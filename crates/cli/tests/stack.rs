@@ -137,11 +137,18 @@ fn assert_drill_held(run: &Run, drill: &str) -> Vec<String> {
     checks.into_iter().map(|(c, _)| c).collect()
 }
 
+/// The hosts' workers are reached only through user-space UDP port mappings
+/// on 127.0.0.2 (`--port-mapping`): each host binds loopback ports no
+/// player is told and advertises the mappings (`serve --public-address`),
+/// so the gateway's tokens name them and players connect only through them.
 #[test]
-fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
+fn a_short_stack_run_behind_port_mappings_records_every_finished_match_and_balances_its_books() {
     let run = stack(
         "short",
         &[
+            "--port-mapping",
+            "--workers",
+            "2",
             "--players",
             "10",
             "--hosts",
@@ -167,6 +174,11 @@ fn a_short_stack_run_records_every_finished_match_and_balances_its_books() {
     // Every player logged in and was rewarded for its match through the
     // gateway's policy: the books hold one reward per player.
     assert_eq!(report["audit"]["accounts"], 10, "{stdout}");
+    assert!(
+        report["mapped_datagrams"].as_u64().unwrap() > 100,
+        "{stdout}"
+    );
+    assert!(stdout.contains("through their port mappings"), "{stdout}");
     assert!(stdout.contains("FIGURE stack_results_recorded"), "{stdout}");
     assert!(stdout.contains("1 gateway(s) on sqlite"), "{stdout}");
     let html = std::fs::read_to_string(run.dir.join("journey.html")).expect("the HTML report");

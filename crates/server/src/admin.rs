@@ -20,6 +20,7 @@
 //!   first, as `/v1/stats` shows them; cheap to poll, as it asks the workers
 //!   nothing (the timeline is sampled once a second anyway).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -121,6 +122,13 @@ impl AdminState {
         if let Ok(mut t) = self.timeline.lock() {
             t.clear();
         }
+    }
+
+    /// Worker `worker` is reached at `address` from now on: its match
+    /// answers say so and the tokens it admits must list it (an Agones
+    /// GameServer's address, known only once Agones has set it).
+    pub(crate) fn advertise(&self, worker: usize, address: SocketAddr) -> bool {
+        self.send(worker, WorkerCommand::Advertise { address })
     }
 
     /// Starts a drain: no new matches; running ones may go on until `deadline`.

@@ -5,8 +5,13 @@
 //!
 //! ```toml
 //! bind = "0.0.0.0:7777"        # game traffic; worker i listens on port + i (port 0: any free port)
-//! # public_ip = "203.0.113.7"  # address written in match answers and checked in tokens
+//! # public_address = ["203.0.113.7:30001"]  # where players reach each worker (a NAT, NodePort, host port,
+//! #                            # published port): one per worker, or one for all (worker i: port + i);
+//! #                            # written in match answers and checked in tokens. Default: the bound
+//! #                            # address; with agones, the GameServer's status.address and status.ports
 //! admin = "127.0.0.1:7780"     # admin HTTP: /healthz /metrics /v1/matches /v1/stats /v1/timeline
+//! # advertise_admin = "10.1.2.3:7780"  # the admin address the gateway is given; default: $POD_IP with
+//! #                            # the admin port when set, else the bound address
 //! workers = 0                  # worker threads, 0 = one per core
 //! pin_workers = false          # pin worker i to core i mod cores
 //! max_matches_per_worker = 64
@@ -55,6 +60,9 @@ use crate::placement::Placement;
 
 /// The environment variable a token key is read from when no key file is set.
 pub const KEY_ENV: &str = "HIGHTICK_KEY";
+/// The environment variable holding the pod's IP (Kubernetes' downward API):
+/// the admin address advertised when none is given.
+pub const POD_IP_ENV: &str = "POD_IP";
 /// The environment variable the gateway's server secret is read from when no
 /// secret file is set (the gateway reads the same one).
 pub const SERVER_SECRET_ENV: &str = "HIGHTICK_SERVER_SECRET";
@@ -65,10 +73,18 @@ pub const SERVER_SECRET_ENV: &str = "HIGHTICK_SERVER_SECRET";
 pub struct HostConfig {
     /// Game traffic address; worker `i` binds port + `i` (port 0: any).
     pub bind: SocketAddr,
-    /// The address clients are told and tokens must list, if not the bound one.
-    pub public_ip: Option<IpAddr>,
+    /// Where players reach the workers, if not where they bind (behind a
+    /// NAT, a NodePort, an Agones host port, a container's published port):
+    /// one address per worker, or one for all (worker `i`: its port + `i`).
+    /// Match answers carry it and tokens must list it. Empty: the bound
+    /// address, or with [`Self::agones`] the GameServer's `status.address`
+    /// and `status.ports` (`game-<i>`).
+    pub public_address: Vec<SocketAddr>,
     /// Admin HTTP address.
     pub admin: SocketAddr,
+    /// The admin address given to the gateway, if not the bound one (else
+    /// `$POD_IP` with the bound port, when set).
+    pub advertise_admin: Option<SocketAddr>,
     /// Worker threads (0: one per core).
     pub workers: usize,
     /// Pin worker `i` to core `i mod cores`.
@@ -133,8 +149,9 @@ impl Default for HostConfig {
     fn default() -> Self {
         Self {
             bind: "0.0.0.0:7777".parse().expect("literal address"),
-            public_ip: None,
+            public_address: Vec::new(),
             admin: "127.0.0.1:7780".parse().expect("literal address"),
+            advertise_admin: None,
             workers: 0,
             pin_workers: false,
             max_matches_per_worker: 64,
@@ -250,7 +267,97 @@ impl HostConfig {
         {
             return bad("bind", "port + workers runs past 65535");
         }
+        self.validate_advertised()
+    }
+
+    /// The advertised addresses: well formed, and given wherever a bound
+    /// address would be unreachable and someone must be told where the
+    /// host is (a gateway it registers with).
+    fn validate_advertised(&self) -> Result<(), ServerError> {
+        let bad = |field, reason: String| Err(ConfigFileError::invalid(field, &reason).into());
+        let workers = self.worker_count();
+        match self.public_address.as_slice() {
+            [] | [_] => {}
+            list if list.len() != workers => {
+                return bad(
+                    "public_address",
+                    format!(
+                        "lists {} addresses for {workers} workers: give one per worker, or one \
+                         for all (worker i: its port + i)",
+                        list.len()
+                    ),
+                );
+            }
+            _ => {}
+        }
+        for a in &self.public_address {
+            if a.ip().is_unspecified() || a.port() == 0 {
+                return bad(
+                    "public_address",
+                    format!("{a} is not an address players can reach (no 0.0.0.0, no port 0)"),
+                );
+            }
+        }
+        if let [one] = self.public_address.as_slice()
+            && usize::from(one.port()) + workers > usize::from(u16::MAX) + 1
+        {
+            return bad(
+                "public_address",
+                format!("{one}: port + workers runs past 65535"),
+            );
+        }
+        if let Some(a) = self.advertise_admin
+            && (a.ip().is_unspecified() || a.port() == 0)
+        {
+            return bad(
+                "advertise_admin",
+                format!("{a} is not an address the gateway can reach (no 0.0.0.0, no port 0)"),
+            );
+        }
+        if self.gateway.is_none() {
+            return Ok(());
+        }
+        if self.bind.ip().is_unspecified() && self.public_address.is_empty() && !self.agones {
+            return bad(
+                "public_address",
+                format!(
+                    "needed with gateway when bind is {}: players cannot reach an unspecified \
+                     address (--public-address IP:PORT, one per worker or the first)",
+                    self.bind
+                ),
+            );
+        }
+        if self.admin.ip().is_unspecified() && self.advertise_admin.is_none() && pod_ip().is_none()
+        {
+            return bad(
+                "advertise_admin",
+                format!(
+                    "needed with gateway when admin is {}: the gateway cannot reach an \
+                     unspecified address (--advertise-admin IP:PORT, or set ${POD_IP_ENV})",
+                    self.admin
+                ),
+            );
+        }
         Ok(())
+    }
+
+    /// Where players reach worker `i`, when the config says
+    /// ([`Self::public_address`]); `None`: where it binds (or the
+    /// GameServer's status, with Agones).
+    pub fn worker_public_address(&self, i: usize) -> Option<SocketAddr> {
+        match self.public_address.as_slice() {
+            [] => None,
+            [first] => Some(SocketAddr::new(first.ip(), first.port() + i as u16)),
+            list => list.get(i).copied(),
+        }
+    }
+
+    /// The admin address the gateway is given: [`Self::advertise_admin`],
+    /// else `$POD_IP` with the port `bound`, else `bound`.
+    pub fn advertised_admin(&self, bound: SocketAddr) -> SocketAddr {
+        self.advertise_admin
+            .or_else(|| pod_ip().map(|ip| SocketAddr::new(ip, bound.port())))
+            .unwrap_or(bound)
     }
 
     /// Worker threads to start.
@@ -338,6 +445,11 @@ fn read_secret(
         .ok_or_else(|| ServerError::Key(missing()))
 }
 
+/// `$POD_IP`, when set to an IP address.
+fn pod_ip() -> Option<IpAddr> {
+    std::env::var(POD_IP_ENV).ok()?.trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,7 +511,12 @@ mod tests {
         let err =
             HostConfig::parse("gateway = \"https://gw\"\nstate_dir = \"s\"\n", "h").unwrap_err();
         assert!(err.to_string().contains("gateway"), "{err}");
-        HostConfig::parse("gateway = \"http://gw:8080\"\nstate_dir = \"s\"\n", "h").unwrap();
+        let reachable = "bind = \"127.0.0.1:7777\"\n";
+        HostConfig::parse(
+            &format!("{reachable}gateway = \"http://gw:8080\"\nstate_dir = \"s\"\n"),
+            "h",
+        )
+        .unwrap();
         let err = HostConfig::parse("region = \"eu west\"\n", "h").unwrap_err();
         assert!(err.to_string().contains("region"), "{err}");
     }
@@ -416,5 +533,63 @@ mod tests {
             ..HostConfig::default()
         };
         assert_eq!(any.worker_bind(3).port(), 0);
+    }
+
+    #[test]
+    fn public_addresses_are_one_per_worker_or_a_first_port() {
+        let one = HostConfig::parse(
+            "workers = 3\npublic_address = [\"203.0.113.7:30001\"]\n",
+            "h",
+        )
+        .unwrap();
+        assert_eq!(
+            one.worker_public_address(2),
+            Some("203.0.113.7:30003".parse().unwrap())
+        );
+        let each = HostConfig::parse(
+            "workers = 2\npublic_address = [\"10.0.0.1:9000\", \"10.0.0.2:5000\"]\n",
+            "h",
+        )
+        .unwrap();
+        assert_eq!(
+            each.worker_public_address(1),
+            Some("10.0.0.2:5000".parse().unwrap())
+        );
+        assert_eq!(HostConfig::default().worker_public_address(0), None);
+        let err = HostConfig::parse(
+            "workers = 3\npublic_address = [\"10.0.0.1:9000\", \"10.0.0.2:5000\"]\n",
+            "h",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("public_address"), "{err}");
+        assert!(
+            err.to_string().contains("2 addresses for 3 workers"),
+            "{err}"
+        );
+        let err = HostConfig::parse("public_address = [\"0.0.0.0:9000\"]\n", "h").unwrap_err();
+        assert!(err.to_string().contains("public_address"), "{err}");
+    }
+
+    #[test]
+    fn a_gateway_needs_addresses_it_can_reach() {
+        let gateway = "gateway = \"http://127.0.0.1:8080\"\nstate_dir = \"s\"\n";
+        let err = HostConfig::parse(gateway, "h").unwrap_err();
+        assert!(err.to_string().contains("public_address"), "{err}");
+        assert!(err.to_string().contains("0.0.0.0:7777"), "{err}");
+        let reachable = format!("{gateway}public_address = [\"203.0.113.7:30001\"]\n");
+        HostConfig::parse(&reachable, "h").unwrap();
+        let agones = format!("{gateway}agones = true\n");
+        HostConfig::parse(&agones, "h").unwrap();
+        if pod_ip().is_none() {
+            let open_admin = format!("{reachable}admin = \"0.0.0.0:7780\"\n");
+            let err = HostConfig::parse(&open_admin, "h").unwrap_err();
+            assert!(err.to_string().contains("advertise_admin"), "{err}");
+            let told = format!("{open_admin}advertise_admin = \"10.1.2.3:7780\"\n");
+            let config = HostConfig::parse(&told, "h").unwrap();
+            assert_eq!(
+                config.advertised_admin("0.0.0.0:7780".parse().unwrap()),
+                "10.1.2.3:7780".parse().unwrap()
+            );
+        }
     }
 }

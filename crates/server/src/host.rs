@@ -117,12 +117,7 @@ impl Host {
             let socket =
                 batch_io::bind(address).map_err(|source| ServerError::Bind { address, source })?;
             let local = socket.local_addr()?;
-            let ip = match config.public_ip {
-                Some(ip) => ip,
-                None if local.ip().is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-                None => local.ip(),
-            };
-            let public_address = SocketAddr::new(ip, local.port());
+            let public_address = advertised_game_address(config, i, local);
             let max_clients =
                 (config.max_matches_per_worker * SLOTS_PER_MATCH).min(usize::from(u16::MAX));
             let mut net = ServerConfig::new(
@@ -190,7 +185,7 @@ impl Host {
                     host_id: identity.clone(),
                     region: config.region.clone(),
                     heartbeat: Duration::from_secs_f64(config.heartbeat_s),
-                    admin: admin_address,
+                    admin: config.advertised_admin(admin_address),
                     game: G::NAME,
                     outbox,
                 },
@@ -204,6 +199,7 @@ impl Host {
             Some(ended) => Some(crate::agones::link::start(
                 crate::agones::link::LinkSetup {
                     port: config.agones_sdk_port,
+                    follow_status: config.public_address.is_empty(),
                     state: Arc::clone(&state),
                     ended,
                 },
@@ -396,4 +392,26 @@ async fn watch_signals(state: Arc<AdminState>, signals: Signals, timeout: Durati
         // A second signal: end running matches now.
         deadline = Duration::ZERO;
     }
+}
+
+/// Where players reach worker `i`, bound at `local`: the configured public
+/// address, else the bound one. An unspecified bound address (0.0.0.0)
+/// with nothing configured is advertised as loopback, and said so: the
+/// config's validation refuses it wherever a gateway must be told (with
+/// Agones the GameServer's status replaces it once known).
+fn advertised_game_address(config: &HostConfig, i: usize, local: SocketAddr) -> SocketAddr {
+    if let Some(public) = config.worker_public_address(i) {
+        return public;
+    }
+    if !local.ip().is_unspecified() {
+        return local;
+    }
+    let loopback = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), local.port());
+    if !config.agones {
+        eprintln!(
+            "hightick serve: worker {i} binds {local} and advertises {loopback}: players elsewhere \
+             cannot reach it (--public-address IP:PORT)"
+        );
+    }
+    loopback
 }

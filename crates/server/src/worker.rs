@@ -87,6 +87,10 @@ pub(crate) enum WorkerCommand {
     Drain {
         deadline: Instant,
     },
+    /// Players reach this worker at `address` from now on.
+    Advertise {
+        address: SocketAddr,
+    },
 }
 
 /// One match as a worker reports it.
@@ -355,6 +359,10 @@ impl<G: HostedGame> Worker<G> {
             }
             WorkerCommand::Drain { deadline } => {
                 self.drain_deadline = Some(deadline);
+            }
+            WorkerCommand::Advertise { address } => {
+                self.address = address;
+                self.net.set_public_address(address);
             }
         }
     }

@@ -11,11 +11,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hightick_net::Key;
+use hightick_netem::{LinkProfile, Proxy, ProxyConfig};
 use hightick_server::agones::annotations::{MATCH_ID, MODE, ROSTER, SETTINGS, WORKER};
 use hightick_server::agones::local::LocalSdkServer;
 use hightick_server::agones::{Adapter, CounterChange};
 use serde_json::Value;
-use support::{list_matches, start_host};
+use support::{BareClient, list_matches, play, start_host};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -184,4 +185,107 @@ fn a_host_follows_its_allocations() {
     sidecar
         .wait_until(WAIT, "Shutdown", |gs| state(gs) == "Shutdown")
         .unwrap();
+}
+
+/// Agones sets where players reach the GameServer (`status.address` and
+/// the host ports named `game-<i>`), here after Ready as it may: the host
+/// advertises those, its match answers name them, and only tokens listing
+/// them connect. Players reach the worker through a UDP port mapping (a
+/// forwarder on 127.0.0.2, as a node's host port) and play.
+#[test]
+fn a_host_advertises_its_game_servers_address_and_is_played_through_a_port_mapping() {
+    let Some(tool) = LocalSdkServer::tool_or_skip("the Agones address test") else {
+        return;
+    };
+    let dir = scratch("address");
+    let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(2, &key, |c| {
+        c.agones = true;
+        c.agones_sdk_port = Some(sidecar.http_port);
+        c.match_linger_s = 0.1;
+    });
+    sidecar
+        .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
+        .unwrap();
+    let bound = host.game_addresses().to_vec();
+    let mappings: Vec<Proxy> = bound
+        .iter()
+        .map(|&worker| {
+            Proxy::start(ProxyConfig::new(
+                "127.0.0.2:0".parse().unwrap(),
+                worker,
+                LinkProfile::builtin("lan").unwrap(),
+                7,
+            ))
+            .unwrap()
+        })
+        .collect();
+    let reached: Vec<_> = mappings.iter().map(Proxy::local_addr).collect();
+    sidecar
+        .set_address(
+            "127.0.0.2",
+            &[("game-0", reached[0].port()), ("game-1", reached[1].port())],
+        )
+        .unwrap();
+
+    let rules = r#"{"rounds_to_win":1,"buy_seconds":0.1,"combat_seconds":3.0}"#;
+    sidecar
+        .allocate(&[
+            (MATCH_ID, "m-mapped"),
+            (MODE, "5v5"),
+            (ROSTER, "201,202"),
+            (WORKER, "1"),
+            (SETTINGS, rules),
+        ])
+        .unwrap();
+    let mut listed = Vec::new();
+    for _ in 0..400 {
+        listed = list_matches(host.admin_address());
+        if !listed.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(listed.len(), 1, "the allocation's match runs");
+    assert_eq!(
+        listed[0].address, reached[1],
+        "the match answer names where players reach worker 1, not where it binds ({})",
+        bound[1]
+    );
+
+    // A token for the bound address is refused; one for the mapping plays.
+    let mut clients = vec![
+        BareClient::new(&key, 201, reached[1]),
+        BareClient::new(&key, 202, bound[1]),
+    ];
+    let played = play(&mut clients, Duration::from_secs(10), |c| {
+        c[0].snapshots >= 50
+    });
+    assert!(
+        played,
+        "through the mapping: {} snapshots",
+        clients[0].snapshots
+    );
+    assert!(clients[0].net.is_connected());
+    assert!(
+        !clients[1].net.is_connected() && clients[1].snapshots == 0,
+        "a token naming the bound address must not connect"
+    );
+    let mapped = mappings
+        .into_iter()
+        .nth(1)
+        .unwrap()
+        .stop()
+        .unwrap()
+        .emulator;
+    assert!(
+        mapped.up.delivered >= 20 && mapped.down.delivered >= 50,
+        "the player's datagrams went through the mapping: {mapped:?}"
+    );
+    let log = std::fs::read_to_string(dir.join("agones-sdk-server.log")).unwrap_or_default();
+    assert!(log.contains("Health Ping Received"), "{log}");
+
+    host.drain(Duration::ZERO);
+    host.wait();
 }

@@ -39,6 +39,7 @@
 //!     database_schema: None,
 //!     gateways: 1,
 //!     drill: None,
+//!     port_mapping: false,
 //! };
 //! let report = run::<G>(&options, |_progress| {})?;
 //! print!("{}", report.render_text());
@@ -53,6 +54,7 @@ mod error;
 mod journey;
 mod kill_gateway;
 mod kill_host;
+mod mapping;
 mod probe;
 mod report;
 mod restart_postgres;

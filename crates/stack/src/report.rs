@@ -67,6 +67,9 @@ pub struct JourneyReport {
     /// The failure drill, if one ran: what was done when, and its checks
     /// (they count toward [`JourneyReport::passed`]).
     pub drill: Option<DrillReport>,
+    /// With the hosts behind port mappings: the datagrams the mappings
+    /// carried to them (players had no other way in).
+    pub mapped_datagrams: Option<u64>,
 }
 
 impl JourneyReport {
@@ -100,6 +103,12 @@ impl JourneyReport {
             (format!("desyncs: {desyncs}"), desyncs == 0),
         ]
         .into_iter()
+        .chain(self.mapped_datagrams.map(|n| {
+            (
+                format!("players reached the hosts through their port mappings: {n} datagrams"),
+                n > 0,
+            )
+        }))
         .chain(self.drill.iter().flat_map(|d| {
             d.checks
                 .iter()

@@ -25,6 +25,7 @@ use crate::drill::{Drill, DrillCheck, DrillReport, Scene, Timeline};
 use crate::error::StackError;
 use crate::journey::Journey;
 use crate::kill_gateway::GatewayStart;
+use crate::mapping::PortMapping;
 use crate::probe::Probe;
 use crate::report::{JourneyReport, Quantiles};
 use crate::{kill_gateway, kill_host, restart_postgres};
@@ -69,6 +70,9 @@ pub struct StackOptions {
     pub gateways: usize,
     /// A failure to inflict while the players play.
     pub drill: Option<Drill>,
+    /// Each host's workers reached only through a UDP port mapping on
+    /// another loopback address, which the host advertises ([`crate::mapping`]).
+    pub port_mapping: bool,
 }
 
 /// Runs the whole service with `options` for game `G`, calling `observe`
@@ -160,13 +164,20 @@ pub fn run<G: BotGame>(
     // Each host registers with one gateway (a host links to one), host i
     // with gateway i mod n.
     let mut hosts = Vec::with_capacity(options.hosts);
+    let mut mappings = Vec::new();
     for i in 0..options.hosts {
         let state = dir.join(format!("host-{i}"));
         std::fs::create_dir_all(&state).map_err(StackError::io(&state))?;
+        let reached_at = if options.port_mapping {
+            let mapping = PortMapping::start(i, options.workers)?;
+            let args = mapping.serve_args();
+            mappings.push(mapping);
+            args
+        } else {
+            vec!["--bind".to_owned(), "127.0.0.1:0".to_owned()]
+        };
         let args: Vec<String> = [
             "serve",
-            "--bind",
-            "127.0.0.1:0",
             "--admin",
             "127.0.0.1:0",
             "--workers",
@@ -186,6 +197,7 @@ pub fn run<G: BotGame>(
         ]
         .iter()
         .map(ToString::to_string)
+        .chain(reached_at)
         .collect();
         hosts.push(Host::start(
             &format!("host {i}"),
@@ -291,6 +303,10 @@ pub fn run<G: BotGame>(
     for gateway in &mut gateways {
         gateway.stop(Duration::from_secs(15));
     }
+    let mapped_datagrams = options
+        .port_mapping
+        .then(|| mappings.iter().map(PortMapping::delivered_up).sum());
+    drop(mappings);
     let (audit, matches) = audit_store(&gateway_config)?;
     drop(cluster);
     let drill = drilled.map(|(drill, facts, events)| DrillReport {
@@ -328,6 +344,7 @@ pub fn run<G: BotGame>(
         outbox_rejected: finished.rejected,
         audit,
         drill,
+        mapped_datagrams,
     })
 }
 
@@ -575,6 +592,7 @@ mod tests {
             drain_timeout_s: 1,
             gateways: 1,
             drill: None,
+            port_mapping: false,
         }
     }
 

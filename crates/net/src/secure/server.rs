@@ -363,6 +363,14 @@ impl Server {
         })
     }
 
+    /// Changes the address connect tokens must list: a server whose public
+    /// address became known after it started (an Agones GameServer's
+    /// status). From then on a token listing only the old address is
+    /// refused; connections already made go on.
+    pub fn set_public_address(&mut self, address: SocketAddr) {
+        self.config.public_address = address;
+    }
+
     /// The config the server runs with.
     pub fn config(&self) -> &ServerConfig {
         &self.config

@@ -5,6 +5,7 @@
 //! drain. See the [`crate::agones`] module docs for the whole story.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 use super::adapter::{Adapter, GameServerView, Watch};
+use super::annotations::port_name;
 use super::lifecycle::{Idle, Lifecycle, STRAY_GRACE, Update};
 use super::progress::{Beat, Progress};
 use crate::admin::AdminState;
@@ -31,6 +33,9 @@ const WATCH_RETRY: Duration = Duration::from_secs(1);
 pub(crate) struct LinkSetup {
     /// The SDK server's REST port (`None`: `$AGONES_SDK_HTTP_PORT`, else 9358).
     pub port: Option<u16>,
+    /// Advertise each worker where the GameServer's status says players
+    /// reach it (no public address was configured).
+    pub follow_status: bool,
     pub state: Arc<AdminState>,
     /// The id of every match that ended, once its result is written.
     pub ended: mpsc::UnboundedReceiver<String>,
@@ -92,6 +97,7 @@ fn log(e: &ServerError) {
 async fn run(setup: LinkSetup, mut drained: oneshot::Receiver<()>) -> Result<(), ServerError> {
     let LinkSetup {
         port,
+        follow_status,
         state,
         mut ended,
     } = setup;
@@ -104,7 +110,15 @@ async fn run(setup: LinkSetup, mut drained: oneshot::Receiver<()>) -> Result<(),
         }
     };
     let mut host = Lifecycle::default();
-    let lived = live(&mut sdk, &state, &mut host, &mut ended, &mut drained).await;
+    let mut addresses = StatusAddresses::new(follow_status, state.workers.len());
+    let lived = live(
+        &mut sdk,
+        &state,
+        (&mut host, &mut addresses),
+        &mut ended,
+        &mut drained,
+    )
+    .await;
     if lived.is_err() {
         state.drain(Instant::now());
         let _ = drained.await;
@@ -128,12 +142,16 @@ async fn run(setup: LinkSetup, mut drained: oneshot::Receiver<()>) -> Result<(),
 async fn live(
     sdk: &mut Adapter,
     state: &AdminState,
-    host: &mut Lifecycle,
+    (host, addresses): (&mut Lifecycle, &mut StatusAddresses),
     ended: &mut mpsc::UnboundedReceiver<String>,
     drained: &mut oneshot::Receiver<()>,
 ) -> Result<(), ServerError> {
     if let Err(e) = sdk.label_build(state.game).await {
         log(&e);
+    }
+    match sdk.game_server().await {
+        Ok(gs) => addresses.follow(&gs, state),
+        Err(e) => log(&e),
     }
     while !Progress::warm(&beats(state)) {
         tokio::select! {
@@ -171,7 +189,11 @@ async fn live(
                 }
             }
             update = next(&mut watch) => match update {
-                Some(Ok(gs)) => allocated(sdk, state, host, gs).await,
+                Some(Ok(gs)) => {
+                    // The address first: an allocation's players connect to it.
+                    addresses.follow(&gs, state);
+                    allocated(sdk, state, host, gs).await;
+                }
                 Some(Err(e)) => {
                     log(&e);
                     watch = None;
@@ -285,5 +307,55 @@ async fn settle(sdk: &mut Adapter, state: &AdminState, host: &mut Lifecycle) {
             eprintln!("hightick serve: agones: no match left, Ready again");
         }
         Err(e) => log(&e),
+    }
+}
+
+/// With no configured public address, each worker is advertised where the
+/// GameServer's status says players reach it: `status.address` with the
+/// port named `game-<i>` (an Agones host port). Agones may set them only
+/// after Ready, so every update is looked at, and a change follows.
+#[derive(Debug)]
+struct StatusAddresses {
+    follow: bool,
+    known: Vec<Option<SocketAddr>>,
+    /// Whether the missing address was said (once).
+    told_missing: bool,
+}
+
+impl StatusAddresses {
+    fn new(follow: bool, workers: usize) -> Self {
+        Self {
+            follow,
+            known: vec![None; workers],
+            told_missing: false,
+        }
+    }
+
+    fn follow(&mut self, gs: &GameServerView, state: &AdminState) {
+        if !self.follow {
+            return;
+        }
+        for (i, known) in self.known.iter_mut().enumerate() {
+            let name = port_name(i);
+            match gs.public_address(&name) {
+                Some(address) if *known != Some(address) && state.advertise(i, address) => {
+                    eprintln!(
+                        "hightick serve: agones: worker {i} advertised at {address} \
+                         (status.address, port {name})"
+                    );
+                    *known = Some(address);
+                }
+                Some(_) => {}
+                None if known.is_none() && !self.told_missing && gs.state != "Scheduled" => {
+                    self.told_missing = true;
+                    eprintln!(
+                        "hightick serve: agones: the GameServer ({}) has no IP address with a \
+                         port {name} yet (status.address {:?}, ports {:?}): waiting for them",
+                        gs.state, gs.address, gs.ports
+                    );
+                }
+                None => {}
+            }
+        }
     }
 }

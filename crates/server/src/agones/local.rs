@@ -62,6 +62,9 @@ pub struct LocalSdkServer {
     file: PathBuf,
     log: PathBuf,
     allocations: std::sync::atomic::AtomicU64,
+    /// `status.address` and `status.ports` as Agones would set them
+    /// ([`Self::set_address`]), kept when the file is rewritten.
+    reached_at: Mutex<Value>,
 }
 
 impl LocalSdkServer {
@@ -112,7 +115,7 @@ impl LocalSdkServer {
     /// `matches` has `capacity`.
     pub fn start_local(tool: &Path, dir: &Path, capacity: i64) -> std::io::Result<Self> {
         let file = dir.join("gameserver.json");
-        write_game_server(&file, "Scheduled", &json!({}), 0, capacity)?;
+        write_game_server(&file, "Scheduled", &json!({}), (0, capacity), &json!({}))?;
         let file_arg = file.display().to_string();
         Self::start(tool, dir, file, &["--local", "-f", &file_arg])
     }
@@ -163,6 +166,7 @@ impl LocalSdkServer {
             file,
             log,
             allocations: std::sync::atomic::AtomicU64::new(0),
+            reached_at: Mutex::new(json!({})),
         };
         let deadline = Instant::now() + START_TIMEOUT;
         while server.game_server().is_err() {
@@ -234,8 +238,8 @@ impl LocalSdkServer {
             &self.file,
             "Allocated",
             &Value::Object(annotations),
-            count + 1,
-            capacity,
+            (count + 1, capacity),
+            &self.reached_at(),
         )
         .map_err(|e| e.to_string())?;
         let taken = sequence.to_string();
@@ -243,6 +247,43 @@ impl LocalSdkServer {
             gs["object_meta"]["annotations"][SEQUENCE] == taken.as_str()
         })
         .map(drop)
+    }
+
+    /// Plays Agones setting where players reach the GameServer: its
+    /// `status.address` and `status.ports` (name, port) become these, state,
+    /// annotations and counter kept. Returns once the tool shows them.
+    pub fn set_address(&self, address: &str, ports: &[(&str, u16)]) -> Result<(), String> {
+        let gs = self.game_server()?;
+        let (count, capacity) = Self::counter(&gs, "matches").ok_or("no Counter matches")?;
+        let ports: Vec<Value> = ports
+            .iter()
+            .map(|(name, port)| json!({ "name": name, "port": port }))
+            .collect();
+        let reached_at = json!({ "address": address, "ports": ports });
+        *self
+            .reached_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = reached_at.clone();
+        let state = gs["status"]["state"].as_str().unwrap_or("Scheduled");
+        write_game_server(
+            &self.file,
+            state,
+            &gs["object_meta"]["annotations"],
+            (count, capacity),
+            &reached_at,
+        )
+        .map_err(|e| e.to_string())?;
+        self.wait_until(START_TIMEOUT, "the address taken", |gs| {
+            gs["status"]["address"] == address
+        })
+        .map(drop)
+    }
+
+    fn reached_at(&self) -> Value {
+        self.reached_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// A Counter's count and capacity in a GameServer as `GET /gameserver`
@@ -295,21 +336,26 @@ fn free_ports() -> std::io::Result<[u16; 3]> {
 }
 
 /// Writes the GameServer file in place (the tool watches for writes, not
-/// renames).
+/// renames): `state`, `annotations`, the Counter `matches` (count,
+/// capacity) and `reached_at` (`{"address", "ports"}` or `{}`) in its status.
 fn write_game_server(
     file: &Path,
     state: &str,
     annotations: &Value,
-    count: i64,
-    capacity: i64,
+    (count, capacity): (i64, i64),
+    reached_at: &Value,
 ) -> std::io::Result<()> {
     let counters = json!({ "matches": { "count": count, "capacity": capacity } });
+    let mut status = json!({ "state": state, "counters": counters });
+    if let (Some(status), Some(reached_at)) = (status.as_object_mut(), reached_at.as_object()) {
+        status.extend(reached_at.clone());
+    }
     let gs = json!({
         "apiVersion": "agones.dev/v1",
         "kind": "GameServer",
         "metadata": { "name": NAME, "annotations": annotations },
         "spec": { "counters": counters },
-        "status": { "state": state, "counters": counters },
+        "status": status,
     });
     std::fs::write(file, serde_json::to_vec_pretty(&gs)?)
 }
