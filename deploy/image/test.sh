@@ -59,7 +59,6 @@ cleanup() {
         "${podman[@]}" logs "$c" 2>&1 | tail -n 80 >&2 || true
       fi
     done
-    [ -f "$work/swarm.log" ] && { echo "---- swarm" >&2; tail -n 60 "$work/swarm.log" >&2; }
     echo "test.sh: FAILED" >&2
     [ "$status" = 0 ] && status=1
   fi
