@@ -8,6 +8,8 @@
 //! - `doctor`: what on this host helps or hurts tick servers;
 //! - `gateway`: the front door (crate `hightick-gateway`; cargo feature
 //!   `gateway`, which a game binary leaves out to build fast);
+//! - `store`: backups of the gateway's embedded SQLite database while it runs,
+//!   and restoring one (crate `hightick-store`; feature `gateway`);
 //! - `lab`: density sweeps, build comparison, and run history (`--record`,
 //!   `lab history`; cargo feature `history`, which a game binary leaves out
 //!   for the same reason);
@@ -41,6 +43,8 @@ mod netem;
 mod serve;
 #[cfg(feature = "gateway")]
 mod stack;
+#[cfg(feature = "gateway")]
+mod store;
 mod swarm;
 
 /// The allocator hightick's binaries use: mimalloc, for its pages more than
@@ -77,6 +81,9 @@ enum Command {
     /// The whole service here: a gateway, hosts registered with it, players on the full journey.
     #[cfg(feature = "gateway")]
     Stack(stack::StackArgs),
+    /// Back up the gateway's SQLite database while it runs; restore a backup.
+    #[cfg(feature = "gateway")]
+    Store(store::StoreArgs),
     #[cfg_attr(
         feature = "history",
         doc = "Density sweeps, games per core, run history and build comparison."
@@ -107,6 +114,8 @@ impl Command {
             Command::Swarm(_) => "swarm",
             #[cfg(feature = "gateway")]
             Command::Stack(_) => "stack",
+            #[cfg(feature = "gateway")]
+            Command::Store(_) => "store",
             Command::Lab(_) => "lab",
             Command::Netem(_) => "netem",
         }
@@ -158,6 +167,8 @@ pub fn run<G: BotGame>() -> ExitCode {
         Command::Swarm(args) => swarm::run_command::<G>(args),
         #[cfg(feature = "gateway")]
         Command::Stack(args) => stack::run_command::<G>(args),
+        #[cfg(feature = "gateway")]
+        Command::Store(args) => store::run(args),
         Command::Lab(args) => lab::run::<G>(args),
         Command::Netem(args) => netem::run(args),
     };

@@ -64,6 +64,20 @@ pub enum StoreError {
     /// The password hasher failed (not a wrong password, which is `Ok(false)`).
     #[error("password hashing: {0}")]
     Password(String),
+    /// This backend does not do that; `what` says what to do instead.
+    #[error("not supported: {what}")]
+    Unsupported {
+        /// What was asked, and what to use instead.
+        what: &'static str,
+    },
+    /// Reading or writing a file beside the database (a backup, a restore) failed.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// The I/O failure.
+        source: std::io::Error,
+    },
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -22,6 +22,13 @@
 //! writes (match results) can also go through a [`BatchWriter`], which gathers them
 //! for a few milliseconds into one batch.
 //!
+//! Backups: [`Store::backup_to`] copies a SQLite store while it serves (one
+//! consistent snapshot, `VACUUM INTO`), [`Store::restore_in_data_dir`] puts one
+//! back; PostgreSQL is backed up with `pg_dump --format=custom` and restored with
+//! `pg_restore` (docs/OPERATIONS.md, "Backups and upgrades"; `tests/backup.rs`).
+//! Upgrades: migrations are additive and run on open, and a store written by the
+//! previous schema version opens with nothing lost (`tests/upgrade.rs`).
+//!
 //! Tests run against SQLite always and against PostgreSQL when
 //! `HIGHTICK_TEST_DATABASE_URL` is set (each test in its own schema, see
 //! [`StoreOptions::postgres_schema`]), and over TLS when
@@ -80,5 +87,6 @@ pub use queue::{
 };
 pub use registry::{HostBeat, HostTally, RegisteredHost};
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
+pub use store::backup_api::Restored;
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};
 pub use writer::{BatchWriter, Write, WriteAck, WriteSender, WriterConfig, WriterStats};

@@ -526,6 +526,9 @@ mod tests {
     }
 }
 
+#[path = "store_backup.rs"]
+pub(crate) mod backup_api;
+
 #[path = "store_queue.rs"]
 mod queue_api;
 
