@@ -33,6 +33,9 @@ pub fn text<T: JsonSchema + Serialize + Default>(header: &str) -> String {
     for line in header.lines() {
         printer.comment(line);
     }
+    if !header.is_empty() {
+        printer.comment("");
+    }
     printer.comment("Every key with its default. A key commented out is unset by default;");
     printer.comment("the value shown there is an example.");
     printer.out.push('\n');
@@ -466,9 +469,17 @@ fn json_toml(value: &Json) -> Option<String> {
 /// `` [`Path`] `` become their text, `Self::` and `crate::` are dropped.
 fn plain(doc: &str) -> String {
     let mut out = String::with_capacity(doc.len());
-    let mut rest = doc;
+    // A pointer into the code, "... ([`crate::module`])", is left out.
+    let doc = drop_code_pointers(doc);
+    let mut rest = doc.as_str();
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
+        if out.matches('`').count() % 2 == 1 {
+            // In code (`[adapt]`): a bracket, not a link.
+            out.push('[');
+            rest = &rest[open + 1..];
+            continue;
+        }
         let after = &rest[open + 1..];
         let Some(close) = after.find(']') else {
             out.push_str(&rest[open..]);
@@ -491,6 +502,18 @@ fn plain(doc: &str) -> String {
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// `doc` without its " ([`crate::...`])" groups.
+fn drop_code_pointers(doc: &str) -> String {
+    let mut out = doc.to_owned();
+    while let Some(start) = out.find(" ([`crate::") {
+        let Some(len) = out[start..].find("`])") else {
+            break;
+        };
+        out.replace_range(start..start + len + 3, "");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -530,7 +553,7 @@ mod tests {
         ///
         /// A second paragraph.
         most: u32,
-        /// A share, 0..1.
+        /// A share, 0..1 (`[limits] share`).
         share: f64,
     }
 
@@ -583,7 +606,7 @@ mod tests {
         spares: Vec<Part>,
         /// The limits.
         limits: Limits,
-        /// The remote, unset by default.
+        /// The remote, unset by default ([`crate::config_file`]).
         remote: Option<Remote>,
         /// The last plain key, after the tables in the struct.
         last: String,
@@ -615,7 +638,7 @@ mod tests {
         println!("{text}");
         check::<Sample, _>(|text| toml::from_str::<Sample>(text)).unwrap();
         for line in [
-            "# sample --print-config\n",
+            "# sample --print-config\n#\n# Every key",
             "# The port.\nport = 7777\n",
             "# A file, unset by default.\n# key_file = \"key.hex\"\n",
             "# \"raw\": Left as cast.\n",
@@ -626,7 +649,8 @@ mod tests {
             "[limits]\n# Most at once.",
             "#\n# A second paragraph.\n",
             "Sample::port` link",
-            "# [remote]\n",
+            "# A share, 0..1 (`[limits] share`).\n",
+            "# The remote, unset by default.\n# [remote]\n",
             "# timeout_s = 3\n# Where.\n# url = \"https://remote.invalid\"\n",
         ] {
             assert!(text.contains(line), "{line:?} missing from:\n{text}");
