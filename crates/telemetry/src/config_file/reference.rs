@@ -378,16 +378,19 @@ impl Printer {
         self.out.push('\n');
     }
 
-    /// `# key = <default or example>`.
+    /// `# key = <default or example>` (and the example after a default).
     fn unset_key(&mut self, key: &str, schema: &Json) {
-        let value = schema
+        let default = schema
             .get("default")
             .filter(|d| !d.is_null())
-            .and_then(json_toml)
-            .or_else(|| example(schema))
-            .map(|v| format!(" {v}"))
-            .unwrap_or_default();
+            .and_then(json_toml);
+        let example = example(schema);
+        let value = default.as_ref().or(example.as_ref());
+        let value = value.map(|v| format!(" {v}")).unwrap_or_default();
         let _ = writeln!(self.out, "# {} ={value}", key_text(key));
+        if let (Some(_), Some(example)) = (default, example) {
+            self.comment(&format!("e.g. {} = {example}", key_text(key)));
+        }
     }
 
     /// The doc comment of a field, and the choices of an enum.
