@@ -11,9 +11,13 @@ use hightick_gateway::{GatewayConfig, Secrets, serve};
 /// Flags of `hightick gateway`; each overrides the config file's field.
 #[derive(Debug, Args)]
 pub(crate) struct GatewayArgs {
-    /// Gateway config file (TOML; see the gateway crate's `config` docs).
+    /// Gateway config file (TOML; every key: --print-config).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Print the reference config file, every key with its default and doc,
+    /// as TOML, and exit.
+    #[arg(long)]
+    print_config: bool,
     /// HTTP API address.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
@@ -66,6 +70,9 @@ impl GatewayArgs {
 
 /// Runs the gateway until SIGTERM / SIGINT.
 pub(crate) fn run(args: &GatewayArgs) -> Result<()> {
+    if args.print_config {
+        return crate::serve::print_stdout(&GatewayConfig::reference());
+    }
     let config = args.config()?;
     let secrets = Secrets::load(
         config.token_key_file.as_deref(),

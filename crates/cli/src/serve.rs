@@ -12,9 +12,13 @@ use hightick_server::{HostConfig, Placement, serve};
 /// Flags of `hightick serve`; each overrides the config file's field.
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Host config file (TOML; see the server crate's `config` docs).
+    /// Host config file (TOML; every key: --print-config).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Print the reference config file, every key with its default and doc,
+    /// as TOML, and exit.
+    #[arg(long)]
+    print_config: bool,
     /// Game traffic address; worker i listens on port + i.
     #[arg(long, value_name = "ADDR")]
     bind: Option<SocketAddr>,
@@ -78,6 +82,15 @@ pub(crate) struct ServeArgs {
     /// `[adapt] enabled`).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     adapt: Option<bool>,
+}
+
+/// `text` on stdout; a reader that went away (`| head`) is no error.
+pub(crate) fn print_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("stdout"),
+        _ => Ok(()),
+    }
 }
 
 /// `on` or `off`, as a flag's value.
@@ -160,6 +173,9 @@ impl ServeArgs {
 
 /// Runs the host of game `G` until SIGTERM / SIGINT and a drain.
 pub(crate) fn run<G: HostedGame>(args: &ServeArgs) -> Result<()> {
+    if args.print_config {
+        return print_stdout(&HostConfig::reference());
+    }
     let config = args.config()?;
     let key = config.load_key()?;
     serve::<G>(&config, &key, |host| {

@@ -21,6 +21,26 @@ fn help_lists_the_subcommands() {
 }
 
 #[test]
+fn print_config_prints_the_reference_files_and_exits_0() {
+    let out = hightick(&["serve", "--print-config"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\nbind = \"0.0.0.0:7777\"\n"), "{text}");
+    assert_eq!(
+        hightick_server::HostConfig::parse(&text, "serve --print-config").unwrap(),
+        hightick_server::HostConfig::default()
+    );
+    let out = hightick(&["gateway", "--print-config"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\n[[modes]]\n"), "{text}");
+    assert_eq!(
+        hightick_gateway::GatewayConfig::parse(&text, "gateway --print-config").unwrap(),
+        hightick_gateway::GatewayConfig::default()
+    );
+}
+
+#[test]
 fn a_bad_scenario_names_its_line_and_field() {
     let dir = std::env::temp_dir().join(format!("hightick-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

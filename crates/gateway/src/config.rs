@@ -1,102 +1,24 @@
 //! [`GatewayConfig`]: every setting of `hightick gateway`, from a TOML file and
 //! flags, with defaults and validation that names the field at fault.
 //!
-//! The reference file (every field, its default, what it does):
-//!
-//! ```toml
-//! listen = "127.0.0.1:8080"       # HTTP API address
-//! # database_url = "postgres://user:pw@db/hightick"  # default: SQLite under data_dir
-//! data_dir = "hightick-data"      # where the embedded SQLite file lives
-//! database_connections = 8        # pool size
-//! database_acquire_timeout_ms = 3000 # PostgreSQL: longest a request waits for a connection (also while the database is down) before it is answered 503 with Retry-After
-//! auth_workers = 4                # logins worked on at once (the bounded auth pool)
-//! login_queue_capacity = 1000000  # waiting logins; past it a login gets 429
-//! ticket_ttl_s = 120              # an answered ticket is kept this long (another gateway answers one until 4x its estimate + this)
-//! max_wait_ms = 10000             # longest long-poll a client may ask for
-//! session_ttl_s = 86400           # session token lifetime
-//! connect_token_ttl_s = 60        # connect token lifetime
-//! connect_timeout_s = 10          # game connection silence timeout put in tokens
-//! body_limit_bytes = 16384        # larger request bodies get 413
-//! rate_limit_per_s = 20.0         # per client IP, sustained; 0 = off
-//! rate_limit_burst = 100          # per client IP, burst
-//! host_timeout_s = 15             # a registered host silent this long gets no matches
-//! # token_key_file = "key.hex"    # connect-token key shared with servers (else $HIGHTICK_KEY)
-//! # session_key_file = "session.hex"  # session signing key (else $HIGHTICK_SESSION_KEY, else random)
-//! # server_secret_file = "server.secret"  # servers' bearer secret (else $HIGHTICK_SERVER_SECRET)
-//!
-//! [rewards]                       # currency per player per outcome, unless a host names one
-//! win = 100
-//! loss = 40
-//! draw = 60
-//!
-//! [[modes]]                       # matchmaking queues
-//! name = "5v5"
-//! players = 10
-//! # settings = { rounds_to_win = 2 }  # the game's match settings, sent with each allocation
-//!
-//! [matchmaking]                   # the rules every gateway on the store matches by
-//! rating_window = 100             # rating difference a fresh ticket accepts
-//! window_widen_per_s = 25.0       # the window widens this much per second waited
-//! max_window = 1000               # up to this
-//! region_fallback_s = 10          # a ticket holds out this long for its preferred region
-//! teams = 2                       # seat i is on team i % teams (one team if players do not divide)
-//! max_party_size = 5              # also at most a team
-//! claim_batch = 20000             # tickets one pass claims per mode
-//! parallel_allocations = 64       # allocations a pass runs at once
-//!
-//! [[catalog]]                     # what the shop sells
-//! item_id = "skin.red"
-//! price = 100
-//!
-//! [[catalog]]
-//! item_id = "skin.blue"
-//! price = 150
-//!
-//! [[catalog]]
-//! item_id = "xp.boost"
-//! price = 25
-//!
-//! # [[hosts]]                     # server hosts known without registering
-//! # admin = "127.0.0.1:7780"
-//! # capacity = 64
-//!
-//! [push]                          # the WebSocket push channel, GET /v1/events
-//! queue = 64                      # pushes queued per socket; a full queue closes it (slow reader)
-//! send_timeout_ms = 10000         # one push slower than this to write closes its socket
-//! ping_s = 20                     # ping interval; silent for two intervals closes a socket
-//! max_sockets = 100000            # sockets at once; past it an upgrade gets 503
-//! max_message_bytes = 4096        # largest message a client may send
-//! max_client_messages = 64        # messages a client may send per ping interval
-//!
-//! [http]                          # HTTP connections (slow and idle clients)
-//! header_timeout_ms = 10000       # a request's headers must arrive within this (from accept or its first byte)
-//! body_timeout_ms = 10000         # then its JSON body within this, else 408
-//! idle_timeout_s = 120            # a kept-alive connection idle this long is closed (above clients' 90 s pools)
-//! max_connections_per_ip = 0      # connections at once per client IP; 0 = no cap
-//! # [agones]                      # allocate through the Agones allocator, not the hosts (docs/AGONES.md)
-//! # allocator = "https://agones-allocator.agones-system.svc:443"  # REST, mutual TLS
-//! # namespace = "default"         # the Fleet's namespace
-//! # fleet = "hightick"            # GameServers labelled agones.dev/fleet = this
-//! # match_labels = { "agones.dev/sdk-hightick-version" = "0.1.0" }  # and these labels too
-//! # game_ports = 1                # ports game-0..game-N-1 per GameServer: the host's workers
-//! # client_cert_file = "allocator/client.crt"  # the gateway's client certificate (PEM)
-//! # client_key_file = "allocator/client.key"   # its key (PEM)
-//! # ca_file = "allocator/ca.crt"  # the CA of the allocator's server certificate (PEM)
-//! # timeout_s = 5                 # longest one allocation may take
-//! ```
+//! The reference file, every field with its default and its doc comment,
+//! is generated from these structs: `hightick gateway --print-config` prints
+//! it ([`GatewayConfig::reference`]), and a test checks that it parses to the
+//! defaults and that no field goes without a doc.
 
 use hightick_telemetry::config_file::{self, ConfigFileError};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::agones::AgonesConfig;
 use crate::error::GatewayError;
 
 /// A matchmaking queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeConfig {
     /// The mode name, as the server hosts know it (`5v5`).
@@ -106,11 +28,12 @@ pub struct ModeConfig {
     /// The game's match settings, sent to the host with each allocation
     /// (`rounds_to_win`, `map`... for the arena).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[schemars(extend("examples" = [{"rounds_to_win": 2}]))]
     pub settings: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Currency a player gets for a match, by outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardPolicy {
     /// For a win.
@@ -143,7 +66,7 @@ impl RewardPolicy {
 }
 
 /// One item the shop sells.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogItem {
     /// Item id.
@@ -153,22 +76,26 @@ pub struct CatalogItem {
 }
 
 /// A server host listed in the config (never times out).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StaticHost {
     /// Its admin API address (`POST /v1/matches`).
+    #[schemars(example = "127.0.0.1:7780")]
     pub admin: SocketAddr,
     /// Matches it may be given at once.
+    #[schemars(example = 64)]
     pub capacity: usize,
 }
 
 /// Every setting of a gateway. See the [module docs](self) for the file format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct GatewayConfig {
     /// HTTP API address.
     pub listen: SocketAddr,
-    /// Database URL; `None`: SQLite in `data_dir`.
+    /// Database URL (`sqlite:...` or `postgres://...`); unset: SQLite in
+    /// `data_dir`.
+    #[schemars(example = "postgres://user:pw@db/hightick")]
     pub database_url: Option<String>,
     /// Directory of the embedded SQLite database.
     pub data_dir: PathBuf,
@@ -203,10 +130,13 @@ pub struct GatewayConfig {
     /// Seconds after its last heartbeat a registered host stops getting matches.
     pub host_timeout_s: u64,
     /// Connect-token key file (64 hex digits), else `$HIGHTICK_KEY`.
+    #[schemars(example = "key.hex")]
     pub token_key_file: Option<PathBuf>,
     /// Session signing key file (64 hex digits), else `$HIGHTICK_SESSION_KEY`, else random.
+    #[schemars(example = "session.hex")]
     pub session_key_file: Option<PathBuf>,
     /// File holding the servers' bearer secret, else `$HIGHTICK_SERVER_SECRET`.
+    #[schemars(example = "server.secret")]
     pub server_secret_file: Option<PathBuf>,
     /// Matchmaking queues.
     pub modes: Vec<ModeConfig>,
@@ -222,7 +152,8 @@ pub struct GatewayConfig {
     pub http: crate::listen::HttpConfig,
     /// The matching rules (`[matchmaking]`).
     pub matchmaking: crate::queue::rules::MatchRules,
-    /// Allocate through the Agones allocator instead of the hosts.
+    /// Allocate through the Agones allocator instead of the hosts
+    /// (docs/AGONES.md).
     pub agones: Option<AgonesConfig>,
 }
 
@@ -276,6 +207,15 @@ fn item(id: &str, price: i64) -> CatalogItem {
 }
 
 impl GatewayConfig {
+    /// The reference config file: every field with its default and its doc,
+    /// as TOML (`hightick gateway --print-config`).
+    pub fn reference() -> String {
+        config_file::reference::text::<Self>(
+            "The gateway's config file (hightick gateway --config FILE), from\n\
+             hightick gateway --print-config. Flags override its keys.",
+        )
+    }
+
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, GatewayError> {
         let text = config_file::read(path)?;
@@ -424,13 +364,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reference_file_in_the_docs_parses_to_the_defaults() {
-        let text = hightick_telemetry::text_position::doc_block(include_str!("config.rs"), "toml")
-            .expect("a toml block in the module docs");
-        assert_eq!(
-            GatewayConfig::parse(&text, "doc").unwrap(),
-            GatewayConfig::default()
-        );
+    fn the_reference_parses_to_the_defaults_and_documents_every_field() {
+        if let Err(fault) = config_file::reference::check(|text| GatewayConfig::parse(text, "ref"))
+        {
+            panic!("{fault}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@
 
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use hightick_telemetry::config_file::ConfigFileError;
@@ -27,7 +28,7 @@ use hightick_telemetry::config_file::ConfigFileError;
 use crate::error::ServerError;
 
 /// The `[adapt]` table of the host config.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdaptConfig {
     /// Adapt each client's send share to its link.

@@ -1,50 +1,10 @@
 //! [`HostConfig`]: every setting of `hightick serve`, from a TOML file and
 //! flags, with defaults and validation that names the field at fault.
 //!
-//! The reference file (every field, its default, what it does):
-//!
-//! ```toml
-//! bind = "0.0.0.0:7777"        # game traffic; worker i listens on port + i (port 0: any free port)
-//! # public_address = ["203.0.113.7:30001"]  # where players reach each worker (a NAT, NodePort, host port,
-//! #                            # published port): one per worker, or one for all (worker i: port + i);
-//! #                            # written in match answers and checked in tokens. Default: the bound
-//! #                            # address; with agones, the GameServer's status.address and status.ports
-//! admin = "127.0.0.1:7780"     # admin HTTP: /healthz /metrics /v1/matches /v1/stats /v1/timeline
-//! # advertise_admin = "10.1.2.3:7780"  # the admin address the gateway is given; default: $POD_IP with
-//! #                            # the admin port when set, else the bound address
-//! workers = 0                  # worker threads, 0 = one per core
-//! pin_workers = false          # pin worker i to core i mod cores
-//! max_matches_per_worker = 64
-//! placement = "spread"         # new matches: "spread" (fewest matches) or "pack" (fill a worker to pack_until)
-//! pack_until = 0.5             # share of a core a worker may reach before the next gets matches
-//! phase_group_share = 0.25     # share of a tick period one phase group's budgeted ticks may fill (0: every match its own phase)
-//! timer_slack_us = 50          # how late the kernel may wake a sleeping worker
-//! drain_timeout_s = 120        # on SIGTERM: how long running matches may go on
-//! match_linger_s = 3.0         # ticks kept after a match ends so clients hear it
-//! seat_timeout_s = 30.0        # a seat empty this long is released (the game's hook); a match with no one connected this long ends as abandoned
-//! pace_bytes_per_s = 250000    # per client: packets beyond one a tick (a rejoin's full resync, large reliable messages) paced to this (0: off)
-//! pace_burst_bytes = 12288     # per client: the most those may send at once
-//! # budgets = "budgets.toml"   # frame-time budgets per mode (default: the shipped ones)
-//! # results = "results.jsonl"  # finished matches, one JSON line each
-//! # key_file = "key.hex"       # token key, 64 hex digits; else $HIGHTICK_KEY
-//! # gateway = "http://127.0.0.1:8080"  # register, heartbeat and post results there
-//! # server_secret_file = "server.secret"  # the gateway's server secret; else $HIGHTICK_SERVER_SECRET
-//! # state_dir = "hightick-host"  # the host's identity and its results outbox (needed with gateway)
-//! region = "local"             # region tag the gateway's matchmaking may prefer
-//! heartbeat_s = 2.0            # how often to heartbeat the gateway
-//! agones = false               # run as an Agones GameServer: Ready, health, allocations, Shutdown (docs/AGONES.md)
-//! # agones_sdk_port = 9358     # the Agones SDK server's REST port; else $AGONES_SDK_HTTP_PORT, else 9358
-//!
-//! [adapt]                      # per client: fewer packets and a smaller snapshot budget while its link is congested
-//! enabled = true
-//! queue_delay_ms = 80.0        # congested: smoothed RTT above the least seen by this much ...
-//! queue_delay_ratio = 1.5      # ... and by more than this many times the least RTT,
-//! loss_high = 0.5              # or smoothed loss above this
-//! decrease = 0.7               # congested: the send share times this, at most once per round trip
-//! increase_per_s = 0.5         # clear: the share grows this much a second, back to 1
-//! min_share = 0.25             # the least share of ticks a client gets a packet on
-//! min_rtt_window_s = 10.0      # how long the least RTT is remembered
-//! ```
+//! The reference file, every field with its default and its doc comment,
+//! is generated from this struct: `hightick serve --print-config` prints it
+//! ([`HostConfig::reference`]), and a test checks that it parses to the
+//! defaults and that no field goes without a doc.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -52,6 +12,7 @@ use std::time::Duration;
 
 use hightick_net::Key;
 use hightick_telemetry::config_file::{self, ConfigFileError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::adapt::AdaptConfig;
@@ -68,7 +29,7 @@ pub const POD_IP_ENV: &str = "POD_IP";
 pub const SERVER_SECRET_ENV: &str = "HIGHTICK_SERVER_SECRET";
 
 /// Every setting of a host. See the [module docs](self) for the file format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Game traffic address; worker `i` binds port + `i` (port 0: any).
@@ -79,11 +40,13 @@ pub struct HostConfig {
     /// Match answers carry it and tokens must list it. Empty: the bound
     /// address, or with [`Self::agones`] the GameServer's `status.address`
     /// and `status.ports` (`game-<i>`).
+    #[schemars(extend("examples" = [["203.0.113.7:30001"]]))]
     pub public_address: Vec<SocketAddr>,
     /// Admin HTTP address.
     pub admin: SocketAddr,
     /// The admin address given to the gateway, if not the bound one (else
     /// `$POD_IP` with the bound port, when set).
+    #[schemars(example = "10.1.2.3:7780")]
     pub advertise_admin: Option<SocketAddr>,
     /// Worker threads (0: one per core).
     pub workers: usize,
@@ -93,7 +56,7 @@ pub struct HostConfig {
     pub max_matches_per_worker: usize,
     /// How new matches are spread over the workers.
     pub placement: Placement,
-    /// With [`Placement::Pack`]: the share of a core (0..1) a worker may
+    /// With `placement = "pack"`: the share of a core (0..1) a worker may
     /// reach with one more match before the next worker gets new matches.
     pub pack_until: f64,
     /// Share of a tick period (0..1) the budgeted mean ticks of one phase
@@ -118,30 +81,39 @@ pub struct HostConfig {
     /// Per client, the most of those packets sent at once, bytes.
     pub pace_burst_bytes: u64,
     /// Frame-time budgets file (default: the shipped budgets).
+    #[schemars(example = "budgets.toml")]
     pub budgets: Option<PathBuf>,
     /// Where finished matches are appended as JSON lines.
+    #[schemars(example = "results.jsonl")]
     pub results: Option<PathBuf>,
     /// File holding the token key as 64 hex digits (else `$HIGHTICK_KEY`).
+    #[schemars(example = "key.hex")]
     pub key_file: Option<PathBuf>,
     /// The gateway to register with, heartbeat and post results to
     /// (`http://host:port`).
+    #[schemars(example = "http://127.0.0.1:8080")]
     pub gateway: Option<String>,
     /// File holding the gateway's server secret (else
     /// `$HIGHTICK_SERVER_SECRET`).
+    #[schemars(example = "server.secret")]
     pub server_secret_file: Option<PathBuf>,
     /// The host's state: its identity (`host-id`, kept across restarts) and
     /// its results outbox (`outbox/`). Needed with [`Self::gateway`].
+    #[schemars(example = "hightick-host")]
     pub state_dir: Option<PathBuf>,
     /// Region tag the gateway's matchmaking may prefer.
     pub region: String,
     /// Seconds between heartbeats to the gateway.
     pub heartbeat_s: f64,
-    /// Run as an Agones GameServer ([`crate::agones`]).
+    /// Run as an Agones GameServer: Ready once warm, health from the workers,
+    /// matches from allocations, Shutdown after the drain (docs/AGONES.md).
     pub agones: bool,
     /// The Agones SDK server's REST port (else `$AGONES_SDK_HTTP_PORT`,
     /// else 9358).
+    #[schemars(example = 9358)]
     pub agones_sdk_port: Option<u16>,
-    /// Per-client adaptation to a congested link ([`crate::adapt`]).
+    /// Per client: fewer packets and a smaller snapshot budget while its link
+    /// is congested ([`crate::adapt`]).
     pub adapt: AdaptConfig,
 }
 
@@ -180,6 +152,15 @@ impl Default for HostConfig {
 }
 
 impl HostConfig {
+    /// The reference config file: every field with its default and its doc,
+    /// as TOML (`hightick serve --print-config`).
+    pub fn reference() -> String {
+        config_file::reference::text::<Self>(
+            "The host's config file (hightick serve --config FILE), from\n\
+             hightick serve --print-config. Flags override its keys.",
+        )
+    }
+
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, ServerError> {
         let text = config_file::read(path)?;
@@ -455,13 +436,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_reference_file_in_the_docs_parses_to_the_defaults() {
-        let text = hightick_telemetry::text_position::doc_block(include_str!("config.rs"), "toml")
-            .expect("a toml block in the module docs");
-        assert_eq!(
-            HostConfig::parse(&text, "doc").unwrap(),
-            HostConfig::default()
-        );
+    fn the_reference_parses_to_the_defaults_and_documents_every_field() {
+        if let Err(fault) = config_file::reference::check(|text| HostConfig::parse(text, "ref")) {
+            panic!("{fault}");
+        }
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //! column an editor shows, and a field out of range by its dotted name.
 //! Secrets beside the config ([`read_secret`]): from a file (a mounted
 //! Kubernetes Secret), a variable naming that file, or a variable holding it.
+//! The reference file of a config, from its struct ([`reference`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
 use crate::text_position::line_column;
+
+pub mod reference;
 
 /// What is wrong with a config file.
 #[derive(Debug, thiserror::Error)]

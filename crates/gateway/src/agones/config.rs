@@ -4,33 +4,40 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hightick_telemetry::config_file::ConfigFileError;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where and how to reach the Agones allocator service. See the
 /// [`crate::agones`] module docs and the gateway's reference config.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgonesConfig {
     /// The allocator service, `https://host:port`.
+    #[schemars(example = "https://agones-allocator.agones-system.svc:443")]
     pub allocator: String,
     /// The namespace of the Fleet.
     #[serde(default = "default_namespace")]
     pub namespace: String,
     /// The Fleet (`agones.dev/fleet` label).
+    #[schemars(example = &"hightick")]
     pub fleet: String,
     /// Labels a GameServer must also carry (a build:
     /// `agones.dev/sdk-hightick-version`, a region...).
     #[serde(default)]
+    #[schemars(extend("examples" = [{"agones.dev/sdk-hightick-version": "0.1.0"}]))]
     pub match_labels: BTreeMap<String, String>,
     /// Game ports per GameServer, named `game-0`...: the host's workers.
     #[serde(default = "one")]
     pub game_ports: usize,
     /// The gateway's client certificate (PEM), which the allocator's
     /// client CA must have signed.
+    #[schemars(example = "allocator/client.crt")]
     pub client_cert_file: PathBuf,
     /// Its private key (PEM).
+    #[schemars(example = "allocator/client.key")]
     pub client_key_file: PathBuf,
     /// The CA (PEM) that signed the allocator's server certificate.
+    #[schemars(example = "allocator/ca.crt")]
     pub ca_file: PathBuf,
     /// Longest one allocation may take, seconds.
     #[serde(default = "five")]

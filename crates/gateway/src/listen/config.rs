@@ -1,9 +1,10 @@
 //! [`HttpConfig`]: the `[http]` table of the gateway's config.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Deadlines and caps of the HTTP connections (`[http]` in the config file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     /// Milliseconds a request's headers may take to arrive in full, counted

@@ -1,9 +1,10 @@
 //! [`PushConfig`]: the `[push]` table of the gateway's config.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Settings of the WebSocket push channel (`[push]` in the config file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PushConfig {
     /// Pushes queued per socket; a socket whose queue is full is closed
