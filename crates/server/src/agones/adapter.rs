@@ -426,10 +426,10 @@ impl Adapter {
         self.counter(MATCHES_COUNTER).await.map(|(count, _)| count)
     }
 
-    /// Gives a slot of the [`MATCHES_COUNTER`] back: a match ended (or an
-    /// allocation was refused).
-    pub async fn match_ended(&self) -> Result<(), ServerError> {
-        self.update_counter(MATCHES_COUNTER, CounterChange::By(-1))
+    /// Gives `ended` slots of the [`MATCHES_COUNTER`] back in one call:
+    /// matches ended (or allocations were refused).
+    pub async fn matches_ended(&self, ended: i64) -> Result<(), ServerError> {
+        self.update_counter(MATCHES_COUNTER, CounterChange::By(-ended))
             .await
             .map(drop)
     }

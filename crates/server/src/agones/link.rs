@@ -124,11 +124,17 @@ async fn run(setup: LinkSetup, mut drained: oneshot::Receiver<()>) -> Result<(),
         let _ = drained.await;
     }
     // Every result is written: the matches that ended during the drain
-    // give their slots back before the GameServer goes.
+    // give their slots back, in one call, before the GameServer goes.
+    let mut drained_matches = 0;
     while let Ok(id) = ended.try_recv() {
         if host.ended(&id) {
-            give_back(&mut sdk).await;
+            drained_matches += 1;
         }
+    }
+    if drained_matches > 0
+        && let Err(e) = sdk.matches_ended(drained_matches).await
+    {
+        log(&e);
     }
     let shutdown = sdk.shutdown().await;
     if shutdown.is_ok() {
@@ -270,7 +276,7 @@ async fn allocated(
 
 /// One slot of the `matches` counter back.
 async fn give_back(sdk: &mut Adapter) {
-    if let Err(e) = sdk.match_ended().await {
+    if let Err(e) = sdk.matches_ended(1).await {
         log(&e);
     }
 }
