@@ -14,7 +14,7 @@ use common::host::start_host;
 use hightick_gateway::config::ModeConfig;
 use hightick_gateway::{Gateway, GatewayConfig, Secrets};
 use hightick_server::MatchInfo;
-use hightick_store::{HostBeat, Store, StoreOptions};
+use hightick_store::{HostBeat, Store};
 use serde_json::{Value, json};
 
 /// A config whose only matchmaking queue is `mode`, two players a match.
@@ -26,24 +26,6 @@ fn config(mode: &str) -> GatewayConfig {
         settings: serde_json::Map::new(),
     }];
     config
-}
-
-/// The PostgreSQL options of this test in a schema of its own, or `None` to
-/// skip: only when the variable is unset outside CI.
-fn postgres(test: &str) -> Option<StoreOptions> {
-    let url = std::env::var(common::PG_ENV).ok().filter(|u| !u.is_empty());
-    let Some(url) = url else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: {} must be set in CI",
-            common::PG_ENV
-        );
-        eprintln!("{test}: skipped ({} is not set)", common::PG_ENV);
-        return None;
-    };
-    let mut options = StoreOptions::new(url);
-    options.postgres_schema = Some(common::unique(test));
-    Some(options)
 }
 
 async fn register(http: &Http, secrets: &Secrets, host: &hightick_server::Host) {
@@ -121,7 +103,7 @@ async fn counter(http: &Http, name: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_registered_at_one_gateway_gets_a_match_the_other_allocates() {
-    let Some(options) = postgres("registry_two_gateways") else {
+    let Some(options) = common::postgres("registry_two_gateways") else {
         return;
     };
     let secrets = Secrets::generate();

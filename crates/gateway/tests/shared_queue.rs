@@ -85,27 +85,9 @@ async fn two_gateways(
     (a, b, secrets)
 }
 
-/// The PostgreSQL options of this test, or `None` to skip: only when the
-/// variable is unset outside CI (in CI a missing database fails).
-fn postgres(test: &str) -> Option<StoreOptions> {
-    let url = std::env::var(common::PG_ENV).ok().filter(|u| !u.is_empty());
-    let Some(url) = url else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: {} must be set in CI",
-            common::PG_ENV
-        );
-        eprintln!("{test}: skipped ({} is not set)", common::PG_ENV);
-        return None;
-    };
-    let mut options = StoreOptions::new(url);
-    options.postgres_schema = Some(common::unique(test));
-    Some(options)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn players_queued_at_two_gateways_meet_in_one_match_and_either_answers() {
-    let Some(options) = postgres("shared_two_gateways") else {
+    let Some(options) = common::postgres("shared_two_gateways") else {
         return;
     };
     let (a, b, secrets) = two_gateways(&options, &config(2)).await;

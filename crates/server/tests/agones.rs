@@ -31,6 +31,25 @@ fn state(gs: &Value) -> &str {
     gs["status"]["state"].as_str().unwrap_or_default()
 }
 
+/// Allocates with `annotations` and waits (up to 2 s) until the host lists
+/// a match: what it lists then.
+fn allocate_one(
+    sidecar: &LocalSdkServer,
+    host: &hightick_server::Host,
+    annotations: &[(&str, &str)],
+) -> Vec<hightick_server::MatchInfo> {
+    sidecar.allocate(annotations).unwrap();
+    let mut listed = Vec::new();
+    for _ in 0..400 {
+        listed = list_matches(host.admin_address());
+        if !listed.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    listed
+}
+
 fn matches(gs: &Value) -> i64 {
     LocalSdkServer::counter(gs, "matches").map_or(-1, |(count, _)| count)
 }
@@ -150,23 +169,17 @@ fn a_host_follows_its_allocations() {
 
     // One short round on worker 1.
     let rules = r#"{"rounds_to_win":1,"buy_seconds":0.1,"combat_seconds":1.0}"#;
-    sidecar
-        .allocate(&[
+    let listed = allocate_one(
+        &sidecar,
+        &host,
+        &[
             (MATCH_ID, "m-agones-1"),
             (MODE, "5v5"),
             (ROSTER, "101,102"),
             (WORKER, "1"),
             (SETTINGS, rules),
-        ])
-        .unwrap();
-    let mut listed = Vec::new();
-    for _ in 0..400 {
-        listed = list_matches(host.admin_address());
-        if !listed.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        ],
+    );
     assert_eq!(listed.len(), 1, "the allocation's match runs");
     assert_eq!(listed[0].id, "m-agones-1");
     assert_eq!(listed[0].worker, 1, "on the worker the allocation named");
@@ -230,23 +243,17 @@ fn a_host_advertises_its_game_servers_address_and_is_played_through_a_port_mappi
         .unwrap();
 
     let rules = r#"{"rounds_to_win":1,"buy_seconds":0.1,"combat_seconds":3.0}"#;
-    sidecar
-        .allocate(&[
+    let listed = allocate_one(
+        &sidecar,
+        &host,
+        &[
             (MATCH_ID, "m-mapped"),
             (MODE, "5v5"),
             (ROSTER, "201,202"),
             (WORKER, "1"),
             (SETTINGS, rules),
-        ])
-        .unwrap();
-    let mut listed = Vec::new();
-    for _ in 0..400 {
-        listed = list_matches(host.admin_address());
-        if !listed.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        ],
+    );
     assert_eq!(listed.len(), 1, "the allocation's match runs");
     assert_eq!(
         listed[0].address, reached[1],

@@ -207,3 +207,21 @@ impl Http {
         self.post("/v1/results", result, Some(secret)).await
     }
 }
+
+/// The PostgreSQL options of test `test` in a schema of its own, or `None`
+/// to skip: only when the variable is unset outside CI (in CI a missing
+/// database fails).
+pub(crate) fn postgres(test: &str) -> Option<StoreOptions> {
+    let url = std::env::var(PG_ENV).ok().filter(|u| !u.is_empty());
+    let Some(url) = url else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: {PG_ENV} must be set in CI"
+        );
+        eprintln!("{test}: skipped ({PG_ENV} is not set)");
+        return None;
+    };
+    let mut options = StoreOptions::new(url);
+    options.postgres_schema = Some(unique(test));
+    Some(options)
+}
