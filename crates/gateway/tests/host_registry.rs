@@ -69,24 +69,6 @@ async fn two_queued(http: &Http, prefix: &str, mode: &str) -> Vec<(String, Strin
     out
 }
 
-/// Long-polls `ticket` until it is matched; its `match` object.
-async fn matched(http: &Http, session: &str, ticket: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let a = http
-            .get(
-                &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
-                Some(session),
-            )
-            .await;
-        if a.body["status"] == "matched" {
-            return a.body["match"].clone();
-        }
-        assert_eq!(a.status, 202, "{}", a.text);
-        assert!(Instant::now() < deadline, "never matched: {}", a.text);
-    }
-}
-
 /// The matches running on `host`, by its admin API.
 async fn matches_on(host: &hightick_server::Host) -> Vec<MatchInfo> {
     let admin = Http::new(host.admin_address(), 1);
@@ -129,8 +111,8 @@ async fn a_host_registered_at_one_gateway_gets_a_match_the_other_allocates() {
     assert_eq!(at_b["active"], 0);
 
     let players = two_queued(&http_b, "registry-b", "5v5").await;
-    let m_0 = matched(&http_b, &players[0].0, &players[0].1).await;
-    let m_1 = matched(&http_b, &players[1].0, &players[1].1).await;
+    let m_0 = common::matched(&http_b, &players[0].0, &players[0].1).await;
+    let m_1 = common::matched(&http_b, &players[1].0, &players[1].1).await;
     assert_eq!(m_0["match_id"], m_1["match_id"]);
     let match_id = m_0["match_id"].as_str().unwrap();
     assert!(
@@ -195,7 +177,7 @@ async fn a_host_silent_past_the_timeout_gets_no_match_until_it_heartbeats() {
 
     // It heartbeats: the next pass allocates on it.
     register(&http, &secrets, &host).await;
-    let m = matched(&http, session, ticket).await;
+    let m = common::matched(&http, session, ticket).await;
     let match_id = m["match_id"].as_str().unwrap();
     assert!(matches_on(&host).await.iter().any(|m| m.id == match_id));
     gateway.shutdown().await.unwrap();

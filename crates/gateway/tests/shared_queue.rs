@@ -4,9 +4,6 @@
 //! one team, and a ticket preferring a region gets that region's host.
 
 mod common;
-
-use std::time::{Duration, Instant};
-
 use common::Http;
 use common::host::start_host;
 use hightick_gateway::config::ModeConfig;
@@ -43,24 +40,6 @@ async fn queue(http: &Http, session: &str, body: Value) -> String {
         .await;
     assert!(a.status == 200 || a.status == 202, "{}", a.text);
     a.body["ticket"].as_str().unwrap().to_owned()
-}
-
-/// Long-polls `ticket` at `http` until it is matched; its `match` object.
-async fn matched(http: &Http, session: &str, ticket: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let a = http
-            .get(
-                &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
-                Some(session),
-            )
-            .await;
-        if a.body["status"] == "matched" {
-            return a.body["match"].clone();
-        }
-        assert!(a.status == 202, "{}", a.text);
-        assert!(Instant::now() < deadline, "never matched: {}", a.text);
-    }
 }
 
 async fn two_gateways(
@@ -103,8 +82,8 @@ async fn players_queued_at_two_gateways_meet_in_one_match_and_either_answers() {
     let t_1 = queue(&http_a, &s_1, json!({ "mode": "5v5" })).await;
     let t_2 = queue(&http_b, &s_2, json!({ "mode": "5v5" })).await;
     // Each ticket is answered by the gateway it was not made at.
-    let m_1 = matched(&http_b, &s_1, &t_1).await;
-    let m_2 = matched(&http_a, &s_2, &t_2).await;
+    let m_1 = common::matched(&http_b, &s_1, &t_1).await;
+    let m_2 = common::matched(&http_a, &s_2, &t_2).await;
     assert_eq!(m_1["match_id"], m_2["match_id"]);
     let roster: Vec<i64> = serde_json::from_value(m_1["roster"].clone()).unwrap();
     assert_eq!(roster.len(), 2);
@@ -183,11 +162,11 @@ async fn a_party_lands_on_one_team() {
     let t_1 = queue(&http, &players[1].1, json!({ "mode": "5v5" })).await;
     let t_3 = queue(&http, &players[3].1, json!({ "mode": "5v5" })).await;
     let party_ticket = queue(&http, &leader_s, json!({ "mode": "5v5", "party": true })).await;
-    let m_leader = matched(&http, &leader_s, &party_ticket).await;
+    let m_leader = common::matched(&http, &leader_s, &party_ticket).await;
     // The friend polls the same ticket.
-    let m_friend = matched(&http, &friend_s, &party_ticket).await;
-    let m_1 = matched(&http, &players[1].1, &t_1).await;
-    let m_3 = matched(&http, &players[3].1, &t_3).await;
+    let m_friend = common::matched(&http, &friend_s, &party_ticket).await;
+    let m_1 = common::matched(&http, &players[1].1, &t_1).await;
+    let m_3 = common::matched(&http, &players[3].1, &t_3).await;
     assert_eq!(m_leader["match_id"], m_1["match_id"]);
     assert_eq!(m_leader["team"], m_friend["team"]);
     assert_eq!(m_1["team"], m_3["team"]);
@@ -220,7 +199,7 @@ async fn a_ticket_preferring_a_region_gets_a_host_there() {
         let (_, s_2) = http.guest(&format!("region-{round}-b")).await;
         let t_1 = queue(&http, &s_1, json!({ "mode": "5v5", "region": region })).await;
         queue(&http, &s_2, json!({ "mode": "5v5", "region": region })).await;
-        let m = matched(&http, &s_1, &t_1).await;
+        let m = common::matched(&http, &s_1, &t_1).await;
         let address: std::net::SocketAddr = m["address"].as_str().unwrap().parse().unwrap();
         assert!(
             want.contains(&address),

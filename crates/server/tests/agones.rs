@@ -31,6 +31,25 @@ fn state(gs: &Value) -> &str {
     gs["status"]["state"].as_str().unwrap_or_default()
 }
 
+/// The real SDK server in local mode (a GameServer with room for 4
+/// matches) and a two-worker host following it, in a scratch folder named
+/// after `name`; `None` (the test `what` said it skips) without the tool.
+fn agones_host(
+    what: &str,
+    name: &str,
+) -> Option<(PathBuf, LocalSdkServer, Key, hightick_server::Host)> {
+    let tool = LocalSdkServer::tool_or_skip(what)?;
+    let dir = scratch(name);
+    let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
+    let key = Key::generate(&mut rand::rng());
+    let host = start_host(2, &key, |c| {
+        c.agones = true;
+        c.agones_sdk_port = Some(sidecar.http_port);
+        c.match_linger_s = 0.1;
+    });
+    Some((dir, sidecar, key, host))
+}
+
 /// Allocates with `annotations` and waits (up to 2 s) until the host lists
 /// a match: what it lists then.
 fn allocate_one(
@@ -126,17 +145,9 @@ fn the_adapter_passes_the_agones_sdk_conformance_check() {
 /// again; a drain ends in Shutdown.
 #[test]
 fn a_host_follows_its_allocations() {
-    let Some(tool) = LocalSdkServer::tool_or_skip("the Agones allocation test") else {
+    let Some((_, sidecar, _, host)) = agones_host("the Agones allocation test", "host") else {
         return;
     };
-    let dir = scratch("host");
-    let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
-    let key = Key::generate(&mut rand::rng());
-    let host = start_host(2, &key, |c| {
-        c.agones = true;
-        c.agones_sdk_port = Some(sidecar.http_port);
-        c.match_linger_s = 0.1;
-    });
     let gs = sidecar
         .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
         .unwrap();
@@ -207,17 +218,9 @@ fn a_host_follows_its_allocations() {
 /// forwarder on 127.0.0.2, as a node's host port) and play.
 #[test]
 fn a_host_advertises_its_game_servers_address_and_is_played_through_a_port_mapping() {
-    let Some(tool) = LocalSdkServer::tool_or_skip("the Agones address test") else {
+    let Some((dir, sidecar, key, host)) = agones_host("the Agones address test", "address") else {
         return;
     };
-    let dir = scratch("address");
-    let sidecar = LocalSdkServer::start_local(&tool, &dir, 4).unwrap();
-    let key = Key::generate(&mut rand::rng());
-    let host = start_host(2, &key, |c| {
-        c.agones = true;
-        c.agones_sdk_port = Some(sidecar.http_port);
-        c.match_linger_s = 0.1;
-    });
     sidecar
         .wait_until(WAIT, "Ready", |gs| state(gs) == "Ready")
         .unwrap();

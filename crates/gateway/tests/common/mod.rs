@@ -225,3 +225,26 @@ pub(crate) fn postgres(test: &str) -> Option<StoreOptions> {
     options.postgres_schema = Some(unique(test));
     Some(options)
 }
+
+/// Long-polls `ticket` at `http` until it is matched (at most 30 s); its
+/// `match` object.
+pub(crate) async fn matched(http: &Http, session: &str, ticket: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let a = http
+            .get(
+                &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
+                Some(session),
+            )
+            .await;
+        if a.body["status"] == "matched" {
+            return a.body["match"].clone();
+        }
+        assert_eq!(a.status, 202, "{}", a.text);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never matched: {}",
+            a.text
+        );
+    }
+}
