@@ -35,7 +35,7 @@
 //! max = [6, 10, 14]
 //! ```
 
-use hightick_telemetry::text_position::line_column;
+use hightick_config::text_position::line_column;
 use std::ops::Range;
 
 use glam::Vec3;

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use hightick_engine::BotGame;
-use hightick_server::process;
+use hightick_process as process;
 use hightick_swarm::aggregate::Progress;
 use hightick_swarm::distributed::{Agent, AgentConfig, AllowList, SharedSecret, run_distributed};
 use hightick_swarm::metrics::MetricsEndpoint;

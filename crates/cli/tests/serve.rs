@@ -75,7 +75,7 @@ fn sigterm_drains_and_exits_cleanly_with_results_written() {
     let lines = std::fs::read_to_string(&results).unwrap();
     assert_eq!(lines.lines().count(), 1, "{lines}");
     assert!(lines.ends_with('\n'), "the last line is whole");
-    assert!(lines.contains(r#""outcome":"abandoned""#), "{lines}");
+    assert!(lines.contains(r#""abandoned":true"#), "{lines}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

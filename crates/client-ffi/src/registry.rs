@@ -9,10 +9,11 @@
 //! swap and gets [`FfiError::Busy`], never a data race.
 
 use std::cell::UnsafeCell;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::error::FfiError;
+use parking_lot::Mutex;
 
 /// A client handle as C sees it: opaque, never zero.
 pub type HightickClient = u64;
@@ -111,7 +112,7 @@ impl<T> Registry<T> {
 
     /// Opens a session; returns its handle. Allocates (a connect does).
     pub fn open(&self, session: T) -> Result<HightickClient, FfiError> {
-        let _opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+        let _opening = self.opening.lock();
         let slots = self.slots.get_or_init(|| {
             (0..HIGHTICK_MAX_OPEN_HANDLES)
                 .map(|_| Slot::default())

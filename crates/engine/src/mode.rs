@@ -14,8 +14,7 @@ use serde::de::DeserializeOwned;
 use crate::config::MatchConfig;
 use crate::{Game, PlayerId};
 
-/// Rates a match may run at, in Hz (a host refuses others).
-pub const TICK_RATES_HZ: std::ops::RangeInclusive<u32> = 1..=256;
+pub use hightick_host_api::{Outcome, TICK_RATES_HZ};
 
 /// One registered way to play a game: what `POST /v1/matches` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,18 +27,6 @@ pub struct Mode {
     pub tick_rate_hz: u32,
     /// One line for listings: map or preset and what is special.
     pub summary: &'static str,
-}
-
-/// A player's outcome in a finished match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Won.
-    Win,
-    /// Lost.
-    Loss,
-    /// Neither.
-    Draw,
 }
 
 /// One player's line of a [`MatchReport`].

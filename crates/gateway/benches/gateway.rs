@@ -33,7 +33,7 @@ const META_P99_MS: f64 = 50.0;
 
 /// This process's CPU seconds (user + system).
 fn cpu_seconds() -> f64 {
-    hightick_server::process::process_cpu_seconds()
+    hightick_process::process_cpu_seconds()
 }
 
 fn cores() -> usize {

@@ -20,7 +20,7 @@ use hightick_gateway::push::{Hub, PushConfig};
 use hightick_gateway::queue::rules::MatchRules;
 use hightick_net::Key;
 use hightick_store::{NewTicket, Store, StoreOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const PLAYERS: i64 = 20_000;
 const ROUNDS: usize = 3;
@@ -36,7 +36,10 @@ async fn stand_in_host() -> SocketAddr {
         post(|Json(body): Json<Value>| async move {
             (
                 axum::http::StatusCode::CREATED,
-                Json(json!({ "id": body["match_id"], "address": "127.0.0.1:9" })),
+                Json(hightick_host_api::MatchInfo::new(
+                    body["match_id"].as_str().unwrap_or_default(),
+                    "127.0.0.1:9".parse().unwrap(),
+                )),
             )
         }),
     );

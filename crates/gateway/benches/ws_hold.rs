@@ -120,7 +120,10 @@ async fn accepting_host() -> SocketAddr {
             }
             (
                 axum::http::StatusCode::CREATED,
-                Json(json!({ "id": body["match_id"], "address": "127.0.0.1:9" })),
+                Json(json!(hightick_host_api::MatchInfo::new(
+                    body["match_id"].as_str().unwrap_or_default(),
+                    "127.0.0.1:9".parse().unwrap(),
+                ))),
             )
         }),
     );
@@ -161,7 +164,7 @@ async fn gateway(limit: u64) {
     let (_, store) = common::stores("ws_hold", 8).await.remove(0);
     let (gateway, _) = common::start(&config, store).await;
     let address = gateway.address();
-    let rss0 = hightick_server::process::rss_bytes();
+    let rss0 = hightick_process::rss_bytes();
     let exe = std::env::current_exe().expect("this executable");
     let (lines, heard) = mpsc::channel::<(usize, String)>();
     let mut children = Vec::new();
@@ -226,10 +229,10 @@ async fn gateway(limit: u64) {
         .and_then(|v| v.trim().parse::<f64>().ok())
         .unwrap_or(0.0);
     let files = open_files();
-    let rss = hightick_server::process::rss_bytes();
-    let cpu0 = hightick_server::process::process_cpu_seconds();
+    let rss = hightick_process::rss_bytes();
+    let cpu0 = hightick_process::process_cpu_seconds();
     tokio::time::sleep(Duration::from_secs(20)).await;
-    let idle = (hightick_server::process::process_cpu_seconds() - cpu0) / 20.0;
+    let idle = (hightick_process::process_cpu_seconds() - cpu0) / 20.0;
     figure("ws_held_sockets", held, "sockets");
     figure("ws_gateway_open_files", files as f64, "files");
     figure("ws_open_file_limit", limit as f64, "files");
@@ -249,23 +252,23 @@ async fn gateway(limit: u64) {
             }
         }
     };
-    let cpu1 = hightick_server::process::process_cpu_seconds();
+    let cpu1 = hightick_process::process_cpu_seconds();
     let burst = Instant::now();
     go(&mut children);
     wait_for("DONE", &mut latencies);
     let burst_s = burst.elapsed().as_secs_f64();
-    let burst_cpu = hightick_server::process::process_cpu_seconds() - cpu1;
+    let burst_cpu = hightick_process::process_cpu_seconds() - cpu1;
     latency_figures("ws_match_found", "pushes", &mut latencies);
     figure("ws_burst_wall_s", burst_s, "s");
     figure("ws_burst_gateway_cpu_s", burst_cpu, "s");
 
     let mut queue_latencies = Vec::with_capacity(sockets * 6);
-    let cpu2 = hightick_server::process::process_cpu_seconds();
+    let cpu2 = hightick_process::process_cpu_seconds();
     let crowd = Instant::now();
     go(&mut children);
     wait_for("QDONE", &mut queue_latencies);
     let crowd_cpu =
-        (hightick_server::process::process_cpu_seconds() - cpu2) / crowd.elapsed().as_secs_f64();
+        (hightick_process::process_cpu_seconds() - cpu2) / crowd.elapsed().as_secs_f64();
     latency_figures("ws_queue", "pushes_full", &mut queue_latencies);
     figure("ws_queue_gateway_cpu_cores", crowd_cpu, "cores");
     for mut shard in children {

@@ -11,11 +11,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hightick_telemetry::prometheus::durations::DurationHistogram;
+use parking_lot::Mutex;
 use tokio::sync::{Notify, Semaphore, watch};
 
 /// What an auth worker does with one job.
@@ -164,10 +165,6 @@ impl<W: Work> std::fmt::Debug for Admission<W> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl<W: Work> Admission<W> {
     /// A pool of `workers` running `work`, with room for `capacity` waiting
     /// jobs; finished tickets are kept `ticket_ttl` for their callers. Starts
@@ -203,7 +200,7 @@ impl<W: Work> Admission<W> {
         let submitted = Instant::now();
         let inner = &self.inner;
         let fast = {
-            let state = lock(&inner.state);
+            let state = inner.state.lock();
             if state.waiting.is_empty() {
                 Arc::clone(&inner.permits).try_acquire_owned().ok()
             } else {
@@ -216,7 +213,7 @@ impl<W: Work> Admission<W> {
             inner.finished(submitted);
             return Ok(Submitted::Done(outcome));
         }
-        let mut state = lock(&inner.state);
+        let mut state = inner.state.lock();
         if state.waiting.len() >= inner.capacity {
             inner.refused_full.fetch_add(1, Ordering::Relaxed);
             return Err(QueueFull {
@@ -264,7 +261,7 @@ impl<W: Work> Admission<W> {
 
     /// Where `ticket` stands now, or `None` for an unknown (or expired) ticket.
     pub fn status(&self, ticket: &str) -> Option<TicketStatus<W::Outcome>> {
-        let state = lock(&self.inner.state);
+        let state = self.inner.state.lock();
         let t = state.tickets.get(ticket)?;
         Some(self.inner.status_of(t, state.dispatched))
     }
@@ -273,7 +270,7 @@ impl<W: Work> Admission<W> {
     /// `wait` for it to finish.
     pub async fn wait(&self, ticket: &str, wait: Duration) -> Option<TicketStatus<W::Outcome>> {
         let mut outcome = {
-            let state = lock(&self.inner.state);
+            let state = self.inner.state.lock();
             let t = state.tickets.get(ticket)?;
             if t.finished_at.is_some() || wait.is_zero() {
                 return Some(self.inner.status_of(t, state.dispatched));
@@ -288,7 +285,7 @@ impl<W: Work> Admission<W> {
     pub fn snapshot(&self) -> AdmissionSnapshot {
         let inner = &self.inner;
         let (queue_depth, tickets) = {
-            let state = lock(&inner.state);
+            let state = inner.state.lock();
             (state.waiting.len(), state.tickets.len())
         };
         AdmissionSnapshot {
@@ -336,7 +333,7 @@ impl<W: Work> Inner<W> {
     /// Takes the head of the queue, with the batchable jobs right behind it
     /// when it is batchable, and marks their tickets working.
     fn take_batch(&self) -> Vec<Queued<W::Job>> {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let mut batch = Vec::new();
         while let Some(front) = state.waiting.front() {
             let joins =
@@ -379,7 +376,7 @@ impl<W: Work> Inner<W> {
 async fn dispatch<W: Work>(weak: std::sync::Weak<Inner<W>>) {
     loop {
         let Some(inner) = weak.upgrade() else { return };
-        let has_job = !lock(&inner.state).waiting.is_empty();
+        let has_job = !inner.state.lock().waiting.is_empty();
         if !has_job {
             // Wake up now and then to notice a dropped admission.
             let queued = inner.job_queued.notified();
@@ -416,7 +413,7 @@ async fn dispatch<W: Work>(weak: std::sync::Weak<Inner<W>>) {
                 inner.finished(*submitted);
             }
             let now = Instant::now();
-            let mut state = lock(&inner.state);
+            let mut state = inner.state.lock();
             for ((ticket, _), outcome) in tickets.iter().zip(outcomes) {
                 if let Some(t) = state.tickets.get_mut(ticket) {
                     t.finished_at = Some(now);
@@ -433,7 +430,9 @@ async fn sweep<W: Work>(weak: std::sync::Weak<Inner<W>>) {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let Some(inner) = weak.upgrade() else { return };
         let ttl = inner.ticket_ttl;
-        lock(&inner.state)
+        inner
+            .state
+            .lock()
             .tickets
             .retain(|_, t| t.finished_at.is_none_or(|at| at.elapsed() < ttl));
     }

@@ -6,7 +6,7 @@
 //! it ([`GatewayConfig::reference`]), and a test checks that it parses to the
 //! defaults and that no field goes without a doc.
 
-use hightick_telemetry::config_file::{self, ConfigFileError};
+use hightick_config::ConfigFileError;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -56,11 +56,11 @@ impl Default for RewardPolicy {
 
 impl RewardPolicy {
     /// The reward for `outcome`.
-    pub fn for_outcome(&self, outcome: hightick_store::Outcome) -> i64 {
+    pub fn for_outcome(&self, outcome: hightick_host_api::Outcome) -> i64 {
         match outcome {
-            hightick_store::Outcome::Win => self.win,
-            hightick_store::Outcome::Loss => self.loss,
-            hightick_store::Outcome::Draw => self.draw,
+            hightick_host_api::Outcome::Win => self.win,
+            hightick_host_api::Outcome::Loss => self.loss,
+            hightick_host_api::Outcome::Draw => self.draw,
         }
     }
 }
@@ -210,7 +210,7 @@ impl GatewayConfig {
     /// The reference config file: every field with its default and its doc,
     /// as TOML (`hightick gateway --print-config`).
     pub fn reference() -> String {
-        config_file::reference::text::<Self>(
+        hightick_config::reference::text::<Self>(
             "The gateway's config file (hightick gateway --config FILE), from\n\
              hightick gateway --print-config. Flags override its keys.",
         )
@@ -218,13 +218,13 @@ impl GatewayConfig {
 
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, GatewayError> {
-        let text = config_file::read(path)?;
+        let text = hightick_config::read(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates config text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, GatewayError> {
-        let config: Self = config_file::parse_toml(text, file)?;
+        let config: Self = hightick_config::parse_toml(text, file)?;
         config.validate()?;
         Ok(config)
     }
@@ -365,7 +365,8 @@ mod tests {
 
     #[test]
     fn the_reference_parses_to_the_defaults_and_documents_every_field() {
-        if let Err(fault) = config_file::reference::check(|text| GatewayConfig::parse(text, "ref"))
+        if let Err(fault) =
+            hightick_config::reference::check(|text| GatewayConfig::parse(text, "ref"))
         {
             panic!("{fault}");
         }

@@ -10,7 +10,7 @@ pub enum GatewayError {
     /// The config file cannot be read, is not valid TOML for the config, or
     /// holds a field out of range.
     #[error(transparent)]
-    Config(#[from] hightick_telemetry::config_file::ConfigFileError),
+    Config(#[from] hightick_config::ConfigFileError),
     /// A key or secret is missing or malformed.
     #[error("{what}: {reason}")]
     Secret {

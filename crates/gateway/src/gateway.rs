@@ -14,6 +14,7 @@ use crate::agones::AgonesAllocator;
 use crate::api::{AppState, Shared, router};
 use crate::config::GatewayConfig;
 use crate::error::GatewayError;
+use crate::faults::Faults;
 use crate::hosts::Hosts;
 use crate::login::Logins;
 use crate::matchmaking::{Allocation, Matchmaker, MatchmakerParts, TokenSettings};
@@ -23,19 +24,6 @@ use crate::rate_limit::RateLimit;
 use crate::secrets::Secrets;
 use crate::session::SessionSigner;
 use crate::ticket::TicketSigner;
-
-/// Failures a test may inject, for proving what a crash does and does not
-/// lose. Only [`Gateway::start_with_faults`] takes them, and it exists only
-/// with the cargo feature `fault-injection`, which only this crate's own
-/// tests turn on (a dev-dependency on itself): no shipped binary,
-/// configuration or environment can reach them, and without the feature the
-/// code that would act on them is not compiled.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Faults {
-    /// SIGKILL the process right after a match result commits, before the
-    /// reply is written.
-    pub crash_after_result_commit: bool,
-}
 
 /// A running gateway.
 #[derive(Debug)]

@@ -19,16 +19,17 @@
 //! configured host's heartbeat and load stay with the replica it reached.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::Bytes;
+use hightick_host_api::{CreateMatch, MatchInfo};
 use hightick_store::{HostBeat, HostTally, RegisteredHost, Store, StoreError};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connect, HttpConnector};
 use hyper_util::rt::TokioExecutor;
-use serde::{Deserialize, Serialize};
+use parking_lot::{Mutex, MutexGuard};
+use serde::Serialize;
 
 /// Longest an allocation call may take.
 const ALLOCATE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -186,10 +187,8 @@ impl Hosts {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Host>> {
-        self.hosts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Vec<Host>> {
+        self.hosts.lock()
     }
 
     /// Oldest heartbeat a registered host may have and be listed, at `now_ms`.
@@ -312,7 +311,7 @@ impl Hosts {
     /// Passes `admin` over (it refused a match as full) for
     /// [`FULL_BACKOFF`] from now, or until its next heartbeat if sooner.
     pub fn full(&self, admin: SocketAddr) {
-        self.full_at(admin, crate::login::now_ms());
+        self.full_at(admin, hightick_store::clock::now_ms());
     }
 
     /// [`Self::full`] at `now_ms` (unix ms).
@@ -350,17 +349,6 @@ impl Hosts {
     }
 }
 
-/// What the gateway asks a host for: the mode's settings sit beside the
-/// host's own fields, as the host's create-match body has them.
-#[derive(Debug, Serialize)]
-struct CreateMatch<'a> {
-    mode: &'a str,
-    roster: &'a [u64],
-    match_id: &'a str,
-    #[serde(flatten)]
-    settings: &'a serde_json::Map<String, serde_json::Value>,
-}
-
 /// One match to allocate.
 #[derive(Debug, Clone, Copy)]
 pub struct MatchRequest<'a> {
@@ -374,8 +362,20 @@ pub struct MatchRequest<'a> {
     pub settings: &'a serde_json::Map<String, serde_json::Value>,
 }
 
-/// The part of a host's answer the gateway uses.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+impl MatchRequest<'_> {
+    /// The host's create-match body for it: the mode's settings beside the
+    /// host's own fields.
+    pub fn create_match(&self) -> CreateMatch {
+        let mut body = CreateMatch::new(self.mode, self.roster.to_vec());
+        body.match_id = Some(self.match_id.to_owned());
+        body.settings = self.settings.clone();
+        body
+    }
+}
+
+/// Where an allocated match runs (from a host's answer, or the Agones
+/// allocator's).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allocated {
     /// The host's match id (the one the gateway gave it).
     pub id: String,
@@ -459,13 +459,8 @@ impl HostClient {
         request: MatchRequest<'_>,
     ) -> Result<Allocated, AllocateError> {
         let failed = |reason: String| AllocateError::Failed { host, reason };
-        let body = serde_json::to_vec(&CreateMatch {
-            mode: request.mode,
-            roster: request.roster,
-            match_id: request.match_id,
-            settings: request.settings,
-        })
-        .map_err(|e| failed(e.to_string()))?;
+        let body =
+            serde_json::to_vec(&request.create_match()).map_err(|e| failed(e.to_string()))?;
         let match_id = request.match_id;
         let request = hyper::Request::post(format!("http://{host}/v1/matches"))
             .header("content-type", "application/json")
@@ -483,15 +478,18 @@ impl HostClient {
                 String::from_utf8_lossy(&bytes)
             )));
         }
-        let allocated: Allocated =
+        let info: MatchInfo =
             serde_json::from_slice(&bytes).map_err(|e| failed(format!("malformed answer: {e}")))?;
-        if allocated.id != match_id {
+        if info.id != match_id {
             return Err(failed(format!(
                 "answered match id `{}` for `{match_id}`",
-                allocated.id
+                info.id
             )));
         }
-        Ok(allocated)
+        Ok(Allocated {
+            id: info.id,
+            address: info.address,
+        })
     }
 }
 

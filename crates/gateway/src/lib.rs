@@ -74,6 +74,7 @@ pub mod agones;
 pub mod api;
 pub mod config;
 mod error;
+mod faults;
 mod gateway;
 pub mod hosts;
 pub mod listen;
@@ -90,5 +91,6 @@ pub mod ticket;
 
 pub use config::GatewayConfig;
 pub use error::GatewayError;
-pub use gateway::{Faults, Gateway, open_store, serve};
+pub use faults::Faults;
+pub use gateway::{Gateway, open_store, serve};
 pub use secrets::Secrets;

@@ -10,11 +10,10 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use hightick_store::clock::now_ms;
 use hightick_store::{GuestLogin, Store, StoreError, password};
 
 use crate::admission::{Issued, Work};
-use crate::api::ApiError;
 use crate::session::{SessionClaims, SessionSigner};
 use crate::ticket::{LoginTicket, TicketId, TicketSigner};
 
@@ -85,7 +84,33 @@ impl Grant {
 }
 
 /// What a login comes to.
-pub type LoginOutcome = Result<Grant, ApiError>;
+pub type LoginOutcome = Result<Grant, LoginError>;
+
+/// Why a login failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoginError {
+    /// Sign-up: an account with this name exists.
+    #[error("an account with this name exists")]
+    NameTaken,
+    /// Password login: no such name, or another password.
+    #[error("wrong name or password")]
+    WrongPassword,
+    /// The store made no session (it answered with none).
+    #[error("no session")]
+    NoSession,
+    /// The password hashing thread stopped.
+    #[error("password worker stopped")]
+    WorkerStopped,
+    /// The store failed (shared by every login of a batch).
+    #[error(transparent)]
+    Store(std::sync::Arc<StoreError>),
+}
+
+impl From<StoreError> for LoginError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(std::sync::Arc::new(e))
+    }
+}
 
 /// Where a ticket issued by another gateway stands, as far as the store and
 /// the ticket's own signed data tell.
@@ -150,7 +175,7 @@ impl Logins {
         &self,
         ticket: &LoginTicket,
         now_ms: i64,
-    ) -> Result<Option<Elsewhere>, ApiError> {
+    ) -> Result<Option<Elsewhere>, LoginError> {
         if now_ms > ticket.answered_until_ms(self.ticket_ttl) {
             return Ok(None);
         }
@@ -206,19 +231,13 @@ impl Logins {
             .create_named_account(name, &hash)
             .await
             .map_err(|e| match e {
-                StoreError::Conflict { .. } => ApiError::new(
-                    StatusCode::CONFLICT,
-                    "name_taken",
-                    "an account with this name exists",
-                )
-                .field("name"),
+                StoreError::Conflict { .. } => LoginError::NameTaken,
                 other => other.into(),
             })?;
         self.grant(id, account.id).await
     }
 
     async fn password_login(&self, id: &TicketId, name: &str, secret: String) -> LoginOutcome {
-        let refused = || ApiError::unauthorized("wrong name or password").field("password");
         let (account_id, phc) = match self.store.account_by_name(name).await {
             Ok(a) => (Some(a.id), a.password_hash.unwrap_or_default()),
             // Hash anyway so an unknown name takes as long as a wrong password.
@@ -228,7 +247,7 @@ impl Logins {
         let ok = on_blocking_thread(move || password::verify_password(&secret, &phc)).await?;
         match account_id {
             Some(account) if ok => self.grant(id, account).await,
-            _ => Err(refused()),
+            _ => Err(LoginError::WrongPassword),
         }
     }
 }
@@ -271,7 +290,7 @@ impl Work for Logins {
                 .map(|s| Ok(self.signed(s.account_id, s.token_id, s.expires_at_ms)))
                 .collect(),
             Err(e) => {
-                let e = ApiError::from(e);
+                let e = LoginError::from(e);
                 logins.iter().map(|_| Err(e.clone())).collect()
             }
         }
@@ -292,7 +311,7 @@ impl Work for Logins {
                     .guest_logins(std::slice::from_ref(&login))
                     .await?
                     .pop()
-                    .ok_or_else(|| ApiError::not_found("no session"))?;
+                    .ok_or(LoginError::NoSession)?;
                 Ok(self.signed(session.account_id, session.token_id, session.expires_at_ms))
             }
             Login::SignUp { name, password } => self.sign_up(&id, &name, password).await,
@@ -315,23 +334,11 @@ fn dummy_hash() -> &'static str {
 
 async fn on_blocking_thread<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, ApiError> {
+) -> Result<T, LoginError> {
     match tokio::task::spawn_blocking(f).await {
-        Ok(result) => result.map_err(ApiError::from),
-        Err(_) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "password worker stopped",
-        )),
+        Ok(result) => result.map_err(LoginError::from),
+        Err(_) => Err(LoginError::WorkerStopped),
     }
-}
-
-/// Unix milliseconds now.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -369,11 +376,11 @@ mod tests {
             estimate_ms: 1_000,
         };
         assert_eq!(
-            logins.elsewhere(&ticket, now + 500).await,
-            Ok(Some(Elsewhere::Queued {
+            logins.elsewhere(&ticket, now + 500).await.unwrap(),
+            Some(Elsewhere::Queued {
                 position: 5,
                 estimate_ms: 500
-            }))
+            })
         );
         let grant = logins
             .run(guest(ticket.id, "dev-1"))
@@ -388,10 +395,10 @@ mod tests {
         assert_eq!(claims.token_id, logins.tickets().token_id(&ticket.id));
         // Past four times the estimate plus the TTL: not answered any more.
         let late = now + 4_000 + 10_000 + 1;
-        assert_eq!(logins.elsewhere(&ticket, late).await, Ok(None));
+        assert_eq!(logins.elsewhere(&ticket, late).await.unwrap(), None);
         // A revoked session is not handed out again.
         logins.store.revoke_session(&claims.token_id).await.unwrap();
-        assert_eq!(logins.elsewhere(&ticket, now + 600).await, Ok(None));
+        assert_eq!(logins.elsewhere(&ticket, now + 600).await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -24,19 +24,21 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use hightick_net::{ConnectToken, Key, TokenParams};
+use hightick_store::clock::now_ms;
 use hightick_store::{
     INITIAL_RATING, LiveMatch, NewMatch, NewTicket, QueueTicket, Seat, Store, StoreError,
     TicketState,
 };
 use hightick_telemetry::prometheus::durations::DurationHistogram;
+use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
@@ -44,7 +46,6 @@ use tokio::sync::{Notify, watch};
 use crate::agones::AgonesAllocator;
 use crate::config::ModeConfig;
 use crate::hosts::{AllocateError, Allocated, HostClient, Hosts, MatchRequest};
-use crate::login::now_ms;
 use crate::push::{Hub, event};
 use crate::queue::rules::{self, MatchRules, Waiting};
 use crate::queue::view::View;
@@ -241,10 +242,6 @@ impl WeakMatchmaker {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 fn random_id(prefix: &str, bytes: usize) -> String {
     let mut id = vec![0u8; bytes];
     rand::fill(&mut id[..]);
@@ -385,7 +382,7 @@ impl Matchmaker {
         if new {
             // In the view at once, behind everyone in it (the next refresh
             // has it from the store).
-            let mut view = lock(&self.inner.view);
+            let mut view = self.inner.view.lock();
             let waiting = view.waiting.entry(ticket.mode.clone()).or_insert(0);
             let position = *waiting + 1;
             *waiting += ticket.members.len();
@@ -456,10 +453,10 @@ impl Matchmaker {
             Err(StoreError::Conflict { .. }) => return Err(MatchmakingError::NotWaiting),
             Err(e) => return Err(e.into()),
         };
-        lock(&self.inner.view).places.remove(ticket);
+        self.inner.view.lock().places.remove(ticket);
         let body = json!({ "ticket": ticket });
         for account in members {
-            let text = event::render("match_cancelled", body.clone(), event::now_ms());
+            let text = event::render("match_cancelled", body.clone(), now_ms());
             self.inner.hub.publish(account, text);
         }
         Ok(true)
@@ -486,7 +483,7 @@ impl Matchmaker {
     /// Match `match_id`'s result is in: no rejoins from now on.
     pub async fn match_over(&self, match_id: &str) -> Result<(), StoreError> {
         self.inner.store.match_over(match_id).await?;
-        lock(&self.inner.view).matches.remove(match_id);
+        self.inner.view.lock().matches.remove(match_id);
         Ok(())
     }
 
@@ -507,7 +504,7 @@ impl Matchmaker {
 
     /// Every queued player with its position, from the last snapshot.
     pub fn queued_positions(&self) -> Vec<QueuedPosition> {
-        let view = lock(&self.inner.view);
+        let view = self.inner.view.lock();
         let mut out = Vec::with_capacity(view.places.len());
         for (ticket, place) in &view.places {
             if place.forming {
@@ -536,7 +533,7 @@ impl Matchmaker {
 
     /// Players waiting, all modes (last snapshot).
     pub fn queued(&self) -> usize {
-        lock(&self.inner.view).waiting.values().sum()
+        self.inner.view.lock().waiting.values().sum()
     }
 
     /// Matches formed by this gateway since start.
@@ -580,7 +577,7 @@ impl Inner {
     }
 
     fn status_from_view(&self, account_id: i64, ticket: &str) -> Option<MatchStatus> {
-        let view = lock(&self.view);
+        let view = self.view.lock();
         if let Some(m) = view.matched.get(ticket) {
             if !m.members.contains(&account_id) {
                 return None;
@@ -615,7 +612,7 @@ impl Inner {
             TicketState::Forming => Some(MatchStatus::Forming),
             TicketState::Queued => {
                 // Joined since the last snapshot: behind everyone in it.
-                let waiting = lock(&self.view).waiting.get(&t.mode).copied().unwrap_or(0);
+                let waiting = self.view.lock().waiting.get(&t.mode).copied().unwrap_or(0);
                 Some(MatchStatus::Queued {
                     position: waiting + 1,
                     waiting: waiting + t.members.len(),
@@ -629,7 +626,8 @@ impl Inner {
                 let Some(live) = self.store.live_match(match_id).await? else {
                     return Ok(None);
                 };
-                lock(&self.view)
+                self.view
+                    .lock()
                     .matches
                     .insert(match_id.clone(), live.clone());
                 self.cached_assignment(&t.ticket, account_id, &live)
@@ -646,11 +644,11 @@ impl Inner {
         live: &LiveMatch,
     ) -> Option<Assignment> {
         let key = (ticket.to_owned(), account_id);
-        if let Some(a) = lock(&self.assignments).get(&key) {
+        if let Some(a) = self.assignments.lock().get(&key) {
             return Some(a.clone());
         }
         let a = self.assignment(account_id, live)??;
-        lock(&self.assignments).insert(key, a.clone());
+        self.assignments.lock().insert(key, a.clone());
         Some(a)
     }
 
@@ -775,7 +773,7 @@ impl Inner {
         for (mode, spec) in &self.modes {
             // Not a match's worth waiting (by the last refresh and the joins
             // here since): nothing to claim.
-            let waiting = lock(&self.view).waiting.get(mode).copied().unwrap_or(0);
+            let waiting = self.view.lock().waiting.get(mode).copied().unwrap_or(0);
             if waiting < spec.players {
                 continue;
             }
@@ -864,7 +862,7 @@ impl Inner {
         }
         self.formed
             .fetch_add(records.len() as u64, Ordering::Relaxed);
-        let mut view = lock(&self.view);
+        let mut view = self.view.lock();
         for m in records.iter() {
             view.matches.insert(
                 m.match_id.clone(),
@@ -886,20 +884,21 @@ impl Inner {
     /// look (pushing `match_found` for them), and wakes the long polls.
     async fn refresh(&self) -> Result<(), StoreError> {
         let waiting = self.store.queue_waiting().await?;
-        let since = lock(&self.view).watermark_ms - MATCHED_SLACK_MS;
+        let since = self.view.lock().watermark_ms - MATCHED_SLACK_MS;
         let matched = self.store.queue_matched_since(since).await?;
         let new = {
-            let mut view = lock(&self.view);
+            let mut view = self.view.lock();
             view.set_waiting(&waiting);
             view.add_matched(matched)
         };
         for (ticket, m) in new {
-            let cached = lock(&self.view).matches.get(&m.match_id).cloned();
+            let cached = self.view.lock().matches.get(&m.match_id).cloned();
             let live = match cached {
                 Some(live) => live,
                 None => match self.store.live_match(&m.match_id).await? {
                     Some(live) => {
-                        lock(&self.view)
+                        self.view
+                            .lock()
                             .matches
                             .insert(m.match_id.clone(), live.clone());
                         live
@@ -911,7 +910,7 @@ impl Inner {
                 if let Some(a) = self.cached_assignment(&ticket, account, &live) {
                     let body = MatchStatus::Matched(a).body(&ticket);
                     self.hub
-                        .publish(account, event::render("match_found", body, event::now_ms()));
+                        .publish(account, event::render("match_found", body, now_ms()));
                 }
             }
         }
@@ -926,9 +925,11 @@ impl Inner {
             .queue_sweep(now - ttl_ms, now - LIVE_MATCH_MAX_AGE_MS)
             .await?;
         {
-            let mut view = lock(&self.view);
+            let mut view = self.view.lock();
             view.prune(now - ttl_ms);
-            lock(&self.assignments).retain(|(ticket, _), _| view.matched.contains_key(ticket));
+            self.assignments
+                .lock()
+                .retain(|(ticket, _), _| view.matched.contains_key(ticket));
         }
         if let Some(hosts) = self.registry() {
             hosts.forget_silent(now).await?;

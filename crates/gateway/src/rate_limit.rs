@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 /// Buckets idle this long are forgotten (they would be full anyway).
 const IDLE_FORGET: Duration = Duration::from_secs(60);
@@ -40,10 +41,7 @@ impl RateLimit {
         if self.per_s <= 0.0 {
             return Ok(());
         }
-        let mut guard = self
-            .buckets
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut guard = self.buckets.lock();
         let (buckets, inserted) = &mut *guard;
         let bucket = buckets.entry(ip).or_insert_with(|| {
             *inserted += 1;

@@ -144,7 +144,7 @@ async fn a_host_silent_past_the_timeout_gets_no_match_until_it_heartbeats() {
     let host = start_host(&secrets.token_key);
     // Its last heartbeat (at some gateway) came twice the timeout ago.
     let timeout_ms = i64::try_from(config.host_timeout_s * 1000).unwrap();
-    let now_ms = hightick_gateway::push::event::now_ms();
+    let now_ms = hightick_store::clock::now_ms();
     let beat = HostBeat {
         host_id: host.host_id().to_owned(),
         admin: host.admin_address().to_string(),

@@ -290,7 +290,7 @@ fn bodies() -> Vec<Body> {
             credential: Credential::Server,
         },
         Body {
-            schema: "ResultBody",
+            schema: "MatchResult",
             method: "POST",
             path: "/v1/results",
             base: json!({ "match_id": "m-1", "mode": "duel", "players": [] }),
@@ -327,7 +327,7 @@ fn what_the_served_schema_calls_valid_is_accepted_and_what_it_calls_invalid_is_r
 
     let (me, token) = runtime.block_on(http.guest("openapi-rules"));
     for mut body in bodies() {
-        if body.schema == "ResultBody" {
+        if body.schema == "MatchResult" {
             body.base["players"] = json!([
                 { "account_id": me, "team": 0, "score": 1, "outcome": "win" }
             ]);

@@ -264,7 +264,10 @@ async fn accepting_host() -> SocketAddr {
         post(|Json(body): Json<Value>| async move {
             (
                 axum::http::StatusCode::CREATED,
-                Json(json!({ "id": body["match_id"], "address": "127.0.0.1:9" })),
+                Json(hightick_host_api::MatchInfo::new(
+                    body["match_id"].as_str().unwrap_or_default(),
+                    "127.0.0.1:9".parse().unwrap(),
+                )),
             )
         }),
     );

@@ -8,6 +8,34 @@ fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel)).ok()
 }
 
+/// The git commit of this build: `git rev-parse HEAD` in the working directory, else
+/// in the source tree the lab was compiled from; `None` without git or a repository.
+pub(crate) fn git_commit() -> Option<String> {
+    let in_dir = |dir: Option<&Path>| {
+        let mut git = std::process::Command::new("git");
+        if let Some(d) = dir {
+            git.arg("-C").arg(d);
+        }
+        git.args(["rev-parse", "HEAD"])
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|c| !c.is_empty())
+    };
+    in_dir(None).or_else(|| in_dir(Some(Path::new(env!("CARGO_MANIFEST_DIR")))))
+}
+
+/// `debug` or `release`: how this code was compiled.
+pub(crate) fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
 /// The value of `key` in `key : value` or `KEY="value"` lines.
 fn field<'a>(text: &'a str, key: &str, sep: char) -> Option<&'a str> {
     text.lines().find_map(|line| {

@@ -62,19 +62,13 @@ pub mod compare;
 pub mod doctor;
 pub mod error;
 pub mod history;
-pub mod history_report;
 mod host_facts;
 pub mod html;
 mod link_row;
 pub mod load;
-#[cfg(feature = "history")]
-pub mod results_db;
 pub mod soak;
 pub mod summary;
 pub mod sweep;
-mod sweep_chart;
-pub mod sweep_html;
-mod sweep_report;
 mod violations;
 
 pub use breakdown::{BreakdownEvent, BreakdownPlan, BreakdownReport, run_breakdown};
@@ -82,19 +76,20 @@ pub use budget_book::BudgetBook;
 pub use compare::{ChangeVerdict, CompareOptions, Comparison, Noise, Stat, compare};
 pub use doctor::{Check, DoctorOptions, DoctorReport, Verdict, examine};
 pub use error::LabError;
+pub use history::report as history_report;
+pub use history::report::{CommitPoint, commit_points, render_history_html, render_history_table};
+#[cfg(feature = "history")]
+pub use history::results_db::{self, HistoryLocation, ResultsDb};
 pub use history::{RecordedRun, RunKind};
-pub use history_report::{CommitPoint, commit_points, render_history_html, render_history_table};
 pub use html::render_html;
 pub use load::{LoadSpec, Phase, Progress, run_load};
-#[cfg(feature = "history")]
-pub use results_db::{HistoryLocation, ResultsDb};
 pub use soak::{
-    SoakBound, SoakSample, SoakVerdict, judge, render_soak_html, render_soak_table, render_verdict,
+    SoakBound, SoakVerdict, judge, render_soak_html, render_soak_table, render_verdict,
 };
 pub use summary::{
-    BotRow, DropRow, HostFacts, LinkRow, NetworkRow, QualityRow, RunSummary, TargetStats, TickRow,
-    TimelinePoint, games_per_core,
+    BotRow, DropRow, HostFacts, LinkRow, NetworkRow, QualityRow, RunSummary, SoakSample,
+    TargetStats, TickRow, TimelinePoint, games_per_core,
 };
+pub use sweep::html::{self as sweep_html, render_sweep_html};
 pub use sweep::{PlazaStep, StepPlan, SweepEvent, SweepPlan, SweepReport, SweepStep, run_sweep};
-pub use sweep_html::render_sweep_html;
 pub use violations::BudgetViolation;

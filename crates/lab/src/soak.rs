@@ -11,32 +11,7 @@ use serde::{Deserialize, Serialize};
 use hightick_report::{Cell, Color, Line, LineChart, Page, Table, TextTable, Tile};
 
 use crate::error::LabError;
-use crate::summary::RunSummary;
-
-/// One interval of a soak, all server instances together.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SoakSample {
-    /// Seconds since the measured window opened, at the interval's end.
-    pub t_s: f64,
-    /// Resident memory of the servers, bytes.
-    pub rss_bytes: u64,
-    /// Their open file descriptors.
-    pub open_files: u64,
-    /// Their threads.
-    pub threads: u64,
-    /// Match ticks run in the interval.
-    pub ticks: u64,
-    /// Server CPU per match tick over the interval, microseconds.
-    pub cpu_per_tick_us: f64,
-    /// Mean match-tick time over the interval, microseconds.
-    pub tick_mean_us: f64,
-    /// Ticks that started more than a period late, in the interval.
-    pub late_starts: u64,
-    /// Ticks whose work overran the period, in the interval.
-    pub overruns: u64,
-    /// Players connected at the interval's end.
-    pub players: usize,
-}
+use crate::summary::{RunSummary, SoakSample};
 
 /// The cumulative figures a sample is the difference of.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,7 +28,7 @@ impl SoakSample {
         t_s: f64,
         before: &SoakCounters,
         now: &SoakCounters,
-        facts: hightick_server::process::ProcessFacts,
+        facts: hightick_process::ProcessFacts,
         tick_mean_us: f64,
         players: usize,
     ) -> Self {

@@ -2,7 +2,7 @@
 //! host, how long ticks took per subsystem, what crossed the network, what the bots saw,
 //! and the CPU-normalized games per core. Printed as a table, written as JSON, drawn as HTML.
 
-pub use hightick_server::{TargetStats, TimelinePoint};
+pub use hightick_host_api::{TargetStats, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
@@ -74,7 +74,7 @@ pub struct RunSummary {
     /// A soak's samples, one per interval (empty unless the run was
     /// sampled: [`LoadSpec::sample_every`](crate::LoadSpec::sample_every)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub samples: Vec<crate::soak::SoakSample>,
+    pub samples: Vec<SoakSample>,
 }
 
 /// Facts about the host a run happened on, so runs can be compared.
@@ -598,6 +598,31 @@ fn marked_count(n: u64) -> String {
 
 fn budget(b: Option<f64>) -> String {
     b.map_or_else(|| "-".to_string(), us)
+}
+
+/// One interval of a soak, all server instances together.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SoakSample {
+    /// Seconds since the measured window opened, at the interval's end.
+    pub t_s: f64,
+    /// Resident memory of the servers, bytes.
+    pub rss_bytes: u64,
+    /// Their open file descriptors.
+    pub open_files: u64,
+    /// Their threads.
+    pub threads: u64,
+    /// Match ticks run in the interval.
+    pub ticks: u64,
+    /// Server CPU per match tick over the interval, microseconds.
+    pub cpu_per_tick_us: f64,
+    /// Mean match-tick time over the interval, microseconds.
+    pub tick_mean_us: f64,
+    /// Ticks that started more than a period late, in the interval.
+    pub late_starts: u64,
+    /// Ticks whose work overran the period, in the interval.
+    pub overruns: u64,
+    /// Players connected at the interval's end.
+    pub players: usize,
 }
 
 #[cfg(test)]

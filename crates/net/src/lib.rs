@@ -21,9 +21,9 @@
 //!   fragments up to 64 KiB, RTT and loss estimates. [`Server`] and [`Client`]
 //!   expose it per connection (`send_reliable`, `send_unreliable`,
 //!   `poll_message`, `poll_delivery`, `endpoint`).
-//! - [`sim_link`]: a simulated lossy link for tests, deterministic from a seed;
-//!   [`sim_server`]: a server and its clients connected in memory, for tests
-//!   and benchmarks of what rides on the secure layer.
+//! - `sim_link`: a simulated lossy link for tests, deterministic from a seed;
+//!   `sim_server`: a server and its clients connected in memory, for tests
+//!   and benchmarks of what rides on the secure layer (feature `sim`).
 //!
 //! Layout: the two layers are two modules, and imports go one way, from
 //! [`secure`] down to [`packet`]:
@@ -34,8 +34,10 @@
 //!   `wire.rs`, `crypto.rs`, `replay.rs`, `token_history.rs`, `link.rs`,
 //!   `connection.rs`, `counters.rs`, `cursor.rs`) and its error, [`NetError`],
 //!   which wraps [`PacketError`].
-//! - [`sim_link`] and [`sim_server`] stay at the root: test support that
-//!   other crates name by these paths, one over each layer.
+//! - `sim_link` and `sim_server` stay at the root: test support that
+//!   other crates name by these paths, one over each layer, compiled only
+//!   with the `sim` feature (tests and benches turn it on through their
+//!   dev-dependencies).
 //!
 //! The flat paths of before (`hightick_net::wire`, `hightick_net::crypto`,
 //! `hightick_net::token`, `hightick_net::channel`, `hightick_net::rtt`, ...)
@@ -133,6 +135,10 @@ pub use secure::{
     ServerAddresses, ServerConfig, ServerEvent, TokenParams, Transmit,
 };
 
-// ---- test support: simulated links and servers, over both layers
+// ---- test support: simulated links and servers, over both layers (the
+// `sim` feature, which only tests and benches turn on: no shipped binary
+// carries them)
+#[cfg(feature = "sim")]
 pub mod sim_link;
+#[cfg(feature = "sim")]
 pub mod sim_server;

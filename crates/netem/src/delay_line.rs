@@ -6,8 +6,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use crate::Direction;
 use crate::flows::FlowId;
+use crate::profile::Direction;
 
 /// Largest datagram the line holds.
 pub const MAX_DATAGRAM: usize = 2048;

@@ -9,10 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::Direction;
 use crate::delay_line::{DelayLine, Release};
 use crate::flows::{FlowId, FlowKey, FlowTable};
 use crate::lane::{Decision, Lane};
+use crate::profile::Direction;
 use crate::profile::LinkProfile;
 use crate::stats::{DirectionCounters, DirectionReport};
 
@@ -139,7 +139,7 @@ impl Emulator {
     }
 
     /// The next datagram due at `now`, copied into `buf` (at least
-    /// [`MAX_DATAGRAM`](crate::MAX_DATAGRAM) long). Datagrams of flows that
+    /// [`MAX_DATAGRAM`](crate::delay_line::MAX_DATAGRAM) long). Datagrams of flows that
     /// closed meanwhile are skipped.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Release> {
         loop {
@@ -230,7 +230,7 @@ mod tests {
         let b = e.flow(t0, addr(2)).unwrap();
         e.handle_datagram(t0, a, Direction::Up, b"from a");
         e.handle_datagram(t0, b, Direction::Down, b"to b");
-        let mut buf = [0u8; crate::MAX_DATAGRAM];
+        let mut buf = [0u8; crate::delay_line::MAX_DATAGRAM];
         assert_eq!(e.poll_transmit(t0, &mut buf), None);
         let due = e.poll_timeout().unwrap();
         assert_eq!(due, t0 + Duration::from_micros(250));
@@ -262,7 +262,7 @@ mod tests {
         let mut closed = Vec::new();
         e.expire_idle(t0 + Duration::from_millis(100), &mut closed);
         assert_eq!(closed, [a]);
-        let mut buf = [0u8; crate::MAX_DATAGRAM];
+        let mut buf = [0u8; crate::delay_line::MAX_DATAGRAM];
         assert_eq!(e.poll_transmit(t0 + Duration::from_secs(5), &mut buf), None);
         assert_eq!(e.handle_datagram(t0, a, Direction::Up, b"x"), None);
         assert_eq!(e.report().flows_expired, 1);

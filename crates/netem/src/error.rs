@@ -1,6 +1,6 @@
 //! [`NetemError`]: everything this crate can fail with.
 
-use hightick_telemetry::config_file::ConfigFileError;
+use hightick_config::ConfigFileError;
 
 /// What went wrong: a link name or profile file at fault, or the proxy's
 /// sockets.

@@ -35,7 +35,6 @@
 //! println!("{} ns of CPU per datagram", report.ns_per_datagram);
 //! ```
 
-mod cpu;
 mod delay_line;
 mod emulator;
 mod error;
@@ -46,24 +45,16 @@ pub mod profile_file;
 mod proxy;
 mod stats;
 
-pub use cpu::thread_cpu_time;
 pub use delay_line::{DelayLine, MAX_DATAGRAM, Release};
 pub use emulator::{Emulator, EmulatorReport, Limits};
 pub use error::NetemError;
 pub use flows::{FlowId, FlowKey, FlowTable};
 pub use lane::{Decision, DropReason, Lane};
-pub use profile::{BUILTIN, DirectionProfile, GilbertElliott, LinkProfile, Outage, RateLimit};
+pub use profile::{
+    BUILTIN, Direction, DirectionProfile, GilbertElliott, LinkProfile, Outage, RateLimit,
+};
 pub use proxy::{DEFAULT_SLICE, Proxy, ProxyConfig, ProxyReport, Route};
 pub use stats::{DirectionCounters, DirectionReport};
-
-/// Which way a datagram goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// Client to server.
-    Up,
-    /// Server to client.
-    Down,
-}
 
 /// The link called `name` if it is a built-in, else the profile file at
 /// that path: what `--link` takes.

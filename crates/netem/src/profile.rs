@@ -11,6 +11,15 @@ use serde::Serialize;
 
 use crate::error::NetemError;
 
+/// Which way a datagram goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Client to server.
+    Up,
+    /// Server to client.
+    Down,
+}
+
 /// The built-in link names, in order of how bad they are.
 pub const BUILTIN: [&str; 4] = ["lan", "wifi", "mobile", "bad"];
 
@@ -313,10 +322,10 @@ impl LinkProfile {
     }
 
     /// The direction `direction`.
-    pub fn direction(&self, direction: crate::Direction) -> &DirectionProfile {
+    pub fn direction(&self, direction: Direction) -> &DirectionProfile {
         match direction {
-            crate::Direction::Up => &self.up,
-            crate::Direction::Down => &self.down,
+            Direction::Up => &self.up,
+            Direction::Down => &self.down,
         }
     }
 }

@@ -36,8 +36,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
-use hightick_telemetry::config_file;
-use hightick_telemetry::text_position::line_column;
+use hightick_config::text_position::line_column;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -129,7 +128,7 @@ impl Places<'_> {
 
 /// Reads the profile file at `path`.
 pub fn load(path: &Path) -> Result<LinkProfile, NetemError> {
-    let text = config_file::read(path)?;
+    let text = hightick_config::read(path)?;
     let stem = path
         .file_stem()
         .map_or_else(|| "file".to_owned(), |s| s.to_string_lossy().into_owned());
@@ -139,7 +138,7 @@ pub fn load(path: &Path) -> Result<LinkProfile, NetemError> {
 /// Parses profile text; `file` names it in errors, `default_name` is the
 /// profile's name when the text gives none.
 pub fn parse(text: &str, file: &str, default_name: &str) -> Result<LinkProfile, NetemError> {
-    let raw: RawLink = config_file::parse_toml(text, file)?;
+    let raw: RawLink = hightick_config::parse_toml(text, file)?;
     let mut places = Places {
         text,
         file,
@@ -285,7 +284,7 @@ mod tests {
     #[test]
     fn the_documented_example_parses() {
         let source = include_str!("profile_file.rs");
-        let text = hightick_telemetry::text_position::doc_block(source, "toml").unwrap();
+        let text = hightick_config::text_position::doc_block(source, "toml").unwrap();
         let link = parse(&text, "train.toml", "train").unwrap();
         assert_eq!(link.name, "train");
         assert_eq!(link.up.latency, Duration::from_millis(60));

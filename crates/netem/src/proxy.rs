@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::Direction;
-use crate::cpu::thread_cpu_time;
 use crate::delay_line::MAX_DATAGRAM;
 use crate::emulator::{Emulator, EmulatorReport, Limits};
 use crate::error::NetemError;
 use crate::flows::{FlowId, FlowKey};
+use crate::profile::Direction;
 use crate::profile::LinkProfile;
+use hightick_process::thread_cpu_time;
 
 /// Longest the thread sleeps without looking at its stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(20);

@@ -1,5 +1,5 @@
-//! Bit-level building blocks shared by [`BitWriter`](crate::BitWriter) and
-//! [`BitReader`](crate::BitReader): the packing order, bit counts and the
+//! Bit-level building blocks shared by [`BitWriter`](crate::writer::BitWriter) and
+//! [`BitReader`](crate::reader::BitReader): the packing order, bit counts and the
 //! prefix code used for variable-length integers.
 //!
 //! Bits are packed LSB-first: the first bit written lands in bit 0 of byte 0,
@@ -14,7 +14,7 @@ pub const fn bits_required(range: u32) -> u32 {
     u32::BITS - range.leading_zeros()
 }
 
-/// A position in a [`BitWriter`](crate::BitWriter), taken with `mark` and
+/// A position in a [`BitWriter`](crate::writer::BitWriter), taken with `mark` and
 /// returned to with `rewind` to undo a partly written record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BitMark(pub(crate) usize);

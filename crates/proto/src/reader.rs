@@ -4,7 +4,7 @@ use crate::bits::{bits_required, load_le, low_mask, unzigzag};
 use crate::error::ProtoError;
 
 /// Reads bit-packed values from a byte slice, in the order
-/// [`BitWriter`](crate::BitWriter) wrote them.
+/// [`BitWriter`](crate::writer::BitWriter) wrote them.
 ///
 /// Never allocates and never panics: a read past the end returns
 /// [`ProtoError::ReadPastEnd`] and leaves the reader unchanged.
@@ -223,7 +223,7 @@ impl<'a> BitReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BitWriter;
+    use crate::writer::BitWriter;
     use proptest::prelude::*;
 
     #[test]

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use hightick_telemetry::config_file::ConfigFileError;
+use hightick_config::ConfigFileError;
 
 use crate::error::ServerError;
 

@@ -44,10 +44,10 @@ use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::identity::MatchIds;
 use crate::outbox::is_file_safe;
 use crate::placement::{self, LoadView, Placement, WorkerLoad};
-use crate::process::{process_cpu_seconds, rss_bytes};
-use crate::report::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
 use crate::results::Settling;
 use crate::worker::{WorkerCommand, WorkerReport};
+use hightick_host_api::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
+use hightick_process::{process_cpu_seconds, rss_bytes};
 
 /// Longest a worker may take to answer the admin side.
 const WORKER_ANSWER: Duration = Duration::from_secs(2);

@@ -10,8 +10,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use hightick_config::ConfigFileError;
 use hightick_net::Key;
-use hightick_telemetry::config_file::{self, ConfigFileError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -155,7 +155,7 @@ impl HostConfig {
     /// The reference config file: every field with its default and its doc,
     /// as TOML (`hightick serve --print-config`).
     pub fn reference() -> String {
-        config_file::reference::text::<Self>(
+        hightick_config::reference::text::<Self>(
             "The host's config file (hightick serve --config FILE), from\n\
              hightick serve --print-config. Flags override its keys.",
         )
@@ -163,13 +163,13 @@ impl HostConfig {
 
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, ServerError> {
-        let text = config_file::read(path)?;
+        let text = hightick_config::read(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates config text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, ServerError> {
-        let config: Self = config_file::parse_toml(text, file)?;
+        let config: Self = hightick_config::parse_toml(text, file)?;
         config.validate()?;
         Ok(config)
     }
@@ -414,14 +414,14 @@ impl HostConfig {
     }
 }
 
-/// A secret from `file`, `${env}_FILE` or `$env` ([`config_file::read_secret`]);
+/// A secret from `file`, `${env}_FILE` or `$env` ([`hightick_config::read_secret`]);
 /// `missing` says what to set when none is.
 fn read_secret(
     file: Option<&Path>,
     env: &str,
     missing: impl FnOnce() -> String,
-) -> Result<config_file::Secret, ServerError> {
-    config_file::read_secret(file, env)
+) -> Result<hightick_config::Secret, ServerError> {
+    hightick_config::read_secret(file, env)
         .map_err(|e| ServerError::Key(e.to_string()))?
         .ok_or_else(|| ServerError::Key(missing()))
 }
@@ -437,7 +437,8 @@ mod tests {
 
     #[test]
     fn the_reference_parses_to_the_defaults_and_documents_every_field() {
-        if let Err(fault) = config_file::reference::check(|text| HostConfig::parse(text, "ref")) {
+        if let Err(fault) = hightick_config::reference::check(|text| HostConfig::parse(text, "ref"))
+        {
             panic!("{fault}");
         }
     }

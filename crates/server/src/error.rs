@@ -8,7 +8,7 @@ pub enum ServerError {
     /// The config file cannot be read, is not valid TOML for the config, or
     /// holds a field out of range.
     #[error(transparent)]
-    Config(#[from] hightick_telemetry::config_file::ConfigFileError),
+    Config(#[from] hightick_config::ConfigFileError),
     /// The token key is missing or malformed.
     #[error("token key: {0}")]
     Key(String),
@@ -41,4 +41,13 @@ pub enum ServerError {
     /// The Agones SDK could not be reached or refused a call.
     #[error("agones: {0}")]
     Agones(String),
+}
+
+impl From<hightick_host_api::agones::AnnotationError> for ServerError {
+    fn from(e: hightick_host_api::agones::AnnotationError) -> Self {
+        ServerError::Allocation {
+            annotation: e.annotation,
+            reason: e.reason,
+        }
+    }
 }

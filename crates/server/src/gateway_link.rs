@@ -17,7 +17,9 @@ use serde::Serialize;
 use crate::admin::AdminState;
 use crate::delivery::{Deliveries, PostAnswer};
 use crate::error::ServerError;
-use crate::outbox::{Outbox, ResultRecord};
+use hightick_host_api::{Heartbeat, MatchResult};
+
+use crate::outbox::Outbox;
 use crate::results::Settling;
 
 /// Longest one HTTP call to the gateway may take.
@@ -48,23 +50,11 @@ pub(crate) struct LinkSetup {
     pub outbox: Outbox,
 }
 
-/// A heartbeat, as the gateway's `POST /v1/hosts` takes it.
-#[derive(Debug, Serialize)]
-struct Heartbeat<'a> {
-    host_id: &'a str,
-    admin: SocketAddr,
-    capacity: usize,
-    active: usize,
-    draining: bool,
-    region: &'a str,
-    game: &'a str,
-}
-
 /// Starts the link thread. It ends once `records` is closed (the results
 /// thread is done) and the outbox is flushed or [`FLUSH_TIMEOUT`] passed.
 pub(crate) fn start(
     setup: LinkSetup,
-    records: Receiver<ResultRecord>,
+    records: Receiver<MatchResult>,
     state: Arc<AdminState>,
     settling: Arc<Settling>,
 ) -> Result<JoinHandle<()>, ServerError> {
@@ -91,7 +81,7 @@ pub(crate) fn start(
 struct Link {
     agent: ureq::Agent,
     setup: LinkSetup,
-    deliveries: Deliveries<ResultRecord>,
+    deliveries: Deliveries<MatchResult>,
     /// Whether the last call got through (to log changes once).
     reachable: bool,
     state: Arc<AdminState>,
@@ -99,7 +89,7 @@ struct Link {
 }
 
 impl Link {
-    fn run(mut self, records: &Receiver<ResultRecord>) {
+    fn run(mut self, records: &Receiver<MatchResult>) {
         let mut next_heartbeat = Instant::now();
         let mut was_draining = false;
         let mut flush_until = None;
@@ -148,7 +138,7 @@ impl Link {
         }
     }
 
-    fn add(&mut self, record: ResultRecord, now: Instant) {
+    fn add(&mut self, record: MatchResult, now: Instant) {
         let match_id = record.match_id.clone();
         self.deliveries.add(&match_id, record, now);
     }
@@ -162,13 +152,13 @@ impl Link {
             .sum::<usize>()
             + self.settling.pending();
         let body = Heartbeat {
-            host_id: &self.setup.host_id,
+            host_id: Some(self.setup.host_id.clone()),
             admin: self.setup.admin,
             capacity,
             active: active.min(capacity),
             draining,
-            region: &self.setup.region,
-            game: self.setup.game,
+            region: self.setup.region.clone(),
+            game: self.setup.game.to_owned(),
         };
         let answer = self.post("/v1/hosts", &body, None);
         self.note_reachability(&answer, "heartbeat");

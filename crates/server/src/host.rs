@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use hightick_config::ConfigFileError;
 use hightick_engine::mode::HostedGame;
 use hightick_net::{Key, ServerConfig};
 use hightick_telemetry::Budgets;
-use hightick_telemetry::config_file::ConfigFileError;
 use tokio::sync::oneshot;
 
 use crate::admin::{AdminState, WorkerHandle, router};

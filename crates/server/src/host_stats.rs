@@ -8,8 +8,9 @@ use hightick_telemetry::{BudgetTarget, FrameStats, Subsystem};
 
 use hdrhistogram::Histogram;
 
-use crate::report::{DropCount, ModeStats, NetworkStats, TargetStats, TimelinePoint};
 use crate::worker::{WorkerPulse, WorkerReport};
+use hightick_host_api::{DropCount, ModeStats, NetworkStats, TargetStats, TimelinePoint};
+use hightick_telemetry::BudgetStat;
 
 /// Seconds of timeline kept.
 pub(crate) const TIMELINE_SECONDS: usize = 3600;
@@ -54,6 +55,23 @@ pub(crate) fn merge_modes(reports: &[WorkerReport]) -> BTreeMap<String, MergedMo
     modes
 }
 
+/// The statistics of `target` in `stats`, with its budgets and the budget
+/// windows in which it broke its mean or p99 limit.
+pub(crate) fn target_stats(stats: &FrameStats, target: BudgetTarget) -> TargetStats {
+    let budget = stats.budget().get(target);
+    TargetStats {
+        name: target.as_str().to_owned(),
+        mean_us: ns_to_us(stats.mean_ns(target)),
+        p50_us: ns_to_us(stats.quantile_ns(target, 0.5) as f64),
+        p99_us: ns_to_us(stats.quantile_ns(target, 0.99) as f64),
+        max_us: ns_to_us(stats.max_ns(target) as f64),
+        budget_mean_us: budget.mean_ns.map(|ns| ns_to_us(ns as f64)),
+        budget_p99_us: budget.p99_ns.map(|ns| ns_to_us(ns as f64)),
+        violations: stats.violations(target, BudgetStat::Mean)
+            + stats.violations(target, BudgetStat::P99),
+    }
+}
+
 fn ns_to_us(ns: f64) -> f64 {
     ns / 1000.0
 }
@@ -68,10 +86,10 @@ pub(crate) fn mode_stats(modes: &BTreeMap<String, MergedMode>) -> Vec<ModeStats>
             ticks: m.stats.frames(),
             overruns: m.stats.late_ticks(),
             late_starts: m.late_starts,
-            tick: TargetStats::from_stats(&m.stats, BudgetTarget::Tick),
+            tick: target_stats(&m.stats, BudgetTarget::Tick),
             subsystems: Subsystem::ALL
                 .iter()
-                .map(|&s| TargetStats::from_stats(&m.stats, BudgetTarget::Subsystem(s)))
+                .map(|&s| target_stats(&m.stats, BudgetTarget::Subsystem(s)))
                 .collect(),
             match_p99_us: m.match_p99_us.clone(),
         })

@@ -1,20 +1,19 @@
 //! [`HostedMatch`]: one match of a game on a worker — the engine's
 //! [`Match`], its frame recorder, its seats (which client holds which
-//! player) and its schedule — and [`ResultLine`], the game's result report
-//! as the results file holds it.
+//! player) and its schedule — and its result, in the contract's shape
+//! ([`MatchResult`]) that the results file, the outbox and the gateway take.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use hightick_engine::mode::{HostedGame, Mode, Outcome};
+use hightick_engine::mode::{HostedGame, Mode};
 use hightick_engine::{Match, PlayerId};
 use hightick_telemetry::{FrameRecorder, ModeBudget, RecorderConfig};
-use serde::Serialize;
 
 use crate::adapt::LinkAdapter;
 use crate::phase::{Membership, next_on_grid};
-use crate::report::MatchInfo;
+use hightick_host_api::{MatchInfo, MatchResult, PlayerResult};
 
 /// Who holds one player of a match.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,41 +66,6 @@ pub(crate) struct HostedMatch<G: HostedGame> {
     start_lag: Duration,
     /// When the result came in.
     pub finished_at: Option<Instant>,
-}
-
-/// The outcome of a match closed before its result (no one connected for
-/// the seat timeout, or a drain ran out of time).
-pub(crate) const ABANDONED: &str = "abandoned";
-
-/// A finished (or abandoned) match, as written to the results file: the
-/// game's report (its result hook) with each player's client id.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct ResultLine {
-    pub match_id: String,
-    pub game: &'static str,
-    pub mode: String,
-    pub map: String,
-    pub ticks: u32,
-    /// `finished`, or [`ABANDONED`] when no one was connected for the seat
-    /// timeout or a drain timed out first.
-    pub outcome: &'static str,
-    /// The winning team or player as the game names it; `None`: a draw or
-    /// abandoned.
-    pub winner: Option<String>,
-    /// The game's match-wide figures (`rounds`...).
-    pub summary: BTreeMap<&'static str, i64>,
-    pub players: Vec<PlayerLine>,
-}
-
-/// One player's line of a [`ResultLine`].
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct PlayerLine {
-    pub client_id: u64,
-    pub team: u8,
-    pub outcome: Outcome,
-    pub score: i64,
-    /// The game's counters for the player (`kills`, `deaths`...).
-    pub stats: BTreeMap<&'static str, i64>,
 }
 
 impl<G: HostedGame> HostedMatch<G> {
@@ -293,10 +257,10 @@ impl<G: HostedGame> HostedMatch<G> {
         }
     }
 
-    /// The results-file line of the match as it stands: the game's report
-    /// of its result (or of the stats so far, when abandoned), with each
-    /// seat's client id.
-    pub(crate) fn result_line(&self) -> ResultLine {
+    /// The match's result as it stands: the game's report of its result
+    /// (or of the stats so far, when abandoned: every outcome a draw), with
+    /// each seat's client id as its account.
+    pub(crate) fn result(&self) -> MatchResult {
         let result = self.game.result();
         let players: Vec<PlayerId> = self.seats.iter().map(|s| s.player).collect();
         let report = self.game.game().report(result.as_ref(), &players);
@@ -306,30 +270,33 @@ impl<G: HostedGame> HostedMatch<G> {
                 .find(|s| s.player == player)
                 .map_or(0, |s| s.client_id)
         };
-        ResultLine {
+        let named = |pairs: Vec<(&'static str, i64)>| {
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect::<BTreeMap<_, _>>()
+        };
+        MatchResult {
             match_id: self.id.clone(),
-            game: G::NAME,
             mode: self.mode.to_owned(),
-            map: self.map.clone(),
-            ticks: self.game.tick_number(),
-            outcome: if result.is_some() {
-                "finished"
-            } else {
-                ABANDONED
-            },
-            winner: report.winner,
-            summary: report.summary.into_iter().collect(),
             players: report
                 .players
                 .into_iter()
-                .map(|p| PlayerLine {
-                    client_id: client_of(p.player),
-                    team: p.team,
-                    outcome: p.outcome,
+                .map(|p| PlayerResult {
+                    account_id: client_of(p.player),
+                    team: i64::from(p.team),
                     score: p.score,
-                    stats: p.stats.into_iter().collect(),
+                    outcome: p.outcome,
+                    reward: None,
+                    stats: named(p.stats),
                 })
                 .collect(),
+            abandoned: result.is_none(),
+            game: G::NAME.to_owned(),
+            map: self.map.clone(),
+            ticks: self.game.tick_number(),
+            winner: report.winner,
+            summary: named(report.summary),
         }
     }
 }
@@ -430,7 +397,7 @@ mod tests {
             }
         );
         assert_eq!(m.check_seats(later, timeout).released, 0, "released once");
-        assert_eq!(m.result_line().outcome, ABANDONED);
+        assert!(m.result().abandoned);
         m.finished_at = Some(later);
         assert_eq!(m.check_seats(later, timeout), SeatCheck::default());
     }

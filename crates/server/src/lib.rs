@@ -37,9 +37,6 @@
 //!   created any more; running ones finish (or are ended at the drain
 //!   timeout), their clients are told, their results (the game's report,
 //!   one JSON line each) are written whole.
-//! - **The UDP floor** ([`floor`]): what one match tick's `recvmmsg` and
-//!   `sendmmsg` cost on loopback with nothing else done, for the
-//!   `udp_floor` bench and `hightick lab breakdown`.
 //!
 //! What it is not: it does not mint connect tokens (the gateway, or
 //! whoever holds the shared key, does), keep accounts, or run bots.
@@ -73,7 +70,6 @@ pub mod batch_io;
 pub mod config;
 mod delivery;
 mod error;
-pub mod floor;
 mod gateway_link;
 mod host;
 mod host_stats;
@@ -82,8 +78,6 @@ mod identity;
 pub mod outbox;
 mod phase;
 pub mod placement;
-pub mod process;
-pub mod report;
 mod results;
 mod tick_rate;
 mod worker;
@@ -91,9 +85,11 @@ mod worker;
 pub use adapt::AdaptConfig;
 pub use config::{HostConfig, KEY_ENV, SERVER_SECRET_ENV};
 pub use error::ServerError;
+/// The contract's shapes the admin API serves (one definition, in
+/// `hightick-host-api`).
+pub use hightick_host_api::{
+    CreateMatch, HostStats, MatchInfo, ModeStats, NetworkStats, TICK_RATES_HZ, TargetStats,
+    TimelinePoint,
+};
 pub use host::{Host, serve};
 pub use placement::Placement;
-pub use report::{
-    CreateMatch, HostStats, MatchInfo, ModeStats, NetworkStats, TargetStats, TimelinePoint,
-};
-pub use tick_rate::TICK_RATES_HZ;

@@ -1,5 +1,5 @@
-//! The results outbox: each finished match's result, in the shape the
-//! gateway's `POST /v1/results` takes, as a file of its own under
+//! The results outbox: each finished match's result, as the gateway's
+//! `POST /v1/results` takes it ([`MatchResult::for_gateway`]), as a file of its own under
 //! `<dir>/pending/`, written and fsynced (file and directory) before the
 //! match counts as closed. A record leaves `pending/` only when the gateway
 //! has acknowledged it ([`Outbox::acknowledge`]) or refused it for good
@@ -11,38 +11,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use hightick_engine::mode::Outcome;
-use serde::{Deserialize, Serialize};
-
-/// One player's line of a [`ResultRecord`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultPlayer {
-    /// The account (the client id its connect token carried).
-    pub account_id: i64,
-    /// Team or side, as the game numbers them.
-    pub team: i64,
-    /// The player's score.
-    pub score: i64,
-    /// Win, loss or draw.
-    pub outcome: Outcome,
-}
-
-/// A finished match's result as the gateway records it (its idempotency
-/// key is `match_id`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultRecord {
-    /// The match id (the gateway's allocation id when it allocated the match).
-    pub match_id: String,
-    /// The mode played.
-    pub mode: String,
-    /// Every seated player.
-    pub players: Vec<ResultPlayer>,
-    /// The match ended before its result: no one was connected for the
-    /// seat timeout, or a drain ran out of time (every outcome a draw).
-    /// Left out when false, so older gateways take the body as before.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub abandoned: bool,
-}
+use hightick_host_api::MatchResult;
 
 /// The outbox directory.
 #[derive(Debug, Clone)]
@@ -72,7 +41,7 @@ impl Outbox {
 
     /// Writes `record` durably. A record already pending under the same
     /// match id is kept as it is (the first result of a match stands).
-    pub fn put(&self, record: &ResultRecord) -> io::Result<()> {
+    pub fn put(&self, record: &MatchResult) -> io::Result<()> {
         let path = self.path_of(&record.match_id)?;
         if path.exists() {
             return Ok(());
@@ -83,7 +52,7 @@ impl Outbox {
 
     /// Every pending record, oldest match id first by file name order. A
     /// file that does not parse is moved to `rejected/` with the reason.
-    pub fn pending(&self) -> io::Result<Vec<ResultRecord>> {
+    pub fn pending(&self) -> io::Result<Vec<MatchResult>> {
         let mut paths: Vec<PathBuf> = fs::read_dir(&self.pending)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
@@ -94,7 +63,7 @@ impl Outbox {
             let parsed = fs::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| {
-                    serde_json::from_slice::<ResultRecord>(&bytes).map_err(|e| e.to_string())
+                    serde_json::from_slice::<MatchResult>(&bytes).map_err(|e| e.to_string())
                 });
             match parsed {
                 Ok(record) => records.push(record),
@@ -196,18 +165,11 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn record(id: &str) -> ResultRecord {
-        ResultRecord {
-            match_id: id.to_owned(),
-            mode: "5v5".to_owned(),
-            players: vec![ResultPlayer {
-                account_id: 7,
-                team: 0,
-                score: 3,
-                outcome: Outcome::Win,
-            }],
-            abandoned: false,
-        }
+    fn record(id: &str) -> MatchResult {
+        let text = format!(
+            r#"{{"match_id":"{id}","mode":"5v5","players":[{{"account_id":7,"team":0,"score":3,"outcome":"win"}}]}}"#
+        );
+        serde_json::from_str(&text).unwrap()
     }
 
     fn temp_dir(name: &str) -> PathBuf {

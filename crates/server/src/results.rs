@@ -1,4 +1,4 @@
-//! Where finished matches go: the workers hand each [`ResultLine`] to one
+//! Where finished matches go: the workers hand each [`MatchResult`] to one
 //! results thread, which appends it to the results file (if configured),
 //! writes it durably to the outbox (if the host reports to a gateway) and
 //! hands it to the gateway link for posting. Until that thread is done with
@@ -9,14 +9,16 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::error::ServerError;
-use crate::hosted::{ABANDONED, ResultLine};
-use crate::outbox::{Outbox, ResultPlayer, ResultRecord};
+use hightick_host_api::MatchResult;
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::outbox::Outbox;
 
 /// Matches retired by their worker whose result is not yet durable, and the
 /// ids of every match the host holds (running or settling), so an id is
@@ -63,24 +65,22 @@ impl Settling {
         self.live_ids().remove(id);
     }
 
-    fn live_ids(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn live_ids(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.live.lock()
     }
 }
 
 /// A worker's end of the results thread.
 #[derive(Debug, Clone)]
 pub(crate) struct ResultSender {
-    tx: Sender<ResultLine>,
+    tx: Sender<MatchResult>,
     settling: Arc<Settling>,
 }
 
 impl ResultSender {
     /// Hands a retired match's result over; it counts as settling until the
     /// results thread has written it.
-    pub(crate) fn send(&self, line: ResultLine) {
+    pub(crate) fn send(&self, line: MatchResult) {
         self.settling.pending.fetch_add(1, Ordering::SeqCst);
         if let Err(mpsc::SendError(line)) = self.tx.send(line) {
             self.settling.settled(&line.match_id);
@@ -94,7 +94,7 @@ pub(crate) struct ResultSinks {
     /// The results file (JSON lines).
     pub file: Option<File>,
     /// The outbox, and the gateway link that posts what lands there.
-    pub outbox: Option<(Outbox, Sender<ResultRecord>)>,
+    pub outbox: Option<(Outbox, Sender<MatchResult>)>,
     /// Told each match's id once its result is written (the Agones
     /// lifecycle gives the match's counter slot back).
     pub ended: Option<tokio::sync::mpsc::UnboundedSender<String>>,
@@ -113,7 +113,7 @@ pub(crate) fn start(
     mut sinks: ResultSinks,
     settling: Arc<Settling>,
 ) -> Result<(ResultSender, JoinHandle<()>), ServerError> {
-    let (tx, rx) = mpsc::channel::<ResultLine>();
+    let (tx, rx) = mpsc::channel::<MatchResult>();
     let sender = ResultSender {
         tx,
         settling: Arc::clone(&settling),
@@ -135,7 +135,7 @@ pub(crate) fn start(
     Ok((sender, thread))
 }
 
-fn write(sinks: &mut ResultSinks, line: &ResultLine) {
+fn write(sinks: &mut ResultSinks, line: &MatchResult) {
     // Each line is written whole and flushed before the next: a drain waits
     // for this thread, so nothing is cut mid-write.
     if let Some(file) = &mut sinks.file
@@ -148,16 +148,7 @@ fn write(sinks: &mut ResultSinks, line: &ResultLine) {
     let Some((outbox, link)) = &sinks.outbox else {
         return;
     };
-    let record = match record_of(line) {
-        Ok(record) => record,
-        Err(reason) => {
-            eprintln!(
-                "hightick serve: match {} not reported to the gateway: {reason}",
-                line.match_id
-            );
-            return;
-        }
-    };
+    let record = line.for_gateway();
     match outbox.put(&record) {
         Ok(()) => {
             let _ = link.send(record);
@@ -167,28 +158,4 @@ fn write(sinks: &mut ResultSinks, line: &ResultLine) {
             line.match_id
         ),
     }
-}
-
-/// The gateway's shape of a result: the seat's client id is the account.
-pub(crate) fn record_of(line: &ResultLine) -> Result<ResultRecord, String> {
-    let players = line
-        .players
-        .iter()
-        .map(|p| {
-            let account_id = i64::try_from(p.client_id)
-                .map_err(|_| format!("client id {} is no account id", p.client_id))?;
-            Ok(ResultPlayer {
-                account_id,
-                team: i64::from(p.team),
-                score: p.score,
-                outcome: p.outcome,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(ResultRecord {
-        match_id: line.match_id.clone(),
-        mode: line.mode.clone(),
-        players,
-        abandoned: line.outcome == ABANDONED,
-    })
 }

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-pub use hightick_engine::mode::TICK_RATES_HZ;
+#[cfg(doc)]
+use hightick_host_api::TICK_RATES_HZ;
 
 /// One tick period at `rate_hz` (a rate of 0 counts as 1 Hz).
 pub(crate) fn period(rate_hz: u32) -> Duration {

@@ -36,9 +36,9 @@ use crate::host_stats::TickTotals;
 use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
-use crate::process;
-use crate::report::MatchInfo;
 use crate::results::ResultSender;
+use hightick_host_api::MatchInfo;
+use hightick_process as process;
 
 /// How often a worker publishes the share of a core it used.
 const BUSY_PERIOD: Duration = Duration::from_secs(1);
@@ -730,7 +730,7 @@ impl<G: HostedGame> Worker<G> {
                     let _ = self.net.disconnect(slot);
                 }
             }
-            self.results.send(m.result_line());
+            self.results.send(m.result());
             retired = true;
         }
         if retired {

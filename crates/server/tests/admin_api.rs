@@ -152,7 +152,7 @@ fn matches_are_created_joined_counted_and_drained() {
     assert_eq!(lines.lines().count(), 2, "{lines}");
     for line in lines.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert_eq!(v["outcome"], "abandoned");
+        assert_eq!(v["abandoned"], true);
         assert_eq!(v["players"].as_array().unwrap().len(), 10);
     }
     let _ = std::fs::remove_dir_all(&dir);

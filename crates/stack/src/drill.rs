@@ -184,13 +184,6 @@ impl Scene<'_> {
     }
 }
 
-/// Unix time now, milliseconds (the store's clock).
-pub(crate) fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

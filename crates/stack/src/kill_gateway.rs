@@ -17,8 +17,9 @@ use std::collections::BTreeSet;
 
 use hightick_store::LiveMatch;
 
-use crate::drill::{DrillCheck, Scene, Timeline, unix_ms};
+use crate::drill::{DrillCheck, Scene, Timeline};
 use crate::probe::Probe;
+use hightick_store::clock::now_ms;
 
 /// How long after the first match shows the gateway is killed: its
 /// matchmaking pass has recorded the match by then (killed between
@@ -69,7 +70,7 @@ pub(crate) fn run(
     let url = scene.gateways[victim].clone();
     gateways[victim].kill();
     facts.killed = Some(url.clone());
-    facts.killed_ms = Some(unix_ms());
+    facts.killed_ms = Some(now_ms());
     timeline.note(format!("SIGKILL gateway {victim} ({url}) under load"));
 
     let survivor = &scene.gateways[0];

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use hightick_store::LiveMatch;
 
 use crate::children::Host;
-use crate::drill::{DrillCheck, Scene, Timeline, unix_ms};
+use crate::drill::{DrillCheck, Scene, Timeline};
 use crate::probe::Probe;
+use hightick_store::clock::now_ms;
 
 /// How long after the first match shows on host 0 it is killed (its
 /// players are connected and playing by then).
@@ -66,7 +67,7 @@ pub(crate) fn run(scene: &Scene, hosts: &mut [Host], timeline: &mut Timeline) ->
     let running = listed(&probe).map_or(0, |h| h.active);
     host.kill();
     let killed = Instant::now();
-    facts.killed_ms = Some(unix_ms());
+    facts.killed_ms = Some(now_ms());
     facts.dead_game = host.game.clone();
     timeline.note(format!(
         "SIGKILL {} (host id {id}, game {}) with {running} match(es) running",

@@ -258,6 +258,15 @@ impl JourneyReport {
                 ]
             }));
         page.table(&checks);
+        self.drill_section(&mut page);
+        self.journey_section(&mut page);
+        self.bots_section(&mut page);
+        self.books_section(&mut page);
+        page.finish()
+    }
+
+    /// The drill's timeline, if a drill ran.
+    fn drill_section(&self, page: &mut Page) {
         if let Some(d) = &self.drill {
             page.section(&format!("Drill: {}", d.drill));
             let events = Table::new(["at, s", "what was done or seen"]).rows(
@@ -267,6 +276,10 @@ impl JourneyReport {
             );
             page.table(&events);
         }
+    }
+
+    /// Login and matchmaking times, and the requests.
+    fn journey_section(&self, page: &mut Page) {
         page.section("The players' journey");
         let times = Table::new(["step", "p50 ms", "p99 ms"]).rows([
             vec![
@@ -285,6 +298,10 @@ impl JourneyReport {
             "{} requests, {} failed",
             self.requests, self.failed_requests
         ));
+    }
+
+    /// What the bots saw of their matches.
+    fn bots_section(&self, page: &mut Page) {
         if let Some(b) = &self.bots {
             page.section("Match quality (the bots)");
             let rows = [
@@ -312,6 +329,10 @@ impl JourneyReport {
                 ),
             );
         }
+    }
+
+    /// Results posted and recorded, and the ledger's sums.
+    fn books_section(&self, page: &mut Page) {
         page.section("Results and the books");
         let books = [
             (
@@ -345,6 +366,5 @@ impl JourneyReport {
             ]);
         }
         page.table(&table);
-        page.finish()
     }
 }

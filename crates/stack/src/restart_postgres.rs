@@ -15,9 +15,10 @@ use hightick_store::LiveMatch;
 
 use crate::children::{Host, Process};
 use crate::cluster::PrivateCluster;
-use crate::drill::{DrillCheck, Scene, Timeline, unix_ms};
+use crate::drill::{DrillCheck, Scene, Timeline};
 use crate::error::StackError;
 use crate::probe::Probe;
+use hightick_store::clock::now_ms;
 
 /// How long PostgreSQL stays down.
 const OUTAGE: Duration = Duration::from_secs(4);
@@ -157,7 +158,7 @@ pub(crate) fn run(
     {
         let after = first.saturating_duration_since(up).as_secs_f64();
         facts.recovered_after_s = Some(after);
-        facts.recovered_ms = Some(unix_ms());
+        facts.recovered_ms = Some(now_ms());
         timeline.note(format!(
             "the gateway answers 200 again, {after:.1} s after PostgreSQL came back"
         ));

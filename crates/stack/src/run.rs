@@ -87,33 +87,151 @@ pub fn run<G: BotGame>(
     let dir = &options.dir;
     std::fs::create_dir_all(dir).map_err(StackError::io(dir))?;
     let secrets = write_secrets(dir)?;
-    let settings = if options.full_rules {
-        serde_json::Map::new()
-    } else {
-        match serde_json::to_value(G::short_settings(mode)) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        }
-    };
+    let settings = match_settings::<G>(options, mode);
     // The restart-postgres drill restarts a cluster of its own, never one
     // other programs use.
     let cluster = match options.drill {
         Some(Drill::RestartPostgres) => Some(PrivateCluster::start()?),
         _ => None,
     };
-    let database_url = cluster
-        .as_ref()
+    let database_url = database_url(options, cluster.as_ref())?;
+    let gateway_config = gateway_config(options, &secrets, database_url.clone(), mode, &settings);
+    let config_path = dir.join("gateway.toml");
+    let text = toml::to_string(&gateway_config)
+        .map_err(|e| StackError::Options(format!("gateway config: {e}")))?;
+    std::fs::write(&config_path, text).map_err(StackError::io(&config_path))?;
+    let (mut gateways, gateway_urls) = start_gateways(options, &config_path)?;
+    let (mut hosts, mappings) = start_hosts(options, &secrets, &gateway_urls)?;
+
+    let journey = Journey {
+        gateways: &gateway_urls,
+        users: options.players,
+        ramp_up: options.ramp_up,
+        hold: options.duration,
+        mode: mode.name,
+        settings_toml: &inline_toml(&settings),
+        item: gateway_config
+            .catalog
+            .iter()
+            .min_by_key(|i| i.price)
+            .map_or("xp.boost", |i| i.item_id.as_str()),
+        connections: (options.players as usize).clamp(4, 512),
+    };
+    let scenario = Arc::new(Scenario::parse(&journey.scenario(), "stack journey")?);
+    let started = Instant::now();
+    let stopped = AtomicBool::new(false);
+    let scene = Scene {
+        exe: &options.exe,
+        gateways: &gateway_urls,
+        secret: &secrets.server_secret,
+        host_timeout: Duration::from_secs(gateway_config.host_timeout_s),
+        until: started + options.ramp_up + options.duration,
+        stopped: &stopped,
+    };
+    let restart_from = GatewayStart {
+        config: &config_path,
+        dir,
+    };
+    let stage = Stage {
+        scene: &scene,
+        started,
+        gateways: &mut gateways,
+        hosts: &mut hosts,
+        cluster: cluster.as_ref(),
+        restart_from: &restart_from,
+    };
+    let (result, drilled) = play::<G>(options.drill, stage, scenario, observe)?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+
+    let finished = wind_down(options, &mut hosts, &mut gateways);
+    let mapped_datagrams = options
+        .port_mapping
+        .then(|| mappings.iter().map(PortMapping::delivered_up).sum());
+    drop(mappings);
+    let (audit, matches) = audit_store(&gateway_config)?;
+    drop(cluster);
+    let drill = drilled.map(|(drill, facts, events)| DrillReport {
+        drill,
+        events,
+        checks: facts.checks(
+            &matches,
+            result.matches.as_ref().map_or(0, |b| b.disconnects),
+            options.players,
+        ),
+    });
+
+    Ok(JourneyReport {
+        game: G::NAME.to_owned(),
+        mode: mode.name.to_owned(),
+        rules: if options.full_rules { "full" } else { "short" }.to_owned(),
+        backend: if database_url.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+        .to_owned(),
+        players: options.players,
+        hosts: options.hosts,
+        gateways: options.gateways,
+        elapsed_s,
+        login: step_time(&result, "login"),
+        match_found: step_time(&result, "matchmake"),
+        requests: result.total.requests,
+        failed_requests: result.total.failed,
+        bots: result.matches.clone(),
+        matches_finished: finished.finished,
+        matches_abandoned: finished.abandoned,
+        outbox_left: finished.left,
+        outbox_rejected: finished.rejected,
+        audit,
+        drill,
+        mapped_datagrams,
+    })
+}
+
+/// The mode's match settings: none for the full rules, else the game's
+/// short ones.
+fn match_settings<G: BotGame>(
+    options: &StackOptions,
+    mode: &hightick_engine::mode::Mode,
+) -> serde_json::Map<String, serde_json::Value> {
+    if options.full_rules {
+        return serde_json::Map::new();
+    }
+    match serde_json::to_value(G::short_settings(mode)) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The database the gateways share: the drill's private cluster, else the
+/// options' URL (in the run's own schema when one is named); `None`: SQLite.
+fn database_url(
+    options: &StackOptions,
+    cluster: Option<&PrivateCluster>,
+) -> Result<Option<String>, StackError> {
+    let url = cluster
         .map(PrivateCluster::url)
         .or_else(|| options.database_url.clone());
-    let database_url = match (&database_url, &options.database_schema) {
-        (Some(url), Some(schema)) => Some(in_schema(url, schema)?),
-        _ => database_url,
-    };
+    match (url, &options.database_schema) {
+        (Some(url), Some(schema)) => Ok(Some(in_schema(&url, schema)?)),
+        (url, _) => Ok(url),
+    }
+}
 
-    let mut gateway_config = GatewayConfig {
+/// Every gateway's config: the run's secrets and store, the one mode, and
+/// under a drill, timeouts short enough for its failures to be noticed.
+fn gateway_config(
+    options: &StackOptions,
+    secrets: &SecretFiles,
+    database_url: Option<String>,
+    mode: &hightick_engine::mode::Mode,
+    settings: &serde_json::Map<String, serde_json::Value>,
+) -> GatewayConfig {
+    let mut config = GatewayConfig {
         listen: "127.0.0.1:0".parse().expect("literal address"),
-        database_url: database_url.clone(),
-        data_dir: dir.join("gateway-data"),
+        database_url,
+        data_dir: options.dir.join("gateway-data"),
         rate_limit_per_s: 0.0,
         token_key_file: Some(secrets.key.clone()),
         session_key_file: Some(secrets.session.clone()),
@@ -128,17 +246,21 @@ pub fn run<G: BotGame>(
     if options.drill.is_some() {
         // A drill wants its failures noticed within its run, and the
         // matched tickets kept until the analysis at the end.
-        gateway_config.host_timeout_s = DRILL_HOST_TIMEOUT_S;
-        gateway_config.connect_timeout_s = DRILL_CONNECT_TIMEOUT_S;
+        config.host_timeout_s = DRILL_HOST_TIMEOUT_S;
+        config.connect_timeout_s = DRILL_CONNECT_TIMEOUT_S;
         let run_s = (options.ramp_up + options.duration).as_secs();
-        gateway_config.ticket_ttl_s = (run_s + 600).clamp(120, 86_400);
+        config.ticket_ttl_s = (run_s + 600).clamp(120, 86_400);
     }
-    let config_path = dir.join("gateway.toml");
-    let text = toml::to_string(&gateway_config)
-        .map_err(|e| StackError::Options(format!("gateway config: {e}")))?;
-    std::fs::write(&config_path, text).map_err(StackError::io(&config_path))?;
+    config
+}
+
+/// Starts the gateways on `config_path`: their processes and base URLs.
+fn start_gateways(
+    options: &StackOptions,
+    config_path: &Path,
+) -> Result<(Vec<Process>, Vec<String>), StackError> {
     let mut gateways = Vec::with_capacity(options.gateways);
-    let mut gateway_urls = Vec::with_capacity(options.gateways);
+    let mut urls = Vec::with_capacity(options.gateways);
     for g in 0..options.gateways {
         let name = format!("gateway {g}");
         let (gateway, banner) = Process::start(
@@ -147,9 +269,9 @@ pub fn run<G: BotGame>(
             &[
                 "gateway".to_owned(),
                 "--config".to_owned(),
-                path(&config_path),
+                path(config_path),
             ],
-            &dir.join(format!("gateway-{g}.log")),
+            &options.dir.join(format!("gateway-{g}.log")),
             "listening on",
             START_PATIENCE,
         )?;
@@ -158,15 +280,24 @@ pub fn run<G: BotGame>(
             reason: format!("unexpected banner {banner:?}"),
         })?;
         gateways.push(gateway);
-        gateway_urls.push(url);
+        urls.push(url);
     }
+    Ok((gateways, urls))
+}
 
-    // Each host registers with one gateway (a host links to one), host i
-    // with gateway i mod n.
+/// Starts the hosts, each registered with one gateway (host i with
+/// gateway i mod n, as a host links to one), and waits until every
+/// gateway lists its hosts. With the port mapping, each host's workers sit
+/// behind a mapping of their own.
+fn start_hosts(
+    options: &StackOptions,
+    secrets: &SecretFiles,
+    gateway_urls: &[String],
+) -> Result<(Vec<Host>, Vec<PortMapping>), StackError> {
     let mut hosts = Vec::with_capacity(options.hosts);
     let mut mappings = Vec::new();
     for i in 0..options.hosts {
-        let state = dir.join(format!("host-{i}"));
+        let state = options.dir.join(format!("host-{i}"));
         std::fs::create_dir_all(&state).map_err(StackError::io(&state))?;
         let reached_at = if options.port_mapping {
             let mapping = PortMapping::start(i, options.workers)?;
@@ -213,49 +344,43 @@ pub fn run<G: BotGame>(
             .count();
         wait_for_hosts(url, &secrets.server_secret, registering)?;
     }
+    Ok((hosts, mappings))
+}
 
-    let journey = Journey {
-        gateways: &gateway_urls,
-        users: options.players,
-        ramp_up: options.ramp_up,
-        hold: options.duration,
-        mode: mode.name,
-        settings_toml: &inline_toml(&settings),
-        item: gateway_config
-            .catalog
-            .iter()
-            .min_by_key(|i| i.price)
-            .map_or("xp.boost", |i| i.item_id.as_str()),
-        connections: (options.players as usize).clamp(4, 512),
-    };
-    let scenario = Arc::new(Scenario::parse(&journey.scenario(), "stack journey")?);
-    let started = Instant::now();
+/// What a drill may act on while the players play.
+struct Stage<'a> {
+    scene: &'a Scene<'a>,
+    started: Instant,
+    gateways: &'a mut Vec<Process>,
+    hosts: &'a mut Vec<Host>,
+    cluster: Option<&'a PrivateCluster>,
+    restart_from: &'a GatewayStart<'a>,
+}
+
+/// A drill's outcome: which, its facts, and its timeline.
+type Drilled = (Drill, Facts, Vec<crate::drill::DrillEvent>);
+
+/// The players' run, with `drill` (if any) on a thread beside it.
+fn play<G: BotGame>(
+    drill: Option<Drill>,
+    stage: Stage<'_>,
+    scenario: Arc<Scenario>,
+    observe: impl FnMut(&Progress),
+) -> Result<(RunResult, Option<Drilled>), StackError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(StackError::io(Path::new("tokio runtime")))?;
-    let stopped = AtomicBool::new(false);
-    let scene = Scene {
-        exe: &options.exe,
-        gateways: &gateway_urls,
-        secret: &secrets.server_secret,
-        host_timeout: Duration::from_secs(gateway_config.host_timeout_s),
-        until: started + options.ramp_up + options.duration,
-        stopped: &stopped,
-    };
-    let restart_from = GatewayStart {
-        config: &config_path,
-        dir,
-    };
+    let Stage {
+        scene,
+        started,
+        gateways,
+        hosts,
+        cluster,
+        restart_from,
+    } = stage;
     let (result, drilled) = std::thread::scope(|s| {
-        let drill = options.drill.map(|drill| {
-            let (scene, gateways, hosts, cluster, restart_from) = (
-                &scene,
-                &mut gateways,
-                &mut hosts,
-                cluster.as_ref(),
-                &restart_from,
-            );
+        let drill = drill.map(|drill| {
             s.spawn(move || {
                 let mut timeline = Timeline::new(started);
                 let facts = match (drill, cluster) {
@@ -278,18 +403,20 @@ pub fn run<G: BotGame>(
             Arc::new(AtomicBool::new(false)),
             observe,
         ));
-        stopped.store(true, Ordering::Relaxed);
+        scene.stopped.store(true, Ordering::Relaxed);
         let drilled = drill.and_then(|d| d.join().ok());
         (result, drilled)
     });
-    let result = result?;
-    drop(runtime);
-    let elapsed_s = started.elapsed().as_secs_f64();
+    Ok((result?, drilled))
+}
 
-    // The players have stopped: the hosts drain and post what they owe.
+/// The players have stopped: the hosts drain and post what they owe, then
+/// the gateways stop. What the hosts finished, from their results files
+/// and outboxes.
+fn wind_down(options: &StackOptions, hosts: &mut [Host], gateways: &mut [Process]) -> Finished {
     let patience = Duration::from_secs(options.drain_timeout_s) + DRAIN_SLACK;
     let mut finished = Finished::default();
-    for host in &mut hosts {
+    for host in hosts.iter_mut() {
         if let Some(process) = host.process.as_mut()
             && !process.stop(patience)
         {
@@ -300,52 +427,10 @@ pub fn run<G: BotGame>(
         }
         finished.add(&host.state);
     }
-    for gateway in &mut gateways {
+    for gateway in gateways.iter_mut() {
         gateway.stop(Duration::from_secs(15));
     }
-    let mapped_datagrams = options
-        .port_mapping
-        .then(|| mappings.iter().map(PortMapping::delivered_up).sum());
-    drop(mappings);
-    let (audit, matches) = audit_store(&gateway_config)?;
-    drop(cluster);
-    let drill = drilled.map(|(drill, facts, events)| DrillReport {
-        drill,
-        events,
-        checks: facts.checks(
-            &matches,
-            result.matches.as_ref().map_or(0, |b| b.disconnects),
-            options.players,
-        ),
-    });
-
-    Ok(JourneyReport {
-        game: G::NAME.to_owned(),
-        mode: mode.name.to_owned(),
-        rules: if options.full_rules { "full" } else { "short" }.to_owned(),
-        backend: if database_url.is_some() {
-            "postgres"
-        } else {
-            "sqlite"
-        }
-        .to_owned(),
-        players: options.players,
-        hosts: options.hosts,
-        gateways: options.gateways,
-        elapsed_s,
-        login: step_time(&result, "login"),
-        match_found: step_time(&result, "matchmake"),
-        requests: result.total.requests,
-        failed_requests: result.total.failed,
-        bots: result.matches.clone(),
-        matches_finished: finished.finished,
-        matches_abandoned: finished.abandoned,
-        outbox_left: finished.left,
-        outbox_rejected: finished.rejected,
-        audit,
-        drill,
-        mapped_datagrams,
-    })
+    finished
 }
 
 /// A drill's heartbeat timeout at the gateways, seconds (hosts beat every 2).
@@ -524,7 +609,8 @@ impl Finished {
         let results = std::fs::read_to_string(state.join("results.jsonl")).unwrap_or_default();
         for line in results.lines().filter(|l| !l.trim().is_empty()) {
             self.finished += 1;
-            if line.contains("\"outcome\":\"abandoned\"") {
+            let result = serde_json::from_str::<hightick_host_api::MatchResult>(line);
+            if result.is_ok_and(|r| r.abandoned) {
                 self.abandoned += 1;
             }
         }

@@ -2,7 +2,7 @@
 // backend.rs). SUM over BIGINT is NUMERIC on PostgreSQL: each is cast back.
 
 /// Totals of the whole store (reads only).
-pub(crate) async fn audit(pool: &Pool) -> Result<crate::Audit, StoreError> {
+pub(crate) async fn audit(pool: &Pool) -> Result<crate::audit::Audit, StoreError> {
     use sqlx::Row as _;
     let accounts =
         sqlx::query("SELECT COUNT(*), CAST(COALESCE(SUM(balance), 0) AS BIGINT) FROM accounts")
@@ -26,7 +26,7 @@ pub(crate) async fn audit(pool: &Pool) -> Result<crate::Audit, StoreError> {
     for row in &reasons {
         ledger_by_reason.insert(row.try_get::<String, _>(0)?, row.try_get::<i64, _>(1)?);
     }
-    Ok(crate::Audit {
+    Ok(crate::audit::Audit {
         accounts: accounts.try_get(0)?,
         matches_recorded: matches.try_get(0)?,
         balance_total: accounts.try_get(1)?,

@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// The future of one write, borrowing the connection it runs on.
 pub(crate) type WriteFuture<'c, T> =
@@ -52,7 +52,7 @@ pub(crate) mod postgres {
     /// rolled back when it returns `Err`.
     pub(crate) async fn in_transaction<T>(
         pool: &Pool,
-        write: impl for<'c> FnOnce(&'c mut Conn) -> super::WriteFuture<'c, T>,
+        write: impl for<'c> FnOnce(&'c mut Conn) -> crate::backend::WriteFuture<'c, T>,
     ) -> Result<T, StoreError> {
         let mut tx = pool.begin().await?;
         let out = write(&mut tx).await?;
@@ -64,7 +64,7 @@ pub(crate) mod postgres {
     /// one statement (followed at most by a read of what it wrote).
     pub(crate) async fn autocommit<T>(
         pool: &Pool,
-        write: impl for<'c> FnOnce(&'c mut Conn) -> super::WriteFuture<'c, T>,
+        write: impl for<'c> FnOnce(&'c mut Conn) -> crate::backend::WriteFuture<'c, T>,
     ) -> Result<T, StoreError> {
         let mut conn = pool.acquire().await?;
         write(&mut conn).await

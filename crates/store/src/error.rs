@@ -51,7 +51,7 @@ pub enum StoreError {
     /// A migration failed.
     #[error("migration: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
-    /// The transaction holding this write failed (a [`crate::BatchWriter`] batch, or
+    /// The transaction holding this write failed (a [`crate::writer::BatchWriter`] batch, or
     /// on SQLite the writer's group commit); no write of that batch or group is stored.
     #[error("batch aborted: {reason}")]
     BatchAborted {

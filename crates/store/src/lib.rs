@@ -63,6 +63,7 @@
 
 mod audit;
 mod backend;
+pub mod clock;
 mod error;
 mod model;
 pub mod password;
@@ -82,6 +83,7 @@ pub use model::{
     MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile, PurchaseReceipt,
     PurchaseRequest, RATING_K, Session,
 };
+pub use model::{Write, WriteAck};
 pub use queue::{
     LiveMatch, MAX_TICKET_MEMBERS, NewMatch, NewTicket, Party, QueueTicket, Seat, TicketState,
 };
@@ -89,4 +91,4 @@ pub use registry::{HostBeat, HostTally, RegisteredHost};
 pub use runs::{MAX_RUN_JSON, MAX_RUNS_LISTED, NewRun, RunFilter, RunHistory, StoredRun};
 pub use store::backup_api::Restored;
 pub use store::{BackendKind, SQLITE_FILE_NAME, Store, StoreOptions};
-pub use writer::{BatchWriter, Write, WriteAck, WriteSender, WriterConfig, WriterStats};
+pub use writer::{BatchWriter, WriteSender, WriterConfig, WriterStats};

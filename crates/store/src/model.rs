@@ -1,6 +1,6 @@
 //! The records the store reads and writes, and the validation of caller input.
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Longest accepted text id (device id, item id, match id, idempotency key, token id).
 pub const MAX_ID_LEN: usize = 128;
@@ -169,43 +169,22 @@ pub struct PurchaseReceipt {
     pub replayed: bool,
 }
 
-/// How a player's match ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Won.
-    Win,
-    /// Lost.
-    Loss,
-    /// Drew.
-    Draw,
+/// How a player's match ended: the contract's outcome (the store keeps its
+/// name, `win`, `loss` or `draw`).
+pub use hightick_host_api::Outcome;
+
+/// Reads an outcome's stored name back.
+pub(crate) fn parse_outcome(s: &str) -> Result<Outcome, StoreError> {
+    s.parse()
+        .map_err(|_| invalid("outcome", "expected win, loss or draw"))
 }
 
-impl Outcome {
-    /// Stored text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Win => "win",
-            Outcome::Loss => "loss",
-            Outcome::Draw => "draw",
-        }
-    }
-
-    /// Parses the stored text.
-    pub fn parse(s: &str) -> Result<Self, StoreError> {
-        match s {
-            "win" => Ok(Outcome::Win),
-            "loss" => Ok(Outcome::Loss),
-            "draw" => Ok(Outcome::Draw),
-            _ => Err(invalid("outcome", "expected win, loss or draw")),
-        }
-    }
-
-    fn actual_score(self) -> f64 {
-        match self {
-            Outcome::Win => 1.0,
-            Outcome::Loss => 0.0,
-            Outcome::Draw => 0.5,
-        }
+/// What an outcome counts for in a rating update.
+fn actual_score(outcome: Outcome) -> f64 {
+    match outcome {
+        Outcome::Win => 1.0,
+        Outcome::Loss => 0.0,
+        Outcome::Draw => 0.5,
     }
 }
 
@@ -286,7 +265,7 @@ impl MatchResult {
                 let team_mean = team_sum / f64::from(team_n);
                 let opp_mean = sum / f64::from(n);
                 let expected = 1.0 / (1.0 + 10f64.powf((opp_mean - team_mean) / 400.0));
-                mine + RATING_K * (p.outcome.actual_score() - expected)
+                mine + RATING_K * (actual_score(p.outcome) - expected)
             })
             .collect()
     }
@@ -409,11 +388,30 @@ pub(crate) fn check_amount(field: &'static str, value: i64) -> Result<(), StoreE
     Ok(())
 }
 
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+/// A write the batching writer accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Idempotent by match id, like [`Store::record_match`](crate::store::Store::record_match).
+    MatchResult(MatchResult),
+    /// Adds progress points to a profile.
+    Progress {
+        /// The player.
+        account_id: i64,
+        /// Points to add (1..=1e12).
+        xp: i64,
+    },
+}
+
+/// What a committed write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteAck {
+    /// The match result was stored, or had been already.
+    Match(MatchRecorded),
+    /// The profile's progress total after the write.
+    Progress {
+        /// New total.
+        xp: i64,
+    },
 }
 
 #[cfg(test)]

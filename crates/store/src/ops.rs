@@ -12,15 +12,16 @@
 
 use sqlx::{QueryBuilder, Row as _};
 
-use crate::StoreError;
+use crate::error::StoreError;
+use crate::clock::now_ms;
 use crate::savepoint::{BATCH, BATCH_WRITE};
 use crate::model::{
     Account, GuestLogin, INITIAL_RATING, InventoryItem, LeaderboardEntry, LedgerEntry, MAX_AMOUNT,
     MatchHistoryEntry, MatchRecorded, MatchResult, Outcome, PlayerCard, PlayerStats, Profile,
     PurchaseReceipt,
-    PurchaseRequest, Session, check_amount, check_id, check_name, invalid, now_ms,
+    PurchaseRequest, Session, check_amount, check_id, check_name, invalid,
 };
-use crate::writer::{Write, WriteAck};
+use crate::model::{Write, WriteAck};
 
 /// Largest balance an account may hold.
 const MAX_BALANCE: i64 = 1_000_000_000_000_000;
@@ -1018,7 +1019,7 @@ pub(crate) async fn match_history(
                 recorded_at_ms: r.try_get(2)?,
                 team: r.try_get(3)?,
                 score: r.try_get(4)?,
-                outcome: Outcome::parse(&outcome)?,
+                outcome: crate::model::parse_outcome(&outcome)?,
                 reward: r.try_get(6)?,
                 rating_before: r.try_get(7)?,
                 rating_after: r.try_get(8)?,

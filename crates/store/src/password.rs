@@ -8,7 +8,7 @@ use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Memory cost in KiB (19 MiB, the OWASP argon2id baseline).
 pub const MEMORY_KIB: u32 = 19 * 1024;

@@ -1,9 +1,9 @@
 //! The shared matchmaking queue's records: tickets (a solo player or a party),
 //! the matches formed from them, and parties. The operations are
-//! [`crate::Store`]'s `queue_*`, `party_*` and `live_match` methods; the
+//! [`crate::store::Store`]'s `queue_*`, `party_*` and `live_match` methods; the
 //! matching rules themselves are the gateway's.
 
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::model::invalid;
 
 /// Most members a ticket (a party) may carry.

@@ -1,10 +1,10 @@
 //! The shared host registry's records: what a server host's heartbeat says of
 //! it, the host as stored (with the matches gateways allocated on it since),
 //! and what a gateway's matchmaker pass adds back. The operations are
-//! [`crate::Store`]'s `host_*` methods; which host gets a match is the
+//! [`crate::store::Store`]'s `host_*` methods; which host gets a match is the
 //! gateway's choice.
 
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::model::{MAX_ID_LEN, check_id, invalid};
 
 /// One heartbeat of a registered host.

@@ -2,7 +2,7 @@
 //! sweep` (table `lab_runs`, migration `0002_runs.sql` for both backends).
 //!
 //! The store keeps the lab's JSON as text and does not read it: the lab owns its
-//! shape. [`RunHistory`] opens the same databases as [`Store`](crate::Store) (the same
+//! shape. [`RunHistory`] opens the same databases as [`Store`](crate::store::Store) (the same
 //! URLs, the same embedded migrations, the same `hightick.db` in a data directory), so
 //! the gateway's data and the lab's runs can share one file or one PostgreSQL database.
 //!
@@ -32,8 +32,9 @@ use std::path::Path;
 
 use sqlx::Row as _;
 
-use crate::StoreError;
-use crate::model::{check_id, invalid, now_ms};
+use crate::clock::now_ms;
+use crate::error::StoreError;
+use crate::model::{check_id, invalid};
 use crate::store::{Pool, Store, StoreOptions};
 
 /// Largest JSON text one run may carry, bytes.

@@ -3,7 +3,7 @@
 //! SQLite admits one writer at a time. Rather than pooled connections taking turns
 //! on its lock (each `BEGIN IMMEDIATE ... COMMIT` paying its own fsync, and holding
 //! the turn while it waits for a pooled connection behind the readers), every write
-//! of a [`Store`](crate::Store) is queued to one task that owns the write
+//! of a [`Store`](crate::store::Store) is queued to one task that owns the write
 //! connection. The task takes a write, opens `BEGIN IMMEDIATE`, and runs that write
 //! and every write that queues up meanwhile (at most [`MAX_GROUP`] writes or
 //! [`MAX_GROUP_SPAN`]) each in its own savepoint; then it commits once (one fsync:
@@ -31,8 +31,8 @@ use sqlx::{SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::StoreError;
 use crate::backend::WriteFuture;
+use crate::error::StoreError;
 use crate::savepoint::GROUP_WRITE;
 
 /// Most writes one group transaction carries.
@@ -225,7 +225,7 @@ mod tests {
     use sqlx::{Row as _, SqlitePool};
 
     use super::{QUEUE, SqliteWriter};
-    use crate::StoreError;
+    use crate::error::StoreError;
 
     async fn table(test: &str) -> SqlitePool {
         let dir = std::env::temp_dir().join(format!("hightick-{test}-{}", std::process::id()));

@@ -9,15 +9,15 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{AssertSqlSafe, Connection};
 
-use crate::StoreError;
 use crate::backend::{postgres, sqlite};
+use crate::error::StoreError;
 use crate::model::{
     Account, GuestLogin, InventoryItem, LeaderboardEntry, LedgerEntry, MatchHistoryEntry,
     MatchRecorded, MatchResult, PlayerCard, PlayerStats, Profile, PurchaseReceipt, PurchaseRequest,
     Session,
 };
+use crate::model::{Write, WriteAck};
 use crate::sqlite_writer::SqliteWriter;
-use crate::writer::{Write, WriteAck};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -393,7 +393,7 @@ impl Store {
         )
     }
 
-    /// Adds progress points now (high-rate callers use the [`crate::BatchWriter`]).
+    /// Adds progress points now (high-rate callers use the [`crate::writer::BatchWriter`]).
     pub async fn add_progress(&self, account_id: i64, xp: i64) -> Result<i64, StoreError> {
         on_backend_write!(self, in_transaction, add_progress(account_id, xp))
     }
@@ -470,7 +470,7 @@ impl Store {
 
     /// The whole store's books: accounts, matches recorded, balances against
     /// the ledger (reads only; for checks after a run).
-    pub async fn audit(&self) -> Result<crate::Audit, StoreError> {
+    pub async fn audit(&self) -> Result<crate::audit::Audit, StoreError> {
         on_backend!(self, audit())
     }
 
@@ -484,7 +484,7 @@ impl Store {
         on_backend!(self, rank(account_id))
     }
 
-    /// Applies a batch of the [`crate::BatchWriter`] in one transaction: one
+    /// Applies a batch of the [`crate::writer::BatchWriter`] in one transaction: one
     /// result per write, in order, each meaningful only if this is `Ok` (the
     /// commit happened).
     pub(crate) async fn apply_batch(
@@ -498,7 +498,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::{Store, valid_schema};
-    use crate::{BatchWriter, MatchResult, PurchaseRequest, Write};
+    use crate::model::MatchResult;
+    use crate::model::PurchaseRequest;
+    use crate::model::Write;
+    use crate::writer::BatchWriter;
 
     /// Compiles only if the futures a web handler awaits are `Send`.
     #[allow(dead_code)]

@@ -9,7 +9,7 @@ use sqlx::Connection as _;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteLockingMode};
 
 use super::{Backend, SQLITE_FILE_NAME, Store};
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// What [`Store::restore_in_data_dir`] put in place.
 #[derive(Debug, Clone, PartialEq, Eq)]

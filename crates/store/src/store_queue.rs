@@ -2,7 +2,7 @@
 //! `queue.rs`, the statements in `queue_ops.rs`).
 
 use super::{Backend, Store, postgres, sqlite};
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::queue::{LiveMatch, NewMatch, NewTicket, Party, QueueTicket};
 
 impl Store {

@@ -2,7 +2,7 @@
 //! statements in `registry_ops.rs`).
 
 use super::{Backend, Store, postgres, sqlite};
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::registry::{HostBeat, HostTally, RegisteredHost};
 
 impl Store {

@@ -11,34 +11,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::model::{MatchRecorded, MatchResult};
-use crate::{Store, StoreError};
-
-/// A write the batching writer accepts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Write {
-    /// Idempotent by match id, like [`Store::record_match`].
-    MatchResult(MatchResult),
-    /// Adds progress points to a profile.
-    Progress {
-        /// The player.
-        account_id: i64,
-        /// Points to add (1..=1e12).
-        xp: i64,
-    },
-}
-
-/// What a committed write did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteAck {
-    /// The match result was stored, or had been already.
-    Match(MatchRecorded),
-    /// The profile's progress total after the write.
-    Progress {
-        /// New total.
-        xp: i64,
-    },
-}
+use crate::error::StoreError;
+use crate::model::{Write, WriteAck};
+use crate::store::Store;
 
 /// Batching parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

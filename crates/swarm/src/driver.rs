@@ -27,8 +27,8 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -37,15 +37,16 @@ use futures_util::stream::FuturesUnordered;
 use http::Request;
 use http::header::{CONTENT_TYPE, HOST};
 use http_body_util::Full;
+use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::distributed::AllowList;
+use crate::bots::link::LinkProxies;
+use crate::bots::match_bot::MatchBotConfig;
+use crate::bots::play::{MatchPlayer, MatchTicket, decode_token};
+use crate::distributed::allow::AllowList;
 use crate::interval::{ErrorKind, Interval, MatchSample};
 use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
-use crate::link::LinkProxies;
-use crate::match_bot::MatchBotConfig;
-use crate::play::{MatchPlayer, MatchTicket, decode_token};
 use crate::player::{Phase, Player, PlayerValues};
 use crate::push::{Arrived, Dial, PushLink};
 use crate::request_log::{Entry, RequestLog};
@@ -337,11 +338,7 @@ impl Driver {
     }
 
     fn record(&self, f: impl FnOnce(&mut Interval)) {
-        let mut interval = self
-            .slot
-            .interval
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut interval = self.slot.interval.lock();
         f(&mut interval);
     }
 

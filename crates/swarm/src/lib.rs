@@ -85,19 +85,16 @@
 //! ```
 
 pub mod aggregate;
+pub mod bots;
 mod counters;
 pub mod distributed;
 pub mod driver;
 mod error;
-mod fleet;
 pub mod http1;
 pub mod interval;
 pub mod keepalive;
-pub mod link;
-mod match_bot;
 pub mod metrics;
 pub mod pacing;
-mod play;
 mod player;
 mod push;
 pub mod report;
@@ -111,9 +108,11 @@ pub mod target;
 pub mod threshold;
 pub mod wheel;
 
+pub use bots::link;
+pub use bots::{
+    BotTarget, Fleet, FleetConfig, FleetReport, MatchBot, MatchBotConfig, MatchPlayer, MatchTicket,
+    Relay, mode_and_settings, play_match, run_fleet,
+};
 pub use counters::{BotCounters, EVENT_KINDS, LiveCounters};
 pub use error::SwarmError;
-pub use fleet::{BotTarget, Fleet, FleetConfig, FleetReport, Relay, run_fleet};
-pub use match_bot::{MatchBot, MatchBotConfig, mode_and_settings};
-pub use play::{MatchPlayer, MatchTicket, play_match};
 pub use scenario::Scenario;

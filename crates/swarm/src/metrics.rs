@@ -11,7 +11,7 @@
 use std::convert::Infallible;
 use std::fmt::{self, Write};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -166,7 +167,7 @@ impl MetricsEndpoint {
 
     /// Shows `figures` from now on.
     pub fn publish(&self, figures: &LiveFigures) {
-        *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = *figures;
+        *self.latest.lock() = *figures;
     }
 
     /// Stops serving.
@@ -202,7 +203,7 @@ async fn answer(
             "no such endpoint\n".to_owned(),
         )
     } else {
-        let figures = *latest.lock().unwrap_or_else(PoisonError::into_inner);
+        let figures = *latest.lock();
         let mut body = String::with_capacity(4096);
         match render(&figures, &mut body) {
             Ok(()) => (StatusCode::OK, CONTENT_TYPE, body),

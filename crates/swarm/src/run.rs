@@ -10,12 +10,12 @@ use std::time::Instant;
 use tokio::task::JoinHandle;
 
 use crate::aggregate::{Aggregate, Progress};
-use crate::distributed::AllowList;
+use crate::bots::link::LinkProxies;
+use crate::bots::play::MatchPlayer;
+use crate::distributed::allow::AllowList;
 use crate::driver::{Control, DriverPlan, DriverSlot, Shard, drive};
 use crate::error::SwarmError;
 use crate::interval::Interval;
-use crate::link::LinkProxies;
-use crate::play::MatchPlayer;
 use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
 use crate::scenario::Scenario;
@@ -126,10 +126,7 @@ impl LocalSwarm {
     pub fn collect(&mut self, into: &mut Interval) {
         for slot in &self.slots {
             {
-                let mut current = slot
-                    .interval
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut current = slot.interval.lock();
                 std::mem::swap(&mut *current, &mut self.spare);
             }
             self.spare.users = slot.users.load(Ordering::Relaxed);

@@ -26,8 +26,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -35,6 +35,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -117,12 +118,12 @@ impl Target {
 
     /// The addresses connections came from.
     pub fn peers(&self) -> Vec<IpAddr> {
-        lock(&self.state.peers).iter().copied().collect()
+        self.state.peers.lock().iter().copied().collect()
     }
 
     /// The players served at `/players/<n>`.
     pub fn players(&self) -> BTreeSet<u64> {
-        lock(&self.state.players).clone()
+        self.state.players.lock().clone()
     }
 
     /// From now on, answers every request with `status` (`None`: each
@@ -154,7 +155,7 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
         };
         let _ = stream.set_nodelay(true);
         state.accepted.fetch_add(1, Ordering::Relaxed);
-        lock(&state.peers).insert(peer.ip());
+        state.peers.lock().insert(peer.ip());
         let mut killed = state.killed.subscribe();
         let state = state.clone();
         tokio::spawn(async move {
@@ -171,13 +172,9 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Counts one more ask under `key`; returns the count.
 fn ask(state: &State, key: u64) -> u32 {
-    let mut asks = lock(&state.queue_asks);
+    let mut asks = state.queue_asks.lock();
     let a = asks.entry(key).or_insert(0);
     *a += 1;
     *a
@@ -211,7 +208,7 @@ async fn answer(
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     if let Some(service) = state.config.service_time {
         let done_at = {
-            let mut next_free = lock(&state.next_free);
+            let mut next_free = state.next_free.lock();
             let begin = (*next_free).max(Instant::now());
             *next_free = begin + service;
             *next_free
@@ -261,7 +258,7 @@ async fn answer(
         },
         (_, p) if p.starts_with("/players/") => match p["/players/".len()..].parse() {
             Ok(n) => {
-                lock(&state.players).insert(n);
+                state.players.lock().insert(n);
                 json(StatusCode::OK, "{\"ok\":true}".to_owned())
             }
             Err(_) => json(StatusCode::NOT_FOUND, "{}".to_owned()),

@@ -17,15 +17,15 @@
 //! A target with no table (or a missing field) has no budget. A bad file gets
 //! an error naming the file, the line and the field.
 
-use crate::text_position::line_column;
+use hightick_config::text_position::line_column;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::Subsystem;
 use crate::error::TelemetryError;
+use crate::subsystem::Subsystem;
 
 /// Window length used when a mode does not set `window_ticks`: 10 s at 128 Hz.
 pub const DEFAULT_WINDOW_TICKS: u32 = 1280;

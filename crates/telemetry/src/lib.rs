@@ -71,7 +71,6 @@ pub mod alloc;
 pub mod bench;
 pub mod budget;
 mod clock;
-pub mod config_file;
 mod error;
 pub mod prometheus;
 mod record;
@@ -82,7 +81,6 @@ mod stats;
 mod sub_scope;
 mod subsystem;
 mod summary;
-pub mod text_position;
 #[cfg(feature = "tracy")]
 mod tracy;
 
@@ -97,6 +95,3 @@ pub use stats::{BudgetStat, FrameStats};
 pub use sub_scope::{MAX_SUB_SCOPES, SubScopeId};
 pub use subsystem::{Subsystem, UnknownSubsystem};
 pub use summary::{BudgetMiss, FrameSummary, SubsystemSummary, TimeSummary};
-
-/// Per-target arrays hold every subsystem, then the whole tick.
-pub(crate) const TARGETS: usize = BudgetTarget::COUNT;

@@ -1,7 +1,7 @@
 //! One frame's record: where the time of one tick went.
 
-use crate::Subsystem;
 use crate::sub_scope::SubScopeId;
+use crate::subsystem::Subsystem;
 
 /// The time of one frame, split by subsystem and registered sub-scope.
 /// Subsystem and sub-scope times are exclusive: a nested scope's time belongs

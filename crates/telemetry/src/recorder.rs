@@ -12,10 +12,10 @@ use crate::error::TelemetryError;
 use crate::record::FrameRecord;
 use crate::sample::SampleRing;
 use crate::scope::{LiveFrame, Scope};
-use crate::stats::{BudgetWindow, FrameStats};
+use crate::stats::{BudgetWindow, FrameStats, TARGETS};
 use crate::sub_scope::{MAX_SUB_SCOPES, SubScopeId, SubScopeRegistry};
+use crate::subsystem::Subsystem;
 use crate::summary::FrameSummary;
-use crate::{Subsystem, TARGETS};
 
 /// Closed frames a recorder keeps before adding them to its statistics.
 const PENDING_FRAMES: usize = 32;
@@ -239,7 +239,7 @@ impl FrameRecorder {
         self.sub_scopes.overflow()
     }
 
-    /// Scopes opened deeper than [`MAX_SCOPE_DEPTH`](crate::MAX_SCOPE_DEPTH).
+    /// Scopes opened deeper than [`MAX_SCOPE_DEPTH`](crate::scope::MAX_SCOPE_DEPTH).
     pub fn depth_overflow(&self) -> u64 {
         self.live.depth_overflow()
     }

@@ -6,10 +6,10 @@ use std::io;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 
-use crate::Subsystem;
 use crate::error::TelemetryError;
 use crate::record::FrameRecord;
 use crate::sub_scope::{SubScopeId, SubScopeRegistry};
+use crate::subsystem::Subsystem;
 
 /// A ring of preallocated records; pushing copies into it without allocating.
 #[derive(Debug)]

@@ -10,9 +10,9 @@
 
 use std::cell::Cell;
 
-use crate::Subsystem;
 use crate::clock::TscClock;
 use crate::sub_scope::SubScopeId;
+use crate::subsystem::Subsystem;
 
 /// How deep scopes may nest; deeper scopes are counted and their time stays
 /// with the deepest open scope.

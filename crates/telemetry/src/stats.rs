@@ -29,7 +29,8 @@ impl BudgetStat {
     }
 }
 
-const TARGETS: usize = BudgetTarget::COUNT;
+/// Per-target arrays hold every subsystem, then the whole tick.
+pub(crate) const TARGETS: usize = BudgetTarget::COUNT;
 
 /// Everything a recorder has accumulated since it was created (or reset).
 /// Histograms are allocated once, here; recording into them never allocates.
@@ -167,10 +168,10 @@ impl FrameStats {
 
     /// Adds `other`'s frames and counters into these statistics. Budgets and
     /// tick period stay this side's.
-    pub fn merge(&mut self, other: &FrameStats) -> Result<(), crate::TelemetryError> {
+    pub fn merge(&mut self, other: &FrameStats) -> Result<(), crate::error::TelemetryError> {
         for (mine, theirs) in self.histograms.iter_mut().zip(other.histograms.iter()) {
             mine.add(theirs)
-                .map_err(|e| crate::TelemetryError::Merge(format!("{e:?}")))?;
+                .map_err(|e| crate::error::TelemetryError::Merge(format!("{e:?}")))?;
         }
         self.frames += other.frames;
         self.late_ticks += other.late_ticks;
@@ -260,8 +261,8 @@ impl BudgetWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Subsystem;
     use crate::budget::Budget;
+    use crate::subsystem::Subsystem;
 
     const MOVE: BudgetTarget = BudgetTarget::Subsystem(Subsystem::Movement);
 

@@ -9,8 +9,8 @@
 
 use std::cell::Cell;
 
-use crate::Subsystem;
 use crate::error::TelemetryError;
+use crate::subsystem::Subsystem;
 
 /// The id of a registered sub-scope: its position in the registry, `0..capacity`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

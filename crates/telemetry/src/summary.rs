@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Subsystem;
 use crate::budget::{BudgetTarget, ModeBudget};
 use crate::stats::{BudgetStat, FrameStats};
+use crate::subsystem::Subsystem;
 
 /// Frame times of one target over a run, in microseconds. Mean and max are
 /// exact; percentiles are to the histograms' precision.

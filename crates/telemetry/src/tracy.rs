@@ -1,11 +1,11 @@
 //! The frame profiler hook (cargo feature `tracy`; without it this module
 //! is not compiled, and scopes and frames carry nothing of it).
 //!
-//! - Every [`Scope`](crate::Scope) is also a Tracy zone named after its
+//! - Every [`Scope`](crate::scope::Scope) is also a Tracy zone named after its
 //!   subsystem (`movement`, `replication`, ...), with its sub-scope name
 //!   (`collide`) as the zone's text: Tracy's statistics group by subsystem,
 //!   and each zone still says what it was.
-//! - Every [`Frame`](crate::Frame) (one match tick on a server worker) is a
+//! - Every [`Frame`](crate::recorder::Frame) (one match tick on a server worker) is a
 //!   discontinuous Tracy frame named after its thread (`tick
 //!   hightick-worker-0`: frames of one name must not overlap, and a thread
 //!   records one frame at a time), holding a `tick` zone whose value is the
@@ -19,7 +19,7 @@ use std::fmt;
 
 use tracy_client::{Client, FrameName, Span, SpanLocation, span_location};
 
-use crate::Subsystem;
+use crate::subsystem::Subsystem;
 
 /// One scope's zone; it ends when dropped.
 pub(crate) struct Zone {

@@ -18,7 +18,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use super::wire::{ALLOCATE_PATH, AllocationRequest, AllocationResponse, ErrorBody};
 use super::{AgonesConfig, worker_for};
 use crate::hosts::{AllocateError, Allocated, MatchRequest, exchange};
-use hightick_telemetry::config_file::ConfigFileError;
+use hightick_config::ConfigFileError;
 
 /// The allocator's status when no GameServer matches the selectors.
 const NO_GAME_SERVER: hyper::StatusCode = hyper::StatusCode::TOO_MANY_REQUESTS;

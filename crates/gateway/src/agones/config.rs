@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use hightick_telemetry::config_file::ConfigFileError;
+use hightick_config::ConfigFileError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

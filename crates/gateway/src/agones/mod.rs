@@ -10,7 +10,7 @@
 //! - **counter action**: `matches` +1 (the host gives it back when the match
 //!   ends);
 //! - **annotations**: the match (id, mode, roster, worker, settings: the
-//!   keys the host reads, `hightick_server::agones::annotations`).
+//!   keys the host reads, `hightick_host_api::agones`).
 //!
 //! The answer names the GameServer's address and ports; the match's clients
 //! connect to the port named `game-<worker>`. The worker is chosen here
@@ -43,28 +43,10 @@ pub mod wire;
 pub use client::AgonesAllocator;
 pub use config::AgonesConfig;
 
-/// The annotation keys the host reads an allocation's match from (the same
-/// as `hightick_server::agones::annotations`; a test checks).
-pub mod annotations {
-    /// The match's id.
-    pub const MATCH_ID: &str = "hightick.dev/match-id";
-    /// The match's mode.
-    pub const MODE: &str = "hightick.dev/mode";
-    /// Client ids, decimal, comma-separated, in seat order.
-    pub const ROSTER: &str = "hightick.dev/roster";
-    /// The worker to host the match (port `game-<i>`).
-    pub const WORKER: &str = "hightick.dev/worker";
-    /// The game's settings for the match, a JSON object.
-    pub const SETTINGS: &str = "hightick.dev/settings";
-}
-
-/// The Counter that holds a GameServer's matches.
-pub const MATCHES_COUNTER: &str = "matches";
-
-/// The name of the GameServer port worker `i` serves.
-pub fn port_name(worker: usize) -> String {
-    format!("game-{worker}")
-}
+/// The annotations an allocation's match travels in, the matches Counter
+/// and the port names: the contract's (`hightick-host-api`), which the host
+/// reads with the same code.
+pub use hightick_host_api::agones::{self as annotations, MATCHES_COUNTER, port_name};
 
 /// The worker of `match_id` among `workers` (FNV-1a of the id: spread,
 /// and the same answer every time).

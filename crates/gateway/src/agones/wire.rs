@@ -10,7 +10,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::annotations::{MATCH_ID, MODE, ROSTER, SETTINGS, WORKER};
+use hightick_host_api::agones::Allocation;
+
 use super::{AgonesConfig, MATCHES_COUNTER, port_name};
 use crate::hosts::MatchRequest;
 
@@ -100,19 +101,11 @@ impl AllocationRequest {
             game_server_state: state.to_owned(),
             counters: room.clone(),
         };
-        let roster: Vec<String> = request.roster.iter().map(u64::to_string).collect();
-        let mut annotations = BTreeMap::from([
-            (MATCH_ID.to_owned(), request.match_id.to_owned()),
-            (MODE.to_owned(), request.mode.to_owned()),
-            (ROSTER.to_owned(), roster.join(",")),
-            (WORKER.to_owned(), worker.to_string()),
-        ]);
-        if !request.settings.is_empty() {
-            annotations.insert(
-                SETTINGS.to_owned(),
-                serde_json::Value::Object(request.settings.clone()).to_string(),
-            );
+        let annotations = Allocation {
+            request: request.create_match(),
+            worker: Some(worker),
         }
+        .annotations();
         Self {
             namespace: config.namespace.clone(),
             game_server_selectors: vec![selector("ALLOCATED"), selector("READY")],

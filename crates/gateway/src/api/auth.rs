@@ -12,10 +12,13 @@ use hightick_store::StoreError;
 use serde::Deserialize;
 
 use super::answers::{LoginQueued, Revoked};
-use super::{ApiError, JsonBody, Shared, query_int, rules};
+use super::error::{ApiError, JsonBody, query_int};
+use super::rules;
+use super::state::Shared;
 use crate::admission::{Submitted, TicketStatus};
-use crate::login::{Elsewhere, Login, LoginJob, LoginOutcome, now_ms};
+use crate::login::{Elsewhere, Login, LoginJob, LoginOutcome};
 use crate::ticket::{LoginTicket, TICKET_LEN};
+use hightick_store::clock::now_ms;
 
 /// An authenticated caller: the session token was well signed, unexpired and
 /// its store record is live.

@@ -70,6 +70,31 @@ impl ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
+        Self::from(&e)
+    }
+}
+
+impl From<crate::login::LoginError> for ApiError {
+    fn from(e: crate::login::LoginError) -> Self {
+        use crate::login::LoginError;
+        match e {
+            LoginError::NameTaken => {
+                Self::new(StatusCode::CONFLICT, "name_taken", e.to_string()).field("name")
+            }
+            LoginError::WrongPassword => Self::unauthorized(e.to_string()).field("password"),
+            LoginError::NoSession => Self::not_found(e.to_string()),
+            LoginError::WorkerStopped => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                e.to_string(),
+            ),
+            LoginError::Store(store) => Self::from(&*store),
+        }
+    }
+}
+
+impl From<&StoreError> for ApiError {
+    fn from(e: &StoreError) -> Self {
         match e {
             StoreError::InvalidInput { field, reason } => {
                 Self::invalid(field, format!("{field}: {reason}"))

@@ -16,8 +16,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::auth::{Authed, bearer, foreign_ticket};
+use super::error::ApiError;
 use super::push_socket::{self, Who};
-use super::{ApiError, Shared};
+use super::state::Shared;
 
 /// Each socket's read buffer.
 const READ_BUFFER_BYTES: usize = 4096;
@@ -40,7 +41,7 @@ async fn who(state: &Shared, headers: &HeaderMap, query: Option<&str>) -> Result
         if state
             .logins
             .work()
-            .elsewhere(&issued, crate::login::now_ms())
+            .elsewhere(&issued, hightick_store::clock::now_ms())
             .await?
             .is_none()
         {

@@ -12,8 +12,9 @@ use super::answers::{
     ProfileName, Receipt,
 };
 use super::auth::Authed;
+use super::error::{ApiError, JsonBody, query_int};
 use super::rules;
-use super::{ApiError, JsonBody, Shared, query_int};
+use super::state::Shared;
 
 /// Leaderboard lines shown.
 const TOP: i64 = 100;

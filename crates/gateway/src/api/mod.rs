@@ -15,6 +15,7 @@ mod push_socket;
 mod rules;
 mod schema;
 mod servers;
+mod state;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,49 +27,11 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
-use hightick_store::{Store, WriteSender};
 
 pub use error::{ApiError, ErrorBody, JsonBody, parse_json, query_int};
-
-use crate::admission::Admission;
-use crate::config::GatewayConfig;
-use crate::hosts::Hosts;
-use crate::login::Logins;
-use crate::matchmaking::Matchmaker;
-use crate::metrics::RequestCounts;
-use crate::push::Hub;
-use crate::rate_limit::RateLimit;
-use crate::session::SessionSigner;
+pub(crate) use state::{AppState, Shared};
 
 pub use schema::document as openapi_document;
-
-/// Everything a request may need.
-#[derive(Debug)]
-pub(crate) struct AppState {
-    pub config: GatewayConfig,
-    pub store: Store,
-    pub logins: Admission<Logins>,
-    pub signer: SessionSigner,
-    pub matchmaker: Matchmaker,
-    /// The push sockets.
-    pub push: Arc<Hub>,
-    pub hosts: Arc<Hosts>,
-    pub results: WriteSender,
-    pub server_secret: String,
-    pub requests: RequestCounts,
-    pub rate_limit: RateLimit,
-    /// The OpenAPI document for this config, as served.
-    pub openapi: String,
-    /// Connections the listener closed early or refused.
-    pub connections: Arc<crate::listen::ConnectionCounts>,
-    /// Injected failures (tests only, feature `fault-injection`; none
-    /// otherwise).
-    #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
-    pub faults: crate::gateway::Faults,
-    pub started: Instant,
-}
-
-pub(crate) type Shared = Arc<AppState>;
 
 /// A router plus the (method, path) of every route added to it.
 #[derive(Debug)]

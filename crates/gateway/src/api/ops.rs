@@ -8,8 +8,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition};
 
-use super::Shared;
 use super::answers::Health;
+use super::state::Shared;
 
 #[utoipa::path(
     get,

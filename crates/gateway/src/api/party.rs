@@ -11,8 +11,9 @@ use serde::Deserialize;
 
 use super::answers::{Left, PartyBody};
 use super::auth::Authed;
+use super::error::{ApiError, JsonBody};
 use super::rules::PARTY_CODE;
-use super::{ApiError, JsonBody, Shared};
+use super::state::Shared;
 
 /// Letters of a party code (no 0/O or 1/I to misread): [`PARTY_CODE`]'s class.
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";

@@ -12,7 +12,9 @@ use serde::Deserialize;
 
 use super::answers::Cancelled;
 use super::auth::Authed;
-use super::{ApiError, JsonBody, Shared, query_int, rules};
+use super::error::{ApiError, JsonBody, query_int};
+use super::rules;
+use super::state::Shared;
 use crate::matchmaking::{MatchStatus, MatchmakingError, RejoinError};
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -10,12 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use hightick_store::clock::now_ms;
 use serde_json::json;
 use tokio::sync::Notify;
 use tokio::time::{Instant, Interval};
 
-use super::Shared;
 use super::auth::recheck_after;
+use super::error::ApiError;
+use super::state::Shared;
 use crate::admission::TicketStatus;
 use crate::login::Elsewhere;
 use crate::matchmaking::MatchStatus;
@@ -189,19 +191,19 @@ async fn login(state: &Shared, link: &mut Link, ticket: &str) -> Result<i64, End
                 match status {
                     None => return Err(End::Close(POLICY, "login ticket unknown or expired".to_owned())),
                     Some(TicketStatus::Done(Ok(grant))) => {
-                        let text = event::render("admitted", grant.body(), event::now_ms());
+                        let text = event::render("admitted", grant.body(), now_ms());
                         link.push(text, None).await?;
                         return Ok(grant.account_id);
                     }
                     Some(TicketStatus::Done(Err(e))) => {
-                        let text = event::render("login_refused", e.body(), event::now_ms());
+                        let text = event::render("login_refused", ApiError::from(e.clone()).body(), now_ms());
                         link.push(text, None).await?;
                         return Err(End::Close(1000, "login refused".to_owned()));
                     }
                     Some(TicketStatus::Queued { position, estimate_ms }) if last != Some(position) => {
                         last = Some(position);
                         let body = json!({ "ticket": ticket, "position": position, "estimate_ms": estimate_ms });
-                        link.push(event::render("login_queue", body, event::now_ms()), None).await?;
+                        link.push(event::render("login_queue", body, now_ms()), None).await?;
                     }
                     Some(_) => {}
                 }
@@ -226,10 +228,10 @@ async fn login_elsewhere(
     loop {
         tokio::select! {
             () = &mut next => {
-                let pause = match state.logins.work().elsewhere(ticket, event::now_ms()).await {
+                let pause = match state.logins.work().elsewhere(ticket, now_ms()).await {
                     Ok(None) => return Err(End::Close(POLICY, "login ticket unknown or expired".to_owned())),
                     Ok(Some(Elsewhere::Admitted(grant))) => {
-                        let text = event::render("admitted", grant.body(), event::now_ms());
+                        let text = event::render("admitted", grant.body(), now_ms());
                         link.push(text, None).await?;
                         return Ok(grant.account_id);
                     }
@@ -237,7 +239,7 @@ async fn login_elsewhere(
                         if last != Some(position) {
                             last = Some(position);
                             let body = json!({ "ticket": text, "position": position, "estimate_ms": estimate_ms });
-                            link.push(event::render("login_queue", body, event::now_ms()), None).await?;
+                            link.push(event::render("login_queue", body, now_ms()), None).await?;
                         }
                         recheck_after(estimate_ms)
                     }
@@ -260,7 +262,7 @@ async fn session(state: &Shared, link: &mut Link, account: i64) -> End {
     if let Some((ticket, status @ MatchStatus::Matched(_))) =
         state.matchmaker.current(account).await.ok().flatten()
     {
-        let text = event::render("match_found", status.body(&ticket), event::now_ms());
+        let text = event::render("match_found", status.body(&ticket), now_ms());
         if let Err(end) = link.push(text, Some(&kick)).await {
             return end;
         }

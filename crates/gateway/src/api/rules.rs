@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use super::ApiError;
+use super::error::ApiError;
 
 /// Which characters a text field may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,11 +338,11 @@ pub(crate) const BODY_RULES: &[(&str, Rule)] = &[
     ("Heartbeat", Rule::Text(GAME)),
     ("Join", Rule::Text(REGION)),
     ("JoinParty", Rule::Text(PARTY_CODE)),
-    ("ResultBody", Rule::Text(MATCH_ID)),
-    ("ResultBody", Rule::Text(RESULT_MODE)),
-    ("ResultBody", Rule::Items(PLAYERS)),
-    ("PlayerBody", Rule::Int(REWARD)),
-    ("PlayerBody", Rule::Int(SCORE)),
+    ("MatchResult", Rule::Text(MATCH_ID)),
+    ("MatchResult", Rule::Text(RESULT_MODE)),
+    ("MatchResult", Rule::Items(PLAYERS)),
+    ("PlayerResult", Rule::Int(REWARD)),
+    ("PlayerResult", Rule::Int(SCORE)),
 ];
 
 /// One field's rule.

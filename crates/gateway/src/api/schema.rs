@@ -53,7 +53,7 @@ use crate::config::GatewayConfig;
         servers::result,
         events::events,
     ),
-    components(schemas(super::ErrorBody)),
+    components(schemas(super::error::ErrorBody)),
     tags(
         (name = "ops", description = "Health, metrics and this document"),
         (name = "auth", description = "Logins (queued under load) and sessions"),

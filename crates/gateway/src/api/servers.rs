@@ -6,21 +6,21 @@
 //! reward, when the host names none, is the gateway's reward policy for the
 //! outcome).
 
-use std::net::SocketAddr;
-
 use axum::Json;
 use axum::extract::{FromRequestParts, State};
 use axum::http::header;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use hightick_store::{MatchPlayer, MatchRecorded, MatchResult, Outcome, Write, WriteAck};
-use serde::Deserialize;
+use hightick_host_api::{Heartbeat, MatchResult};
+use hightick_store::{MatchPlayer, MatchRecorded, Write, WriteAck};
 
 use super::answers::{HostList, Recorded, Registered};
-use super::{ApiError, JsonBody, Shared, rules};
+use super::error::{ApiError, JsonBody};
+use super::rules;
+use super::state::Shared;
 use crate::hosts::HostReport;
-use crate::login::now_ms;
 use crate::secrets::constant_time_eq;
+use hightick_store::clock::now_ms;
 
 /// A caller that presented the server secret.
 #[derive(Debug, Clone, Copy)]
@@ -42,28 +42,6 @@ impl FromRequestParts<Shared> for ServerAuth {
             Err(ApiError::unauthorized("wrong server secret"))
         }
     }
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Heartbeat {
-    /// The host's stable id (default: its admin address).
-    #[serde(default)]
-    host_id: Option<String>,
-    /// Its admin API address: a concrete IP and a non-zero port.
-    #[schema(value_type = String, example = "127.0.0.1:7780")]
-    admin: SocketAddr,
-    /// Matches it may be given at once.
-    capacity: usize,
-    /// Matches it runs: at most its capacity.
-    #[serde(default)]
-    active: usize,
-    #[serde(default)]
-    draining: bool,
-    #[serde(default)]
-    region: String,
-    #[serde(default)]
-    game: String,
 }
 
 #[utoipa::path(
@@ -141,38 +119,38 @@ pub(crate) async fn hosts(
     .into_response())
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
-enum OutcomeBody {
-    Win,
-    Loss,
-    Draw,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct PlayerBody {
-    account_id: i64,
-    team: i64,
-    score: i64,
-    outcome: OutcomeBody,
-    /// Currency granted; absent: the gateway's reward policy for the outcome.
-    #[serde(default)]
-    reward: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ResultBody {
-    /// The gateway's match id (the idempotency key of the result).
-    match_id: String,
-    mode: String,
-    /// Each account at most once.
-    players: Vec<PlayerBody>,
-    /// The match ended before its result (no one connected for the host's
-    /// seat timeout, or a drain ran out): every reward defaults to 0.
-    #[serde(default)]
-    abandoned: bool,
+/// The store's row of a host's result: a player's reward, when the host
+/// names none, is `rewards`' for the outcome (0 in an abandoned match).
+fn stored_result(
+    body: MatchResult,
+    rewards: &crate::config::RewardPolicy,
+) -> Result<hightick_store::MatchResult, ApiError> {
+    let players = body
+        .players
+        .into_iter()
+        .map(|p| {
+            // Above i64::MAX: no account has that id.
+            let account_id = i64::try_from(p.account_id)
+                .map_err(|_| ApiError::not_found(format!("account {} not found", p.account_id)))?;
+            let reward = match (p.reward, body.abandoned) {
+                (Some(reward), _) => reward,
+                (None, true) => 0,
+                (None, false) => rewards.for_outcome(p.outcome),
+            };
+            Ok(MatchPlayer {
+                account_id,
+                team: p.team,
+                score: p.score,
+                outcome: p.outcome,
+                reward,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(hightick_store::MatchResult {
+        match_id: body.match_id,
+        mode: body.mode,
+        players,
+    })
 }
 
 #[utoipa::path(
@@ -180,7 +158,7 @@ pub(crate) struct ResultBody {
     path = "/v1/results",
     tag = "servers",
     summary = "Record a finished match's result (idempotent by match id)",
-    request_body = ResultBody,
+    request_body = MatchResult,
     security(("server" = [])),
     responses(
         (status = 200, description = "Recorded (recorded: false for a repeat)", body = Recorded),
@@ -190,7 +168,7 @@ pub(crate) struct ResultBody {
 pub(crate) async fn result(
     State(state): State<Shared>,
     _: ServerAuth,
-    JsonBody(body): JsonBody<ResultBody>,
+    JsonBody(body): JsonBody<MatchResult>,
 ) -> Result<Response, ApiError> {
     rules::MATCH_ID.check(&body.match_id)?;
     rules::RESULT_MODE.check(&body.mode)?;
@@ -201,34 +179,7 @@ pub(crate) async fn result(
             rules::REWARD.check(reward)?;
         }
     }
-    let result = MatchResult {
-        match_id: body.match_id,
-        mode: body.mode,
-        players: body
-            .players
-            .into_iter()
-            .map(|p| {
-                let outcome = match p.outcome {
-                    OutcomeBody::Win => Outcome::Win,
-                    OutcomeBody::Loss => Outcome::Loss,
-                    OutcomeBody::Draw => Outcome::Draw,
-                };
-                MatchPlayer {
-                    account_id: p.account_id,
-                    team: p.team,
-                    score: p.score,
-                    outcome,
-                    reward: p.reward.unwrap_or_else(|| {
-                        if body.abandoned {
-                            0
-                        } else {
-                            state.config.rewards.for_outcome(outcome)
-                        }
-                    }),
-                }
-            })
-            .collect(),
-    };
+    let result = stored_result(body, &state.config.rewards)?;
     // Checked here so a bad result is refused before it reaches the writer.
     result.validate()?;
     let match_id = result.match_id.clone();

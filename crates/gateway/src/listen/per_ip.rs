@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 
 /// Connections open per address, capped (0: no cap, nothing is counted).
 #[derive(Debug)]
@@ -29,7 +31,7 @@ impl PerIp {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<IpAddr, usize>> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+        self.open.lock()
     }
 
     /// A seat for one more connection from `ip`; `None` when `ip` already

@@ -3,10 +3,10 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use parking_lot::{Mutex, MutexGuard};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
@@ -33,9 +33,7 @@ impl Track {
     }
 
     fn lock(&self) -> MutexGuard<'_, Deadlines> {
-        self.deadlines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.deadlines.lock()
     }
 
     fn read(&self) {

@@ -12,11 +12,6 @@
 
 use serde_json::{Value, json};
 
-/// Unix milliseconds now.
-pub fn now_ms() -> i64 {
-    crate::login::now_ms()
-}
-
 /// `body` (a JSON object) as a push of `kind`, stamped `at_ms`.
 pub fn render(kind: &str, mut body: Value, at_ms: i64) -> String {
     if let Value::Object(map) = &mut body {

@@ -3,12 +3,13 @@
 //! slow, and the socket is kicked (its task closes it with a reason).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::{Notify, mpsc};
 
-use super::PushConfig;
+use super::config::PushConfig;
 
 #[derive(Debug)]
 struct Subscriber {
@@ -116,10 +117,8 @@ impl Hub {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Vec<Subscriber>>> {
-        self.sockets
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, HashMap<i64, Vec<Subscriber>>> {
+        self.sockets.lock()
     }
 
     /// A seat for one more socket, unless `max_sockets` are open.

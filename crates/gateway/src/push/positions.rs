@@ -7,6 +7,8 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use hightick_store::clock::now_ms;
+
 use super::{Hub, event};
 use crate::matchmaking::{MatchStatus, Matchmaker, WeakMatchmaker};
 
@@ -18,7 +20,7 @@ pub fn push_once(matchmaker: &Matchmaker, hub: &Hub) {
     if hub.is_empty() {
         return;
     }
-    let at_ms = event::now_ms();
+    let at_ms = now_ms();
     for q in matchmaker.queued_positions() {
         let MatchStatus::Queued {
             position, waiting, ..

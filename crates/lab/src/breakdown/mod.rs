@@ -8,7 +8,7 @@
 //!   match of the mode stepped in this process over the real secure layer,
 //!   the server's user-space work per tick timed; cold evicts the caches
 //!   between ticks;
-//! - the **UDP floor** ([`hightick_server::floor`]): one match tick's
+//! - the **UDP floor** ([`floor`]): one match tick's
 //!   `recvmmsg` + `sendmmsg` on loopback with the mode's players and the
 //!   datagram sizes the sans-IO match sent, plain (nobody waits on the
 //!   client sockets) and woken (a thread sleeping in `epoll_wait` on them);
@@ -28,6 +28,7 @@
 //! What it is not: a profiler. It names no cause for the rest; `perf` and
 //! `docs/PROFILING.md` are for that.
 
+pub mod floor;
 pub mod sans_io;
 pub mod wake;
 
@@ -35,9 +36,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use self::floor::FloorPlan;
 use hightick_engine::BotGame;
 use hightick_report::{Align, TextTable};
-use hightick_server::floor::{self, FloorPlan};
 use hightick_telemetry::bench::figure_line;
 
 use crate::budget_book::BudgetBook;

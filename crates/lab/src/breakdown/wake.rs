@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use hightick_server::process::{set_timer_slack, thread_cpu_time};
+use hightick_process::{set_timer_slack, thread_cpu_time};
 
 use crate::error::LabError;
 

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use hightick_server::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
+use hightick_host_api::{CreateMatch, HostStats, MatchInfo, TimelinePoint};
 
 use crate::error::LabError;
 

@@ -27,14 +27,15 @@ use std::time::{Duration, Instant};
 use hightick_client::GameClientConfig;
 use hightick_engine::mode::{HostedGame, Mode};
 use hightick_engine::{BotGame, MatchConfig};
+use hightick_host_api::{CreateMatch, TICK_RATES_HZ};
 use hightick_net::Key;
-use hightick_server::{CreateMatch, TICK_RATES_HZ};
 use hightick_swarm::{BotTarget, FleetConfig, FleetReport, MatchBotConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
 use crate::error::LabError;
-use crate::soak::{SoakCounters, SoakSample};
+use crate::soak::SoakCounters;
+use crate::summary::SoakSample;
 use crate::summary::{BotRow, HostFacts, LinkRow, QualityRow, RunSummary};
 use admin::AdminClient;
 use fleets::BotFleets;
@@ -218,7 +219,7 @@ pub struct Progress {
 /// The commit and host facts of this build and machine: `git rev-parse HEAD` in the
 /// working directory, else in the source tree the lab was built from.
 pub fn this_host() -> HostFacts {
-    HostFacts::detect(Path::new("/"), crate::history::git_commit())
+    HostFacts::detect(Path::new("/"), crate::host_facts::git_commit())
 }
 
 /// The CPU set of each instance of `spec` (empty when the instances are not bound).
@@ -401,7 +402,7 @@ pub fn run_load<G: BotGame>(
 
 /// The instances' stats and CPU time when the measured window opened.
 struct WindowOpening {
-    stats: Vec<hightick_server::HostStats>,
+    stats: Vec<hightick_host_api::HostStats>,
     cpu: Vec<f64>,
     /// The impairment proxy's CPU seconds (0 without one).
     proxy_cpu_s: f64,
@@ -473,7 +474,7 @@ fn bots_runtime() -> Result<tokio::runtime::Runtime, LabError> {
         .worker_threads(2)
         .thread_name("hightick-bots")
         .on_thread_start(|| {
-            hightick_server::process::set_nice(BOTS_NICE);
+            hightick_process::set_nice(BOTS_NICE);
         })
         .enable_all()
         .build()
@@ -544,7 +545,7 @@ fn soak_sample(
     before: &SoakCounters,
 ) -> Result<(SoakSample, SoakCounters), LabError> {
     let mut now = SoakCounters::default();
-    let mut facts = hightick_server::process::ProcessFacts::default();
+    let mut facts = hightick_process::ProcessFacts::default();
     let (mut tick_sum, mut tick_points, mut players) = (0.0, 0usize, 0);
     for (server, admin) in servers.iter().zip(admins) {
         let stats = admin.stats()?;
@@ -560,8 +561,7 @@ fn soak_sample(
             tick_points += 1;
         }
         now.cpu_s += server.cpu_seconds();
-        let f =
-            hightick_server::process::process_facts(&server.pid().to_string()).unwrap_or_default();
+        let f = hightick_process::process_facts(&server.pid().to_string()).unwrap_or_default();
         facts.rss_bytes += f.rss_bytes;
         facts.open_files += f.open_files;
         facts.threads += f.threads;
@@ -613,7 +613,7 @@ fn last_second(admins: &[AdminClient]) -> Result<(f64, f64), LabError> {
 }
 
 /// Every instance's stats now, in instance order.
-fn instance_stats(admins: &[AdminClient]) -> Result<Vec<hightick_server::HostStats>, LabError> {
+fn instance_stats(admins: &[AdminClient]) -> Result<Vec<hightick_host_api::HostStats>, LabError> {
     let mut stats = Vec::with_capacity(admins.len());
     for admin in admins {
         stats.push(admin.stats()?);
@@ -625,7 +625,7 @@ fn instance_stats(admins: &[AdminClient]) -> Result<Vec<hightick_server::HostSta
 /// start.
 fn close_windows(
     opening: WindowOpening,
-    end: Vec<hightick_server::HostStats>,
+    end: Vec<hightick_host_api::HostStats>,
     cpu_end: Vec<f64>,
     run_start_uptime: Vec<f64>,
 ) -> Vec<InstanceWindow> {

@@ -11,7 +11,7 @@ const NODE_DIR: &str = "sys/devices/system/node";
 
 /// The CPUs this process may run on (its affinity mask), in order.
 pub(crate) fn allowed_cpus() -> Vec<u32> {
-    hightick_server::process::process_cpus()
+    hightick_process::process_cpus()
         .into_iter()
         .filter_map(|cpu| u32::try_from(cpu).ok())
         .collect()

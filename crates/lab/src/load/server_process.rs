@@ -112,7 +112,7 @@ impl ServerProcess {
 
     /// CPU seconds (user + system) the instance has used so far.
     pub(crate) fn cpu_seconds(&self) -> f64 {
-        hightick_server::process::cpu_seconds_of(&self.pid().to_string()).unwrap_or(0.0)
+        hightick_process::cpu_seconds_of(&self.pid().to_string()).unwrap_or(0.0)
     }
 
     /// The error with the last lines the server wrote to stderr.

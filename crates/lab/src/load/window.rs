@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use hightick_server::{HostStats, ModeStats, NetworkStats, TargetStats};
+use hightick_host_api::{HostStats, ModeStats, NetworkStats, TargetStats};
 
 use crate::summary::{
     BotRow, DropRow, HostFacts, NetworkRow, RunSummary, TickRow, TimelinePoint, games_per_core,
@@ -234,7 +234,7 @@ pub(crate) fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hightick_server::TimelinePoint as HostPoint;
+    use hightick_host_api::TimelinePoint as HostPoint;
 
     fn target(name: &str, mean: f64, p99: f64) -> TargetStats {
         TargetStats {

@@ -1,6 +1,8 @@
 //! [`EntityId`] and its compact coding.
 
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// A replicated entity, as named on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

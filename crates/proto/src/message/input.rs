@@ -16,7 +16,9 @@
 
 use std::fmt::Debug;
 
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// Commands per [`InputBatch`]: the newest and the three before it.
 pub const MAX_REDUNDANCY: usize = 4;

@@ -1,6 +1,6 @@
 //! The messages a match exchanges, each with `encode` into a
-//! [`BitWriter`](crate::BitWriter) and a validating `decode` from a
-//! [`BitReader`](crate::BitReader).
+//! [`BitWriter`](crate::writer::BitWriter) and a validating `decode` from a
+//! [`BitReader`](crate::reader::BitReader).
 //!
 //! A payload starts with a [`MessageKind`] (8 bits) that says what follows:
 //!
@@ -80,7 +80,9 @@ pub use snapshot::{
     read_entity_record_header, write_end_of_records, write_entity_record_header,
 };
 
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// The top-level tag of a payload: what its body holds. Written as 8 bits;
 /// 0 and unknown values are rejected, so a zeroed buffer never decodes.

@@ -1,6 +1,8 @@
 //! [`ResyncRequest`]: a client asking for full state.
 
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 wire_enum! {
     /// Why a client asks for a full-state snapshot.

@@ -12,7 +12,9 @@
 //! `Leave`). An update of entity 5 costs 17 bits.
 
 use super::entity::{EntityId, read_entity_id, write_entity_id};
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// Field groups an entity record can carry (bits of `group_mask`).
 pub const GROUP_COUNT: u32 = 8;

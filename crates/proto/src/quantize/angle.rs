@@ -2,7 +2,9 @@
 
 use std::f64::consts::TAU;
 
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// Bits per written angle.
 pub const ANGLE_BITS: u32 = 16;

@@ -1,8 +1,21 @@
 //! [`FloatQuantizer`]: one float over a closed range in a fixed number of bits.
 
-use super::{MAX_FLOAT_BITS, round_to_code};
 use crate::bits::bits_required;
-use crate::{BitReader, BitWriter, ProtoError};
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
+
+/// The largest number of bits a [`FloatQuantizer`] axis may use: an `f32`
+/// carries 24 significant bits, so finer steps would be rounded away.
+pub const MAX_FLOAT_BITS: u32 = 24;
+
+/// Rounds a non-negative float to the nearest integer (negative and NaN give
+/// 0, too large saturates); cheaper than `f64::round`, which is a library call
+/// on baseline x86-64.
+#[inline]
+pub(crate) fn round_to_code(x: f64) -> u32 {
+    (x + 0.5) as u32
+}
 
 /// Writes an `f32` in `min..=max` as an integer code of [`bits`](Self::bits)
 /// bits, spaced evenly so that both ends are exact.

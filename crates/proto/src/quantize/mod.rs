@@ -19,18 +19,6 @@ pub use angle::{
     ANGLE_BITS, ANGLE_MAX_ERROR, angle_distance, dequantize_angle, quantize_angle, read_angle,
     write_angle,
 };
-pub use float::FloatQuantizer;
+pub use float::{FloatQuantizer, MAX_FLOAT_BITS};
 pub use position::PositionQuantizer;
 pub use unit_vector::UnitVectorQuantizer;
-
-/// The largest number of bits a [`FloatQuantizer`] axis may use: an `f32`
-/// carries 24 significant bits, so finer steps would be rounded away.
-pub const MAX_FLOAT_BITS: u32 = 24;
-
-/// Rounds a non-negative float to the nearest integer (negative and NaN give
-/// 0, too large saturates); cheaper than `f64::round`, which is a library call
-/// on baseline x86-64.
-#[inline]
-pub(crate) fn round_to_code(x: f64) -> u32 {
-    (x + 0.5) as u32
-}

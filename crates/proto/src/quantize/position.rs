@@ -1,7 +1,9 @@
 //! [`PositionQuantizer`]: world positions at a fixed precision.
 
-use super::FloatQuantizer;
-use crate::{BitReader, BitWriter, ProtoError};
+use super::float::FloatQuantizer;
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// Writes a 3D position inside a configured world bound, each axis with the
 /// fewest bits that keep the error within the configured precision.

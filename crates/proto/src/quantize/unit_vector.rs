@@ -1,7 +1,9 @@
 //! Unit vectors by octahedral encoding.
 
-use super::round_to_code;
-use crate::{BitReader, BitWriter, ProtoError};
+use super::float::round_to_code;
+use crate::error::ProtoError;
+use crate::reader::BitReader;
+use crate::writer::BitWriter;
 
 /// Writes a direction as two integer coordinates on the octahedron unfolded
 /// onto a square, [`bits_per_component`](Self::bits_per_component) bits each

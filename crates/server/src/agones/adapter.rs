@@ -25,9 +25,7 @@ use serde_json::{Value, json};
 
 use crate::error::ServerError;
 
-/// The Agones Counter that holds a GameServer's matches: its count is the
-/// matches allocated to it, its capacity how many it may host at once.
-pub const MATCHES_COUNTER: &str = "matches";
+pub use hightick_host_api::agones::MATCHES_COUNTER;
 
 /// Label keys the host sets (the SDK prefixes each with `agones.dev/sdk-`).
 pub const VERSION_LABEL: &str = "hightick-version";

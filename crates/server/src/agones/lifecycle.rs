@@ -89,7 +89,7 @@ impl Lifecycle {
             Ok(None) => Update::Nothing,
             Err(error) => Update::Refuse {
                 match_id: id.clone(),
-                error,
+                error: error.into(),
             },
         }
     }

@@ -28,9 +28,9 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 /// The environment variable naming the tool.
@@ -146,9 +146,7 @@ impl LocalSdkServer {
         let [grpc_port, http_port, health_port] = free_ports()?;
         let log = dir.join("agones-sdk-server.log");
         let out = std::fs::File::create(&log)?;
-        let _starting = STARTING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _starting = STARTING.lock();
         let child = Command::new(tool)
             .args(args)
             .args(["--address", "localhost"])
@@ -260,10 +258,7 @@ impl LocalSdkServer {
             .map(|(name, port)| json!({ "name": name, "port": port }))
             .collect();
         let reached_at = json!({ "address": address, "ports": ports });
-        *self
-            .reached_at
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = reached_at.clone();
+        *self.reached_at.lock() = reached_at.clone();
         let state = gs["status"]["state"].as_str().unwrap_or("Scheduled");
         write_game_server(
             &self.file,
@@ -280,10 +275,7 @@ impl LocalSdkServer {
     }
 
     fn reached_at(&self) -> Value {
-        self.reached_at
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.reached_at.lock().clone()
     }
 
     /// A Counter's count and capacity in a GameServer as `GET /gameserver`

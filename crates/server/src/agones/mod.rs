@@ -47,7 +47,8 @@
 //! # Ok(()) }
 //! ```
 
-pub mod annotations;
+/// The allocation annotations (the contract's, in `hightick-host-api`).
+pub use hightick_host_api::agones as annotations;
 pub mod local;
 
 mod adapter;

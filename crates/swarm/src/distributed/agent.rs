@@ -8,14 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinSet;
 
 use super::allow::AllowList;
 use super::auth::{RefusalReason, SharedSecret, prove_coordinator};
-use super::wire::{Message, read_message, write_message};
+use super::wire::{Message, StartPlan, read_message, write_message};
+use crate::bots::play::MatchPlayer;
 use crate::error::SwarmError;
 use crate::interval::Interval;
-use crate::play::MatchPlayer;
 use crate::run::LocalSwarm;
 use crate::scenario::Scenario;
 
@@ -146,6 +147,8 @@ fn protocol(e: String) -> SwarmError {
     SwarmError::Protocol(e)
 }
 
+/// One coordinator's run on this agent: its plan, the local swarm started
+/// on it, the intervals streamed back, the drain and the end.
 async fn session(
     stream: TcpStream,
     player: MatchPlayer,
@@ -161,29 +164,10 @@ async fn session(
         other => return Err(protocol(format!("expected Start, got {other:?}"))),
     };
     let received = Instant::now();
-    let scenario = Scenario::parse(&plan.scenario, &plan.file).and_then(|mut s| {
-        s.apply(&plan.overrides)?;
-        Ok(s)
-    });
-    let scenario = match scenario {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
-            return Err(e);
-        }
-    };
     let start = received + Duration::from_millis(plan.start_in_ms);
-    let mut swarm = match LocalSwarm::start(
-        scenario.clone(),
-        plan.shard,
-        start,
-        plan.seed,
-        player,
-        allow,
-    )
-    .await
-    {
-        Ok(s) => s,
+    let started = start_swarm(&plan, start, player, allow).await;
+    let (scenario, mut swarm) = match started {
+        Ok(started) => started,
         Err(e) => {
             let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
             return Err(e);
@@ -203,60 +187,19 @@ async fn session(
             }
         }
     });
-
-    let steps = scenario.step_names.len();
-    let mut total = Interval::new(steps);
-    let mut interval = Interval::new(steps);
-    let end = start + scenario.total_duration();
-    let mut seq = 0u32;
-    loop {
-        let boundary = (start + scenario.interval * (seq + 1)).min(end);
-        let sleep = tokio::time::sleep_until(boundary.into());
-        tokio::pin!(sleep);
-        let mut stopped = false;
-        loop {
-            tokio::select! {
-                _ = &mut sleep => break,
-                command = commands.recv() => match command {
-                    Some(Message::Rate(rate)) => swarm.set_rate(rate),
-                    // Stop, or the coordinator went away: end the run now.
-                    Some(Message::Stop) | None => {
-                        swarm.stop();
-                        stopped = true;
-                        break;
-                    }
-                    Some(_) => {}
-                },
-            }
-        }
-        interval.reset();
-        swarm.collect(&mut interval);
-        total.add(&interval);
-        let msg = Message::Interval {
-            seq,
-            drain: false,
-            interval: Box::new(interval.clone()),
-        };
-        write_message(&mut tx, &msg, &mut wbuf)
-            .await
-            .map_err(protocol)?;
-        seq += 1;
-        if boundary >= end || stopped {
-            break;
-        }
-    }
-    let log = swarm.join().await;
-    interval.reset();
-    swarm.collect(&mut interval);
-    total.add(&interval);
-    let drain = Message::Interval {
-        seq,
-        drain: true,
-        interval: Box::new(interval),
+    let mut stream = IntervalStream {
+        total: Interval::new(scenario.step_names.len()),
+        interval: Interval::new(scenario.step_names.len()),
+        seq: 0,
+        tx: &mut tx,
+        wbuf: &mut wbuf,
     };
-    write_message(&mut tx, &drain, &mut wbuf)
-        .await
-        .map_err(protocol)?;
+    stream
+        .run(&scenario, start, &mut swarm, &mut commands)
+        .await?;
+    let log = swarm.join().await;
+    stream.send(&mut swarm, true).await?;
+    let (total, seq) = (stream.total, stream.seq);
     write_message(&mut tx, &Message::Done, &mut wbuf)
         .await
         .map_err(protocol)?;
@@ -267,4 +210,97 @@ async fn session(
         total,
         intervals: seq,
     })
+}
+
+/// The plan's scenario (with its overrides) and this agent's shard of it,
+/// started to begin at `start`.
+async fn start_swarm(
+    plan: &StartPlan,
+    start: Instant,
+    player: MatchPlayer,
+    allow: Arc<AllowList>,
+) -> Result<(Arc<Scenario>, LocalSwarm), SwarmError> {
+    let mut scenario = Scenario::parse(&plan.scenario, &plan.file)?;
+    scenario.apply(&plan.overrides)?;
+    let scenario = Arc::new(scenario);
+    let swarm = LocalSwarm::start(
+        scenario.clone(),
+        plan.shard,
+        start,
+        plan.seed,
+        player,
+        allow,
+    )
+    .await?;
+    Ok((scenario, swarm))
+}
+
+/// The agent's measurements going back to the coordinator, one interval
+/// at a time.
+struct IntervalStream<'a, W> {
+    /// Everything sent so far.
+    total: Interval,
+    /// The interval being sent (reused).
+    interval: Interval,
+    /// The next interval's sequence number.
+    seq: u32,
+    tx: &'a mut W,
+    wbuf: &'a mut Vec<u8>,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> IntervalStream<'_, W> {
+    /// Sends an interval at every boundary until the scenario's end, taking
+    /// the coordinator's rates on the way; a Stop (or the coordinator
+    /// gone) ends it early.
+    async fn run(
+        &mut self,
+        scenario: &Scenario,
+        start: Instant,
+        swarm: &mut LocalSwarm,
+        commands: &mut UnboundedReceiver<Message>,
+    ) -> Result<(), SwarmError> {
+        let end = start + scenario.total_duration();
+        loop {
+            let boundary = (start + scenario.interval * (self.seq + 1)).min(end);
+            let sleep = tokio::time::sleep_until(boundary.into());
+            tokio::pin!(sleep);
+            let mut stopped = false;
+            loop {
+                tokio::select! {
+                    _ = &mut sleep => break,
+                    command = commands.recv() => match command {
+                        Some(Message::Rate(rate)) => swarm.set_rate(rate),
+                        // Stop, or the coordinator went away: end the run now.
+                        Some(Message::Stop) | None => {
+                            swarm.stop();
+                            stopped = true;
+                            break;
+                        }
+                        Some(_) => {}
+                    },
+                }
+            }
+            self.send(swarm, false).await?;
+            self.seq += 1;
+            if boundary >= end || stopped {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Collects what `swarm` measured since the last call and sends it as
+    /// interval `seq` (`drain`: the last one, after the players stopped).
+    async fn send(&mut self, swarm: &mut LocalSwarm, drain: bool) -> Result<(), SwarmError> {
+        self.interval.reset();
+        swarm.collect(&mut self.interval);
+        self.total.add(&self.interval);
+        let msg = Message::Interval {
+            seq: self.seq,
+            drain,
+            interval: Box::new(self.interval.clone()),
+        };
+        write_message(&mut *self.tx, &msg, self.wbuf)
+            .await
+            .map_err(protocol)
+    }
 }

@@ -104,7 +104,7 @@ impl SharedSecret {
     /// The secret from `file` if given, else the file `$HIGHTICK_SWARM_SECRET_FILE`
     /// names, else `$HIGHTICK_SWARM_SECRET`; none of them is an error.
     pub fn load(file: Option<&Path>) -> Result<Self, SwarmError> {
-        let secret = hightick_telemetry::config_file::read_secret(file, SECRET_ENV)
+        let secret = hightick_config::read_secret(file, SECRET_ENV)
             .map_err(|e| SwarmError::Secret {
                 origin: file.map_or_else(|| format!("${SECRET_ENV}_FILE"), |f| f.display().to_string()),
                 reason: e.to_string(),

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use super::agent::AUTH_TIMEOUT;
 use super::auth::{SharedSecret, prove_agent};
@@ -45,29 +46,16 @@ pub async fn run_distributed(
     secret: &SharedSecret,
     connect_wait: Duration,
     stop: Arc<AtomicBool>,
-    mut observe: impl FnMut(&Progress),
+    observe: impl FnMut(&Progress),
 ) -> Result<RunResult, SwarmError> {
     if agents.is_empty() {
         return Err(SwarmError::Protocol("no agents".to_owned()));
     }
     let n = agents.len();
-    let steps = scenario.step_names.len();
     let seed: u64 = rand::random();
     let mut writers: Vec<Option<OwnedWriteHalf>> = Vec::with_capacity(n);
-    let (events, mut inbox) = tokio::sync::mpsc::unbounded_channel();
-    let mut wbuf = Vec::new();
+    let (events, inbox) = tokio::sync::mpsc::unbounded_channel();
     for (i, addr) in agents.iter().enumerate() {
-        let mut stream = connect(addr, connect_wait).await?;
-        let _ = stream.set_nodelay(true);
-        let auth = |reason: String| SwarmError::Auth {
-            agent: addr.clone(),
-            reason,
-        };
-        tokio::time::timeout(AUTH_TIMEOUT, prove_agent(&mut stream, secret))
-            .await
-            .map_err(|_| auth("did not authenticate in time".to_owned()))?
-            .map_err(auth)?;
-        let (mut rx, mut tx) = stream.into_split();
         let plan = StartPlan {
             scenario: scenario.text.clone(),
             file: scenario.file.clone(),
@@ -79,11 +67,66 @@ pub async fn run_distributed(
             start_in_ms: START_DELAY.as_millis() as u64,
             seed,
         };
-        write_message(&mut tx, &Message::Start(plan), &mut wbuf)
+        let link = AgentLink {
+            index: i,
+            addr,
+            steps: scenario.step_names.len(),
+        };
+        writers.push(Some(
+            link.start(plan, secret, connect_wait, events.clone())
+                .await?,
+        ));
+    }
+    drop(events);
+    let merger = Merger {
+        aggregate: Aggregate::new(&scenario, n as u32),
+        pending: BTreeMap::new(),
+        live: n,
+        last_t: Duration::ZERO,
+        writers,
+        wbuf: Vec::new(),
+        scenario: &scenario,
+        agents,
+    };
+    merger.run(inbox, &stop, observe).await
+}
+
+/// One agent, as the coordinator starts it.
+struct AgentLink<'a> {
+    index: usize,
+    addr: &'a String,
+    /// The scenario's steps (an interval's width).
+    steps: usize,
+}
+
+impl AgentLink<'_> {
+    /// Connects, authenticates both ways, sends the agent its `plan` and
+    /// waits for it to be ready; then a task forwards its messages to
+    /// `events`. The half to write to it comes back.
+    async fn start(
+        &self,
+        plan: StartPlan,
+        secret: &SharedSecret,
+        connect_wait: Duration,
+        events: UnboundedSender<Event>,
+    ) -> Result<OwnedWriteHalf, SwarmError> {
+        let addr = self.addr;
+        let mut stream = connect(addr, connect_wait).await?;
+        let _ = stream.set_nodelay(true);
+        let auth = |reason: String| SwarmError::Auth {
+            agent: addr.clone(),
+            reason,
+        };
+        tokio::time::timeout(AUTH_TIMEOUT, prove_agent(&mut stream, secret))
+            .await
+            .map_err(|_| auth("did not authenticate in time".to_owned()))?
+            .map_err(auth)?;
+        let (mut rx, mut tx) = stream.into_split();
+        write_message(&mut tx, &Message::Start(plan), &mut Vec::new())
             .await
             .map_err(|e| SwarmError::Protocol(format!("agent {addr}: {e}")))?;
         let mut rbuf = Vec::new();
-        match read_message(&mut rx, &mut rbuf, steps).await {
+        match read_message(&mut rx, &mut rbuf, self.steps).await {
             Ok(Message::Ready) => {}
             Ok(Message::Failed(why)) => {
                 return Err(SwarmError::Protocol(format!("agent {addr}: {why}")));
@@ -95,7 +138,7 @@ pub async fn run_distributed(
             }
             Err(e) => return Err(SwarmError::Protocol(format!("agent {addr}: {e}"))),
         }
-        let events = events.clone();
+        let (i, steps) = (self.index, self.steps);
         tokio::spawn(async move {
             loop {
                 match read_message(&mut rx, &mut rbuf, steps).await {
@@ -112,88 +155,122 @@ pub async fn run_distributed(
                 }
             }
         });
-        writers.push(Some(tx));
+        Ok(tx)
     }
-    drop(events);
+}
 
-    let mut aggregate = Aggregate::new(&scenario, n as u32);
-    if let Some(rate) = aggregate.rate() {
-        broadcast(&mut writers, &Message::Rate(rate), &mut wbuf).await;
-    }
-    let mut pending: BTreeMap<u32, Pending> = BTreeMap::new();
-    let mut live = n;
-    let mut done = 0;
-    let mut last_t = Duration::ZERO;
-    let mut stop_sent = false;
-    let mut ticker = tokio::time::interval(Duration::from_millis(200));
-    while done < live {
-        let event = tokio::select! {
-            e = inbox.recv() => e,
-            _ = ticker.tick() => {
-                if stop.load(Ordering::Relaxed) && !stop_sent {
-                    stop_sent = true;
-                    broadcast(&mut writers, &Message::Stop, &mut wbuf).await;
-                }
-                continue;
-            }
-        };
-        let Some(event) = event else { break };
-        match event {
-            Event::Message(
-                _,
-                Message::Interval {
-                    drain: true,
-                    interval,
-                    ..
-                },
-            ) => {
-                aggregate.absorb(&interval);
-            }
-            Event::Message(_, Message::Interval { seq, interval, .. }) => {
-                let entry = pending.entry(seq).or_insert_with(|| Pending {
-                    merged: Interval::new(steps),
-                    from: 0,
-                });
-                entry.merged.add(&interval);
-                entry.from += 1;
-                // Complete intervals go in order; one that waits on a lost or
-                // late agent goes in once a later one is complete.
-                while let Some((&first, p)) = pending.first_key_value() {
-                    let complete = p.from >= live;
-                    let overtaken = pending.range(first + 1..).any(|(_, q)| q.from >= live);
-                    if !(complete || overtaken) {
-                        break;
+/// Merges the agents' intervals in order, paces on the merged figures and
+/// sends the rate back, until every agent still connected is done.
+struct Merger<'a> {
+    aggregate: Aggregate,
+    /// Intervals not yet complete (some agent has not sent its part), by
+    /// sequence number.
+    pending: BTreeMap<u32, Pending>,
+    /// Agents still connected.
+    live: usize,
+    /// The end of the last interval merged.
+    last_t: Duration,
+    writers: Vec<Option<OwnedWriteHalf>>,
+    wbuf: Vec<u8>,
+    scenario: &'a Scenario,
+    agents: &'a [String],
+}
+
+impl Merger<'_> {
+    async fn run(
+        mut self,
+        mut inbox: UnboundedReceiver<Event>,
+        stop: &AtomicBool,
+        mut observe: impl FnMut(&Progress),
+    ) -> Result<RunResult, SwarmError> {
+        if let Some(rate) = self.aggregate.rate() {
+            self.broadcast(&Message::Rate(rate)).await;
+        }
+        let mut done = 0;
+        let mut stop_sent = false;
+        let mut ticker = tokio::time::interval(Duration::from_millis(200));
+        while done < self.live {
+            let event = tokio::select! {
+                e = inbox.recv() => e,
+                _ = ticker.tick() => {
+                    if stop.load(Ordering::Relaxed) && !stop_sent {
+                        stop_sent = true;
+                        self.broadcast(&Message::Stop).await;
                     }
-                    let Some((seq, p)) = pending.pop_first() else {
-                        break;
-                    };
-                    last_t = scenario.interval * (seq + 1);
-                    if let Some(rate) = aggregate.push(last_t, &p.merged) {
-                        broadcast(&mut writers, &Message::Rate(rate), &mut wbuf).await;
-                    }
-                    observe(&aggregate.progress(last_t));
+                    continue;
                 }
-            }
-            Event::Message(_, Message::Done) => done += 1,
-            Event::Message(i, other) => {
-                return Err(SwarmError::Protocol(format!(
-                    "agent {}: unexpected {other:?}",
-                    agents[i]
-                )));
-            }
-            Event::Gone(i, why) => {
-                eprintln!("hightick swarm: agent {} lost: {why}", agents[i]);
-                writers[i] = None;
-                live -= 1;
+            };
+            let Some(event) = event else { break };
+            match event {
+                Event::Message(
+                    _,
+                    Message::Interval {
+                        drain: true,
+                        interval,
+                        ..
+                    },
+                ) => {
+                    self.aggregate.absorb(&interval);
+                }
+                Event::Message(_, Message::Interval { seq, interval, .. }) => {
+                    self.add(seq, &interval, &mut observe).await;
+                }
+                Event::Message(_, Message::Done) => done += 1,
+                Event::Message(i, other) => {
+                    return Err(SwarmError::Protocol(format!(
+                        "agent {}: unexpected {other:?}",
+                        self.agents[i]
+                    )));
+                }
+                Event::Gone(i, why) => {
+                    eprintln!("hightick swarm: agent {} lost: {why}", self.agents[i]);
+                    self.writers[i] = None;
+                    self.live -= 1;
+                }
             }
         }
+        // Whatever is still incomplete goes in as it is.
+        for (seq, p) in std::mem::take(&mut self.pending) {
+            self.last_t = self.scenario.interval * (seq + 1);
+            self.aggregate.push(self.last_t, &p.merged);
+        }
+        Ok(self.aggregate.finish(self.last_t))
     }
-    // Whatever is still incomplete goes in as it is.
-    for (seq, p) in std::mem::take(&mut pending) {
-        last_t = scenario.interval * (seq + 1);
-        aggregate.push(last_t, &p.merged);
+
+    /// One agent's part of interval `seq`. Complete intervals go in in
+    /// order; one that waits on a lost or late agent goes in once a later
+    /// one is complete.
+    async fn add(&mut self, seq: u32, interval: &Interval, observe: &mut impl FnMut(&Progress)) {
+        let steps = self.scenario.step_names.len();
+        let entry = self.pending.entry(seq).or_insert_with(|| Pending {
+            merged: Interval::new(steps),
+            from: 0,
+        });
+        entry.merged.add(interval);
+        entry.from += 1;
+        while let Some((&first, p)) = self.pending.first_key_value() {
+            let complete = p.from >= self.live;
+            let overtaken = self
+                .pending
+                .range(first + 1..)
+                .any(|(_, q)| q.from >= self.live);
+            if !(complete || overtaken) {
+                break;
+            }
+            let Some((seq, p)) = self.pending.pop_first() else {
+                break;
+            };
+            self.last_t = self.scenario.interval * (seq + 1);
+            if let Some(rate) = self.aggregate.push(self.last_t, &p.merged) {
+                self.broadcast(&Message::Rate(rate)).await;
+            }
+            observe(&self.aggregate.progress(self.last_t));
+        }
     }
-    Ok(aggregate.finish(last_t))
+
+    async fn broadcast(&mut self, message: &Message) {
+        broadcast(&mut self.writers, message, &mut self.wbuf).await;
+    }
 }
 
 async fn connect(addr: &str, wait: Duration) -> Result<TcpStream, SwarmError> {

@@ -25,7 +25,7 @@
 //! ```
 
 mod agent;
-mod allow;
+pub(crate) mod allow;
 pub mod auth;
 mod coordinator;
 pub mod wire;

@@ -2,7 +2,7 @@
 //! (targets, variables, thresholds naming steps) and errors that point at
 //! the line and field.
 
-use hightick_telemetry::text_position::line_column;
+use hightick_config::text_position::line_column;
 use std::net::IpAddr;
 use std::ops::Range;
 use std::time::Duration;
@@ -17,8 +17,8 @@ use super::{
     Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, PushWait, Scenario, Step,
     StepKind, TargetSpec, TargetUrl, duration,
 };
+use crate::bots::link::LinkPlan;
 use crate::error::SwarmError;
-use crate::link::LinkPlan;
 use crate::pacing::PacingConfig;
 use crate::request_log::RequestLogConfig;
 use crate::retry::RetryPolicy;

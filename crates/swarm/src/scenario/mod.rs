@@ -56,7 +56,7 @@
 //! `tick_rate_hz`, `seed`, and `[matches.settings]`: the game's own match
 //! settings, e.g. `map = "plaza"` for the arena), `link` (a link's name or
 //! profile file, or `{ profile, share, seed }`: players behind the
-//! impairment proxy in their `play_match` steps, [`crate::link`]), `[request_log]` (`path`, `rotate_bytes`, `keep`:
+//! impairment proxy in their `play_match` steps, [`crate::bots::link`]), `[request_log]` (`path`, `rotate_bytes`, `keep`:
 //! a raw per-request log, off unless asked for; see
 //! [`request_log`](crate::request_log)). A step is an HTTP request (`method`, `url`,
 //! `headers`, `body` or `json`, `expect_status`, `capture`,
@@ -130,8 +130,8 @@ pub struct Scenario {
     /// Match bot settings for `play_match` steps.
     pub matches: MatchSettings,
     /// Players behind an emulated link in their `play_match` steps
-    /// ([`crate::link`]), if any.
-    pub link: Option<crate::link::LinkPlan>,
+    /// ([`crate::bots::link`]), if any.
+    pub link: Option<crate::bots::link::LinkPlan>,
     /// Pass/fail thresholds.
     pub thresholds: Vec<Threshold>,
     /// The raw per-request log, only when asked for (`[request_log]`).

@@ -29,8 +29,9 @@ use std::fmt::{self, Display, Write};
 use self::text::{Exposition, Kind};
 use crate::budget::BudgetTarget;
 use crate::error::TelemetryError;
+use crate::stats::TARGETS;
 use crate::stats::{BudgetStat, FrameStats};
-use crate::{Subsystem, TARGETS};
+use crate::subsystem::Subsystem;
 
 /// Upper bounds of the histogram buckets, in nanoseconds: 1 us to 1 s, with
 /// the tick periods of 128 Hz (7.8125 ms), 64 Hz and 30 Hz among them.

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use crate::text_position::line_column;
 
 pub mod reference;
+pub mod text_position;
 
 /// What is wrong with a config file.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,8 @@ use hightick_store::{NewRun, RunFilter, RunHistory, StoredRun};
 use serde::Serialize;
 
 use crate::error::LabError;
-use crate::history::{RecordedRun, RunKind, build_profile};
+use crate::history::{RecordedRun, RunKind};
+use crate::host_facts::build_profile;
 use crate::summary::{HostFacts, RunSummary};
 use crate::sweep::SweepReport;
 

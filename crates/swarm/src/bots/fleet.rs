@@ -13,9 +13,9 @@ use hightick_engine::events::ReliableEvent;
 use hightick_net::ConnectToken;
 use tokio::task::JoinHandle;
 
+use crate::bots::match_bot::{MatchBot, MatchBotConfig};
 use crate::counters::{BotCounters, LiveCounters};
 use crate::error::SwarmError;
-use crate::match_bot::{MatchBot, MatchBotConfig};
 use hightick_client::Quality;
 
 /// One bot to run: the server it plays on and its connect token's bytes.

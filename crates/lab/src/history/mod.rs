@@ -2,38 +2,12 @@
 //! profile, summary) and which build this is. The database runs are recorded in is
 //! `results_db` (cargo feature `history`); comparing and charting runs needs none.
 
-use std::path::Path;
+pub mod report;
+#[cfg(feature = "history")]
+pub mod results_db;
 
 use crate::summary::RunSummary;
 use crate::sweep::SweepReport;
-
-/// The git commit of this build: `git rev-parse HEAD` in the working directory, else
-/// in the source tree the lab was compiled from; `None` without git or a repository.
-pub fn git_commit() -> Option<String> {
-    let in_dir = |dir: Option<&Path>| {
-        let mut git = std::process::Command::new("git");
-        if let Some(d) = dir {
-            git.arg("-C").arg(d);
-        }
-        git.args(["rev-parse", "HEAD"])
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .filter(|c| !c.is_empty())
-    };
-    in_dir(None).or_else(|| in_dir(Some(Path::new(env!("CARGO_MANIFEST_DIR")))))
-}
-
-/// `debug` or `release`: how this code was compiled.
-pub fn build_profile() -> &'static str {
-    if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    }
-}
 
 /// The first 12 characters of a commit, or `unknown`.
 pub fn short_commit(commit: Option<&str>) -> String {
@@ -132,6 +106,7 @@ mod tests {
 
     #[test]
     fn this_build_knows_its_profile_and_maybe_its_commit() {
+        use crate::host_facts::{build_profile, git_commit};
         assert!(matches!(build_profile(), "debug" | "release"));
         if let Some(c) = git_commit() {
             assert!(

@@ -2,7 +2,7 @@
 //! server's thread spends in `recvmmsg` / `sendmmsg` per match tick when it
 //! does nothing else, on the server's real I/O path (`batch_io::bind`,
 //! `ReceiveBatch::receive`, `SendBatch::buffer` / `commit` / `flush`).
-//! `cargo bench -p hightick-server --bench udp_floor` and `hightick lab
+//! `cargo bench -p hightick-lab --bench udp_floor` and `hightick lab
 //! breakdown` both measure it with [`measure`].
 //!
 //! One match tick, as the server sees it with `clients` clients:
@@ -61,8 +61,8 @@ use std::time::{Duration, Instant};
 
 use hightick_telemetry::bench::Stats;
 
-use crate::batch_io::{self, ReceiveBatch, SendBatch};
-use crate::process::pin_to_core;
+use hightick_process::pin_to_core;
+use hightick_server::batch_io::{self, ReceiveBatch, SendBatch};
 
 /// Longest datagram a floor client reads.
 const READ_BYTES: usize = 2048;
@@ -243,7 +243,7 @@ struct Reading {
 impl Reading {
     fn now() -> Self {
         let wall = Instant::now();
-        let cpu = crate::process::thread_cpu_time();
+        let cpu = hightick_process::thread_cpu_time();
         Self {
             wall,
             cpu_ns: cpu.as_nanos() as u64,
@@ -283,7 +283,7 @@ impl Raw {
 }
 
 /// One match's sockets and the server's batches.
-struct Match {
+struct FloorMatch {
     plan: FloorPlan,
     server: UdpSocket,
     server_address: SocketAddr,
@@ -299,7 +299,7 @@ struct Match {
     tick: u32,
 }
 
-impl Match {
+impl FloorMatch {
     fn new(plan: FloorPlan) -> io::Result<Self> {
         let server = batch_io::bind("127.0.0.1:0".parse().expect("a literal address"))?;
         let server_address = server.local_addr()?;
@@ -485,15 +485,19 @@ fn clock_overhead(plan: &FloorPlan) -> io::Result<Overhead> {
 
 /// `run` over a match's ticks (clients send, the server receives, the server
 /// sends, then `after`); checks the server moved every datagram both ways.
-fn run_match(game: &mut Match, overhead: &Overhead, after: Step<'_, Match>) -> io::Result<Costs> {
+fn run_match(
+    game: &mut FloorMatch,
+    overhead: &Overhead,
+    after: Step<'_, FloorMatch>,
+) -> io::Result<Costs> {
     let plan = game.plan;
     let scheduling = Scheduling::now()?;
     let (receive, send, tick) = run(
         &plan,
         game,
-        &mut Match::clients_send,
-        &mut Match::server_receive,
-        &mut Match::server_send,
+        &mut FloorMatch::clients_send,
+        &mut FloorMatch::server_receive,
+        &mut FloorMatch::server_send,
         after,
     )?;
     let expected = plan.ticks() * plan.clients;
@@ -514,7 +518,7 @@ fn run_match(game: &mut Match, overhead: &Overhead, after: Step<'_, Match>) -> i
 
 /// Plain: nobody waits on the client sockets.
 fn plain(plan: FloorPlan, overhead: &Overhead) -> io::Result<Costs> {
-    let mut game = Match::new(plan)?;
+    let mut game = FloorMatch::new(plan)?;
     let mut delivered = vec![0usize; plan.clients];
     let costs = run_match(&mut game, overhead, &mut |game| {
         for (count, client) in delivered.iter_mut().zip(&game.clients) {
@@ -694,7 +698,7 @@ fn thread_state(stat: &[u8]) -> Option<u8> {
 
 /// Woken: a second thread sleeps in `epoll_wait` on the client sockets of
 /// `game` (started with [`Reader::start`] on them).
-fn woken(overhead: &Overhead, mut game: Match, reader: Reader) -> io::Result<Costs> {
+fn woken(overhead: &Overhead, mut game: FloorMatch, reader: Reader) -> io::Result<Costs> {
     let plan = game.plan;
     let mut expected = 0;
     let costs = run_match(&mut game, overhead, &mut |_| {
@@ -723,7 +727,7 @@ fn current_cpu() -> Option<usize> {
 pub fn measure(plan: FloorPlan) -> io::Result<Floor> {
     plan.validate()?;
     let two_cores = thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    let woken_game = Match::new(plan)?;
+    let woken_game = FloorMatch::new(plan)?;
     let reader = Reader::start(
         &woken_game.clients,
         plan.server_bytes,
@@ -754,7 +758,7 @@ pub fn measure(plan: FloorPlan) -> io::Result<Floor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch_io::BATCH;
+    use hightick_server::batch_io::BATCH;
 
     #[test]
     fn a_tiny_plan_moves_every_datagram_and_gives_figures() {

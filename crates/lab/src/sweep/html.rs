@@ -7,8 +7,8 @@ use hightick_report::{Cell, Page, Table, Tile};
 use crate::error::LabError;
 use crate::html::violations;
 use crate::summary::GPC_HEADROOM;
+use crate::sweep::chart;
 use crate::sweep::{SweepReport, matches_text};
-use crate::sweep_chart;
 
 /// Renders the sweep as one HTML document.
 pub fn render_sweep_html(report: &SweepReport) -> Result<String, LabError> {
@@ -22,9 +22,9 @@ pub fn render_sweep_html(report: &SweepReport) -> Result<String, LabError> {
         .tiles(&headline(report))
         .paragraph(&report.answer());
     page.section("p99 match tick against matches")
-        .chart(&sweep_chart::tick_vs_matches(report)?);
+        .chart(&chart::tick_vs_matches(report)?);
     page.section("Per-subsystem mean, stacked, per step")
-        .chart(&sweep_chart::subsystem_stacks(report)?);
+        .chart(&chart::subsystem_stacks(report)?);
     page.section("Steps").table(&step_table(report));
     page.section("Per-subsystem mean / p99 by step (us)");
     if let Some(table) = subsystem_table(report) {

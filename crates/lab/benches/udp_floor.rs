@@ -1,7 +1,7 @@
 //! The kernel's floor for one 5v5 match's UDP traffic on loopback: what the
 //! server's thread spends in `recvmmsg` / `sendmmsg` per match tick when it
 //! does nothing else, on the server's real I/O path. The measurement itself
-//! is `hightick_server::floor` (its docs say what is timed and how), shared
+//! is `hightick_lab::breakdown::floor` (its docs say what is timed and how), shared
 //! with `hightick lab breakdown`; this bench runs it for one 5v5 match tick
 //! (10 clients, 52 B in, 60 B out; 200 samples of 100 ticks) and prints:
 //!
@@ -15,11 +15,11 @@
 //!   calls. Nothing here asserts a timing; the measurement fails if a
 //!   datagram goes missing.
 //!
-//! `cargo bench -p hightick-server --bench udp_floor`
+//! `cargo bench -p hightick-lab --bench udp_floor`
 
 use std::io;
 
-use hightick_server::floor::{self, FloorPlan, Series};
+use hightick_lab::breakdown::floor::{self, FloorPlan, Series};
 use hightick_telemetry::bench::figure;
 
 const TICK_HZ: f64 = 128.0;

@@ -1,6 +1,7 @@
-//! What an Agones allocation tells the host: the match it is for, read from
-//! the GameServer's **annotations**, which the allocator copies from the
-//! GameServerAllocation's `spec.metadata.annotations`.
+//! What an Agones allocation tells the host: the match it is for, written
+//! by the gateway into a GameServerAllocation's `spec.metadata.annotations`
+//! ([`Allocation::annotations`]), copied by the allocator onto the
+//! GameServer, and read back by the host ([`Allocation::read`]).
 //!
 //! Annotations, not labels: a label value holds at most 63 characters of
 //! `A-Z a-z 0-9 - _ .`, so a roster of ten account ids or the game's
@@ -20,7 +21,7 @@
 //!
 //! ```
 //! use std::collections::HashMap;
-//! use hightick_server::agones::annotations::{self, Allocation};
+//! use hightick_host_api::agones::{self as annotations, Allocation};
 //!
 //! let gs: HashMap<String, String> = [
 //!     (annotations::MATCH_ID, "m-1"),
@@ -37,10 +38,10 @@
 //! assert_eq!(allocation.worker, Some(1));
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 
-use crate::error::ServerError;
-use crate::report::CreateMatch;
+use crate::CreateMatch;
 
 /// The match's id (the gateway's).
 pub const MATCH_ID: &str = "hightick.dev/match-id";
@@ -54,6 +55,10 @@ pub const WORKER: &str = "hightick.dev/worker";
 pub const TICK_RATE_HZ: &str = "hightick.dev/tick-rate-hz";
 /// Optional: the game's settings for the match, a JSON object.
 pub const SETTINGS: &str = "hightick.dev/settings";
+
+/// The Counter that holds a GameServer's matches: the gateway's allocation
+/// takes a slot, the host gives it back when the match ends.
+pub const MATCHES_COUNTER: &str = "matches";
 
 /// The name of the GameServer port worker `i` serves (container port: the
 /// host's `bind` port + `i`).
@@ -73,7 +78,7 @@ pub struct Allocation {
 impl Allocation {
     /// Reads the allocation from a GameServer's annotations: `None` when
     /// they name no match; an error names the annotation at fault.
-    pub fn read(annotations: &HashMap<String, String>) -> Result<Option<Self>, ServerError> {
+    pub fn read(annotations: &HashMap<String, String>) -> Result<Option<Self>, AnnotationError> {
         let Some(match_id) = annotations.get(MATCH_ID) else {
             return Ok(None);
         };
@@ -94,7 +99,7 @@ impl Allocation {
                     .parse::<u64>()
                     .map_err(|_| bad(ROSTER, &format!("`{id}` is no client id")))
             })
-            .collect::<Result<Vec<u64>, ServerError>>()?;
+            .collect::<Result<Vec<u64>, AnnotationError>>()?;
         let mut request = CreateMatch::new(mode, roster);
         request.match_id = Some(match_id.trim().to_owned());
         request.tick_rate_hz = optional(annotations, TICK_RATE_HZ)?;
@@ -112,12 +117,37 @@ impl Allocation {
     pub fn match_id(&self) -> &str {
         self.request.match_id.as_deref().unwrap_or_default()
     }
+
+    /// The annotations that describe it, as the gateway writes them into a
+    /// GameServerAllocation ([`Allocation::read`] reads them back).
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        let request = &self.request;
+        let roster: Vec<String> = request.roster.iter().map(u64::to_string).collect();
+        let mut out = BTreeMap::from([
+            (MATCH_ID.to_owned(), self.match_id().to_owned()),
+            (MODE.to_owned(), request.mode.clone()),
+            (ROSTER.to_owned(), roster.join(",")),
+        ]);
+        if let Some(worker) = self.worker {
+            out.insert(WORKER.to_owned(), worker.to_string());
+        }
+        if let Some(rate) = request.tick_rate_hz {
+            out.insert(TICK_RATE_HZ.to_owned(), rate.to_string());
+        }
+        if !request.settings.is_empty() {
+            out.insert(
+                SETTINGS.to_owned(),
+                serde_json::Value::Object(request.settings.clone()).to_string(),
+            );
+        }
+        out
+    }
 }
 
 fn optional<T: std::str::FromStr>(
     annotations: &HashMap<String, String>,
     key: &'static str,
-) -> Result<Option<T>, ServerError> {
+) -> Result<Option<T>, AnnotationError> {
     annotations
         .get(key)
         .map(|v| {
@@ -128,12 +158,33 @@ fn optional<T: std::str::FromStr>(
         .transpose()
 }
 
-fn bad(annotation: &'static str, reason: &str) -> ServerError {
-    ServerError::Allocation {
+fn bad(annotation: &'static str, reason: &str) -> AnnotationError {
+    AnnotationError {
         annotation,
         reason: reason.to_owned(),
     }
 }
+
+/// An allocation's annotations do not describe a match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationError {
+    /// The annotation at fault.
+    pub annotation: &'static str,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for AnnotationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "allocation annotation `{}`: {}",
+            self.annotation, self.reason
+        )
+    }
+}
+
+impl std::error::Error for AnnotationError {}
 
 #[cfg(test)]
 mod tests {
@@ -199,6 +250,28 @@ mod tests {
         for (pairs, key) in cases {
             let err = Allocation::read(&annotations(pairs)).unwrap_err();
             assert!(err.to_string().contains(key), "{key}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn what_the_gateway_writes_the_host_reads(
+            id in "[A-Za-z0-9._-]{1,64}",
+            mode in "[a-z0-9]{1,12}",
+            roster in proptest::collection::vec(proptest::num::u64::ANY, 1..12),
+            worker in proptest::option::of(0usize..64),
+            rate in proptest::option::of(1u32..=256),
+            rounds in proptest::option::of(0i64..10),
+        ) {
+            let mut request = CreateMatch::new(&mode, roster);
+            request.match_id = Some(id);
+            request.tick_rate_hz = rate;
+            if let Some(rounds) = rounds {
+                request = request.with("rounds_to_win", rounds);
+            }
+            let written = Allocation { request, worker };
+            let annotations: HashMap<String, String> = written.annotations().into_iter().collect();
+            proptest::prop_assert_eq!(Allocation::read(&annotations).unwrap(), Some(written));
         }
     }
 

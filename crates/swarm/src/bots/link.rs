@@ -19,9 +19,9 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 
 use hightick_netem::{LinkProfile, Proxy, ProxyConfig};
+use parking_lot::Mutex;
 
 use crate::error::SwarmError;
 
@@ -79,10 +79,7 @@ impl LinkProxies {
         if !self.plan.behind(id) {
             return Ok(None);
         }
-        let mut proxies = self
-            .proxies
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut proxies = self.proxies.lock();
         if let Some(p) = proxies.get(&server) {
             return Ok(Some(p.local_addr()));
         }

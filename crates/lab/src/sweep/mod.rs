@@ -4,6 +4,10 @@
 //! CPUs free, and the games per core at that load. Optionally a probe of one 100-player
 //! plaza match at several tick rates, for the highest rate that keeps its budget.
 
+pub(crate) mod chart;
+pub mod html;
+pub(crate) mod report;
+
 use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
@@ -83,14 +87,14 @@ pub const PLAZA_MODE: &str = "plaza100";
 pub fn plaza_rates(rates: &[u32]) -> Result<Vec<u32>, LabError> {
     if let Some(bad) = rates
         .iter()
-        .find(|r| !hightick_server::TICK_RATES_HZ.contains(r))
+        .find(|r| !hightick_host_api::TICK_RATES_HZ.contains(r))
     {
         return Err(LabError::config(
             "plaza-rates",
             format!(
                 "{bad} Hz: a match runs at {} to {} Hz",
-                hightick_server::TICK_RATES_HZ.start(),
-                hightick_server::TICK_RATES_HZ.end()
+                hightick_host_api::TICK_RATES_HZ.start(),
+                hightick_host_api::TICK_RATES_HZ.end()
             ),
         ));
     }

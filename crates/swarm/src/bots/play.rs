@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use hightick_engine::BotGame;
 use hightick_net::ConnectToken;
 
+use crate::bots::match_bot::{MatchBot, MatchBotConfig};
 use crate::error::SwarmError;
 use crate::interval::{MatchSample, record_us};
-use crate::match_bot::{MatchBot, MatchBotConfig};
 use crate::scenario::TokenEncoding;
 
 /// Decodes a connect token as a response carried it.
