@@ -49,7 +49,8 @@ pub fn text<T: JsonSchema + Serialize + Default>(header: &str) -> String {
 /// What is wrong with `T`'s reference ([`text`]), if anything: the text must parse
 /// (with `parse`, the config's own parser) to `T::default()`, hold exactly
 /// the keys and values of the serialized default, name every field of the
-/// schema, and every field must have a doc comment.
+/// schema, and every field must have a doc comment. A key the config does
+/// not have must be refused, its error naming the key and its line.
 pub fn check<T, E>(parse: impl Fn(&str) -> Result<T, E>) -> Result<(), String>
 where
     T: JsonSchema + Serialize + Default + PartialEq + Debug,
@@ -61,6 +62,16 @@ where
         Ok(parsed) if parsed == T::default() => {}
         Ok(parsed) => faults.push(format!("parses to {parsed:?}, not the defaults")),
         Err(e) => faults.push(format!("does not parse: {e}")),
+    }
+    const UNKNOWN: &str = "no_such_key_in_this_config";
+    match parse(&format!("\n{UNKNOWN} = 1\n")) {
+        Ok(_) => faults.push(format!("an unknown key `{UNKNOWN}` is accepted")),
+        Err(e) => {
+            let e = e.to_string();
+            if !e.contains(UNKNOWN) || !e.contains(":2:") {
+                faults.push(format!("an unknown key on line 2 is refused as `{e}`"));
+            }
+        }
     }
     // An empty list of tables is printed as a commented-out example table.
     let printed = toml::from_str(&text).map(without_empty_lists);
