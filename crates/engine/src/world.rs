@@ -285,6 +285,15 @@ impl<A: Archetype> ReplicationWorld<A> {
             .unwrap_or(0)
     }
 
+    /// Whether any group of `entity` changed after `since` (spawning stamps
+    /// every group).
+    #[inline]
+    pub fn changed_after(&self, entity: EntityId, since: Tick) -> bool {
+        self.last_changed
+            .get(usize::from(entity.0))
+            .is_some_and(|&t| t > since)
+    }
+
     /// The groups of `entity` changed after `since`, limited to `groups`.
     pub fn changed_since(&self, entity: EntityId, since: Tick, groups: GroupMask) -> GroupMask {
         let i = usize::from(entity.0);
