@@ -300,13 +300,13 @@ impl<A: Archetype> ReplicationWorld<A> {
         if self.last_changed.get(i).is_none_or(|&t| t <= since) {
             return GroupMask::EMPTY;
         }
+        // All eight groups at once, without a branch per group (one vector
+        // compare), then limited to `groups`.
         let mut mask = 0u8;
-        for g in groups.iter() {
-            if self.changed[i][usize::from(g)] > since {
-                mask |= 1 << g;
-            }
+        for (g, &t) in self.changed[i].iter().enumerate() {
+            mask |= u8::from(t > since) << g;
         }
-        GroupMask(mask)
+        GroupMask(mask & groups.0)
     }
 }
 
