@@ -72,6 +72,7 @@ pub mod agones;
 pub mod batch_io;
 pub mod config;
 mod delivery;
+mod doorbell;
 mod error;
 pub mod floor;
 mod gateway_link;
