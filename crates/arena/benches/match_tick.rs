@@ -33,13 +33,20 @@
 //! `MATCH_TICK_ONLY=5v5` runs only the 5v5 warm and cold runs and prints
 //! their figures (with the medians `arena_5v5_tick_p50_us` and
 //! `arena_5v5_cold_tick_p50_us`), for quick interleaved comparisons of two
-//! builds. `MATCH_TICK_ONLY=plaza` runs a short plaza100 run, for callgrind.
+//! builds. `MATCH_TICK_ONLY=plaza` runs a short plaza100 run (4 s warm-up,
+//! past the buy phase, then 2 s of combat), for callgrind.
+//! `MATCH_TICK_ONLY=growth` runs the plaza with 25, 50, 100, 200 and 400
+//! players (2 s of combat each) and prints per size the tick mean, bytes
+//! per client and the share of records deferred, then
+//! `arena_plaza_growth_exponent`: the exponent `k` of `us/tick ~ N^k`
+//! fitted from 50 to 400 players (`hightick_arena::growth`).
 
 #[path = "../tests/support/sim_carrier.rs"]
 mod sim_carrier;
 
 use hightick_arena::freshness::Carrier;
-use hightick_arena::scenario::{BotMatch, Scenario};
+use hightick_arena::growth::exponent;
+use hightick_arena::scenario::{BotMatch, PLAZA_SIZES, Scenario};
 use hightick_engine::PlayerId;
 use hightick_engine::replication::{
     ChangeDetection, ChangedTicks, SharedRecordStats, ValueComparison,
@@ -60,6 +67,9 @@ struct Run {
     ticks_in_combat: usize,
     /// Records copied from one encoded for another client in the tick.
     shared: SharedRecordStats,
+    /// Share of the records due that waited for a later tick (the budget
+    /// was spent), percent, over the whole run.
+    deferred_pct: f64,
 }
 
 impl Run {
@@ -246,7 +256,20 @@ fn run<D: ChangeDetection>(
         subsystems,
         ticks_in_combat,
         shared: hosted.m.game.shared_record_stats(),
+        deferred_pct: deferred_pct(&hosted),
     }
+}
+
+/// Of every record due to `hosted`'s clients, the share that waited.
+fn deferred_pct<D: ChangeDetection>(hosted: &Hosted<D>) -> f64 {
+    let (mut written, mut deferred) = (0u64, 0u64);
+    for &p in &hosted.players {
+        if let Some(s) = hosted.m.game.replication_stats(p) {
+            written += s.records;
+            deferred += s.deferred;
+        }
+    }
+    100.0 * deferred as f64 / (written + deferred).max(1) as f64
 }
 
 /// Set to `cold` to run only a short cold 5v5 run (2 s warm-up, 2 s
@@ -254,6 +277,44 @@ fn run<D: ChangeDetection>(
 /// cache misses of a cold tick. Set to `5v5` to run only the 5v5 warm and
 /// cold runs, to `plaza` for a short plaza100 run (for callgrind).
 const ONLY_ENV: &str = "MATCH_TICK_ONLY";
+
+/// Seconds of a short plaza run before measuring: past the 3 s buy phase,
+/// so the measured ticks are combat (everyone running).
+const PLAZA_WARMUP_S: u32 = 4;
+
+/// The plaza at every crowd size of [`PLAZA_SIZES`], in combat: CPU per
+/// tick and bytes per client against players, and the exponent of the
+/// cost's growth from 50 to 400 players (`arena_plaza_growth_exponent`).
+fn print_growth() {
+    println!(
+        "{:>8} {:>12} {:>14} {:>16} {:>10}",
+        "players", "us/tick", "us/tick/player", "B/s per client", "deferred %"
+    );
+    let mut points = Vec::new();
+    for &(players, name) in &PLAZA_SIZES {
+        let scenario = Scenario::plaza(players, 128).expect("a plaza size");
+        let r = run(&scenario, ChangedTicks, PLAZA_WARMUP_S, 2, Caches::Warm);
+        println!(
+            "{players:>8} {:>12.1} {:>14.2} {:>16.0} {:>10.1}",
+            r.mean_us(),
+            r.mean_us() / f64::from(players),
+            r.bytes_per_client_s(),
+            r.deferred_pct
+        );
+        figure(&format!("arena_{name}_tick_mean_us"), r.mean_us(), "us");
+        figure(
+            &format!("arena_{name}_bytes_per_client_s"),
+            r.bytes_per_client_s(),
+            "B/s",
+        );
+        if players >= 50 {
+            points.push((f64::from(players), r.mean_us()));
+        }
+    }
+    if let Some(k) = exponent(&points) {
+        figure("arena_plaza_growth_exponent", k, "");
+    }
+}
 
 /// Prints the 5v5 figures: warm, cold, beside other matches, and the ratios.
 fn print_5v5(five: &Run, five_cold: &Run, five_beside: &Run) {
@@ -303,11 +364,15 @@ fn main() {
         figure("arena_5v5_cold_tick_mean_us", cold.mean_us(), "us");
         return;
     }
+    if only == "growth" {
+        print_growth();
+        return;
+    }
     if only == "plaza" {
         let plaza = run(
             &Scenario::plaza100(128),
             hightick_engine::replication::ChangedTicks,
-            2,
+            PLAZA_WARMUP_S,
             2,
             Caches::Warm,
         );

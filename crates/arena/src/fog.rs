@@ -231,6 +231,7 @@ impl FogOfWar {
         for (above, (_, pose, _)) in self.head_above.iter_mut().zip(&players[..n]) {
             *above = head_centre_height(pose, margin) >= top;
         }
+        let every_head_above = self.head_above[..n].iter().all(|&above| above);
         for v in 0..n {
             let (team, ref pose, alive) = players[v];
             if !alive {
@@ -240,6 +241,15 @@ impl FogOfWar {
             let due = (tick.wrapping_add(v as u32)).is_multiple_of(interval);
             let eye_still = self.row_valid[v] && eye.distance_squared(self.row_eye[v]) <= 1e-6;
             let eye_above = eye.y >= top;
+            if eye_above && every_head_above {
+                // Above every box, and so is every head (an open plaza):
+                // each pair would answer "in view" below; the row is set
+                // whole instead of pair by pair.
+                self.show_row(v, n);
+                self.row_eye[v] = eye;
+                self.row_valid[v] = true;
+                continue;
+            }
             let full = due || !eye_still;
             for (t, &(t_team, ref t_pose, t_alive)) in players.iter().enumerate().take(n) {
                 let cached = self.bit(v, t);
@@ -356,6 +366,22 @@ impl FogOfWar {
     /// of range).
     pub fn visible(&self, viewer: usize, target: usize) -> bool {
         viewer < self.max_players && target < self.max_players && self.bit(viewer, target)
+    }
+
+    /// Sets bits `0..n` of row `v`: `v` sees all of them.
+    fn show_row(&mut self, v: usize, n: usize) {
+        let row = &mut self.visible[v * self.words..(v + 1) * self.words];
+        for (w, word) in row.iter_mut().enumerate() {
+            let bits = n.saturating_sub(w * 64).min(64);
+            if bits == 0 {
+                break;
+            }
+            *word |= if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
+        }
     }
 
     fn bit(&self, v: usize, t: usize) -> bool {

@@ -33,6 +33,30 @@ pub const MODES: &[Mode] = &[
         tick_rate_hz: 30,
         summary: "plaza100 at 30 Hz",
     },
+    Mode {
+        name: "plaza25",
+        players: 25,
+        tick_rate_hz: 128,
+        summary: "plaza100's map and rules with 25 players",
+    },
+    Mode {
+        name: "plaza50",
+        players: 50,
+        tick_rate_hz: 128,
+        summary: "plaza100's map and rules with 50 players",
+    },
+    Mode {
+        name: "plaza200",
+        players: 200,
+        tick_rate_hz: 128,
+        summary: "plaza100's map and rules with 200 players",
+    },
+    Mode {
+        name: "plaza400",
+        players: 400,
+        tick_rate_hz: 128,
+        summary: "plaza100's map and rules with 400 players",
+    },
 ];
 
 /// The most rounds a team may need to win: a match then plays at most

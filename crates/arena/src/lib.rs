@@ -64,6 +64,7 @@ mod fog;
 pub mod freshness;
 pub mod game;
 mod grid;
+pub mod growth;
 mod hitbox;
 pub mod hosting;
 pub mod input;

@@ -4,6 +4,8 @@
 //! - `5v5`: `dust_corners`, 10 players, 128 Hz.
 //! - `plaza100`: `plaza`, 100 players who all see each other, 128 Hz.
 //! - `plaza100_30hz`: the same at 30 Hz.
+//! - `plaza25`, `plaza50`, `plaza200`, `plaza400`: the plaza with that many
+//!   players ([`Scenario::plaza`]), for how cost grows with the crowd.
 //!
 //! ```
 //! use hightick_arena::scenario::Scenario;
@@ -33,6 +35,16 @@ use hightick_telemetry::Frame;
 use crate::bot::{Bot, BotStyle};
 use crate::game::{Arena, ArenaConfig, SetupError};
 
+/// The plaza's crowd sizes and their preset names (`plaza100` is the one
+/// the side-by-side figures use; the others are for how cost grows).
+pub const PLAZA_SIZES: [(u16, &str); 5] = [
+    (25, "plaza25"),
+    (50, "plaza50"),
+    (100, "plaza100"),
+    (200, "plaza200"),
+    (400, "plaza400"),
+];
+
 /// A preset: the map and rules, the match sizing, and how many bots play.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -50,7 +62,8 @@ pub struct Scenario {
 
 impl Scenario {
     /// Preset names, for error messages.
-    pub const NAMES: &'static str = "5v5, plaza100, plaza100_30hz";
+    pub const NAMES: &'static str =
+        "5v5, plaza100, plaza100_30hz, plaza25, plaza50, plaza200, plaza400";
 
     /// `5v5`: dust_corners, 10 players, 128 Hz.
     pub fn five_v_five() -> Self {
@@ -72,20 +85,30 @@ impl Scenario {
     /// `tick_rate_hz`. Snapshots are capped so a client gets at most about
     /// 85 KB/s at 128 Hz; the priority accumulator shares the budget.
     pub fn plaza100(tick_rate_hz: u32) -> Self {
+        let mut s = Self::plaza(100, tick_rate_hz).expect("100 is a plaza size");
+        if tick_rate_hz < 100 {
+            s.name = "plaza100_30hz";
+        }
+        s
+    }
+
+    /// The plaza with `players` players (one of [`PLAZA_SIZES`]), at
+    /// `tick_rate_hz`, named `plaza<players>`: the same map, rules, budget
+    /// and bots as `plaza100`, for how cost grows with the crowd.
+    pub fn plaza(players: u16, tick_rate_hz: u32) -> Option<Self> {
+        let &(_, name) = PLAZA_SIZES.iter().find(|(n, _)| *n == players)?;
         let budget = if tick_rate_hz >= 100 { 640 } else { 896 };
-        Self {
-            name: if tick_rate_hz >= 100 {
-                "plaza100"
-            } else {
-                "plaza100_30hz"
-            },
-            players: 100,
+        Some(Self {
+            name,
+            players,
             match_config: MatchConfig {
                 tick_rate_hz,
-                max_players: 100,
-                max_entities: 256,
+                max_players: players,
+                // A body and a wallet each, rounded up to a whole word of
+                // interest bits.
+                max_entities: (players * 2).next_multiple_of(64).max(256),
                 snapshot_budget_bytes: budget,
-                sent_entry_pool: 16_384,
+                sent_entry_pool: u32::from(players) * 164,
                 ..MatchConfig::default()
             },
             arena: ArenaConfig {
@@ -102,7 +125,7 @@ impl Scenario {
                 latency_ticks: tick_rate_hz / 32,
                 strafe_while_shooting: true,
             },
-        }
+        })
     }
 
     /// The preset called `name`.
@@ -111,7 +134,10 @@ impl Scenario {
             "5v5" => Some(Self::five_v_five()),
             "plaza100" => Some(Self::plaza100(128)),
             "plaza100_30hz" => Some(Self::plaza100(30)),
-            _ => None,
+            _ => PLAZA_SIZES
+                .iter()
+                .find(|(_, n)| *n == name)
+                .and_then(|&(players, _)| Self::plaza(players, 128)),
         }
     }
 

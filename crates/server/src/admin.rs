@@ -24,7 +24,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -40,6 +39,7 @@ use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition, Kind};
 use serde_json::json;
 use tokio::sync::oneshot;
 
+use crate::doorbell::CommandSender;
 use crate::host_stats::{Timeline, merge_modes, mode_stats, network_stats};
 use crate::identity::MatchIds;
 use crate::outbox::is_file_safe;
@@ -57,7 +57,7 @@ const MAX_ROSTER: usize = 4096;
 /// One worker as the admin side sees it.
 #[derive(Debug)]
 pub(crate) struct WorkerHandle {
-    pub commands: Mutex<Sender<WorkerCommand>>,
+    pub commands: Mutex<CommandSender<WorkerCommand>>,
     pub load: Arc<WorkerLoad>,
     pub max_matches: usize,
 }

@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use crate::admin::{AdminState, WorkerHandle, router};
 use crate::batch_io;
 use crate::config::HostConfig;
+use crate::doorbell::{CommandSender, Doorbell};
 use crate::error::ServerError;
 use crate::gateway_link::{self, LinkSetup};
 use crate::host_stats::Timeline;
@@ -132,9 +133,10 @@ impl Host {
             net.pacing = config.pacing();
             net.validate()?;
             let (tx, rx) = mpsc::channel();
+            let bell = Arc::new(Doorbell::new()?);
             let load = Arc::new(WorkerLoad::default());
             handles.push(WorkerHandle {
-                commands: Mutex::new(tx),
+                commands: Mutex::new(CommandSender::new(tx, Arc::clone(&bell))),
                 load: Arc::clone(&load),
                 max_matches: config.max_matches_per_worker,
             });
@@ -152,6 +154,7 @@ impl Host {
                 phase_group_share: config.phase_group_share,
                 pin_to: config.pin_workers.then_some(i),
                 commands: rx,
+                bell,
                 results: results_tx.clone(),
                 load,
             });

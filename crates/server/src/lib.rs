@@ -69,6 +69,7 @@ pub mod agones;
 pub mod batch_io;
 pub mod config;
 mod delivery;
+mod doorbell;
 mod error;
 mod gateway_link;
 mod host;

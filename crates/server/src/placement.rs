@@ -63,6 +63,9 @@ pub(crate) struct WorkerLoad {
     /// Set when the worker has drained and left its loop (its beats stop
     /// without it being hung).
     pub stopped: AtomicBool,
+    /// Passes of the worker's loop (each follows a wake-up): an idle worker's
+    /// stands still between commands.
+    pub wakeups: AtomicU64,
 }
 
 /// One worker's load as placement sees it.

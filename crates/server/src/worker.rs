@@ -11,6 +11,8 @@
 //!    build and seal one packet per client and send them in one batch
 //!    [network "send"];
 //! 3. otherwise sleep until the next deadline or net timer (never spinning);
+//!    a worker with no match and no connection sleeps until a command or a
+//!    datagram wakes it ([`crate::doorbell`]), with no periodic wake-up;
 //!    between ticks the socket fills and the next tick drains it, so a busy
 //!    worker makes about one receive and one send call per match tick.
 //!
@@ -32,6 +34,7 @@ use tokio::sync::oneshot;
 
 use crate::adapt::{AdaptConfig, LinkReading};
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
+use crate::doorbell::Doorbell;
 use crate::host_stats::TickTotals;
 use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
@@ -152,6 +155,8 @@ pub(crate) struct WorkerSetup {
     pub phase_group_share: f64,
     pub pin_to: Option<usize>,
     pub commands: Receiver<WorkerCommand>,
+    /// Rung after each command: an idle worker sleeps on it.
+    pub bell: Arc<Doorbell>,
     pub results: ResultSender,
     pub load: Arc<WorkerLoad>,
 }
@@ -178,6 +183,7 @@ pub(crate) struct Worker<G: HostedGame> {
     adapt: AdaptConfig,
     seats_checked_at: Instant,
     commands: Receiver<WorkerCommand>,
+    bell: Arc<Doorbell>,
     results: ResultSender,
     load: Arc<WorkerLoad>,
     receive: ReceiveBatch,
@@ -231,6 +237,7 @@ impl<G: HostedGame> Worker<G> {
             adapt: setup.adapt,
             seats_checked_at: now,
             commands: setup.commands,
+            bell: setup.bell,
             results: setup.results,
             load: setup.load,
             receive: ReceiveBatch::new(),
@@ -254,6 +261,7 @@ impl<G: HostedGame> Worker<G> {
         }
         self.load.beats.fetch_add(1, Ordering::Relaxed);
         loop {
+            self.load.wakeups.fetch_add(1, Ordering::Relaxed);
             if !self.take_commands() {
                 // The host is gone: stop as a drain would at its deadline.
                 self.drain_deadline = Some(Instant::now());
@@ -750,6 +758,12 @@ impl<G: HostedGame> Worker<G> {
     }
 
     fn sleep(&self) {
+        // Nothing to tick, no connection, no drain: nothing is due until a
+        // command or a datagram comes, and either wakes the worker.
+        if self.matches.is_empty() && self.net.is_idle() && self.drain_deadline.is_none() {
+            self.bell.wait(&self.socket);
+            return;
+        }
         let now = Instant::now();
         let next_tick = self.matches.iter().map(|m| m.deadline).min();
         let mut wake = next_tick.map_or(now + MAX_SLEEP, |d| d.min(now + MAX_SLEEP));

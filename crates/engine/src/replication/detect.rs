@@ -33,6 +33,12 @@ pub trait ChangeDetection {
     /// What the detector remembers per client.
     type Memory: std::fmt::Debug;
 
+    /// Whether a present entity none of whose groups changed (by the
+    /// world's changed ticks) since the client's acked tick needs nothing,
+    /// so the writer may pass it by without asking: true for push, false
+    /// for polling, which compares values.
+    const SKIPS_UNCHANGED: bool = false;
+
     /// Memory for one client of a world of `entities` slots.
     fn memory(&self, entities: usize) -> Self::Memory;
 
@@ -69,6 +75,8 @@ pub struct ChangedTicks;
 
 impl ChangeDetection for ChangedTicks {
     type Memory = ();
+
+    const SKIPS_UNCHANGED: bool = true;
 
     fn memory(&self, _entities: usize) {}
 

@@ -93,18 +93,31 @@ impl SharedRecords {
             .get(entity)?
             .iter()
             .find(|k| k.tick == tick && k.key == key)?;
-        let mut left = usize::from(kept.len);
-        let mut result = Ok(());
+        self.stats.copied += 1;
+        let len = usize::from(kept.len);
+        let remaining_bits = w.remaining_bits();
+        if len > remaining_bits {
+            return Some(Err(ProtoError::WriteOverflow {
+                needed_bits: len,
+                remaining_bits,
+            }));
+        }
+        // In 32-bit pieces, the writer's fast path: the room is checked
+        // above, and a kept word holds nothing above its length.
+        let mut left = len;
         for &word in &kept.bits {
-            let n = left.min(64);
-            result = w.write_bits_u64(word, n as u32);
-            left -= n;
-            if result.is_err() || left == 0 {
-                break;
+            for half in [word as u32, (word >> 32) as u32] {
+                let n = left.min(32);
+                if let Err(e) = w.write_bits(half, n as u32) {
+                    return Some(Err(e));
+                }
+                left -= n;
+                if left == 0 {
+                    return Some(Ok(()));
+                }
             }
         }
-        self.stats.copied += 1;
-        Some(result)
+        Some(Ok(()))
     }
 
     /// Keeps the record just encoded for `entity` and `key` in `tick`: the

@@ -140,26 +140,43 @@ struct ClientReplication<M> {
 
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
-    /// Sort key: descending priority, then ascending entity.
+    /// Sort key: descending priority, then ascending entity (set by
+    /// [`Candidate::weigh`]).
     key: u64,
     entity: u16,
     op: RecordOp,
     groups: GroupMask,
+    /// The accumulated priority; with this tick's weight once weighed.
     priority: f32,
 }
 
 impl Candidate {
-    fn new(entity: u16, op: RecordOp, groups: GroupMask, priority: f32) -> Self {
-        // Priorities are positive and finite: their bit patterns order like
-        // the values, so inverting them sorts the highest first.
-        let key = (u64::from(!priority.to_bits()) << 16) | u64::from(entity);
+    /// A candidate whose accumulator holds `accumulated`, not yet weighed.
+    fn new(entity: u16, op: RecordOp, groups: GroupMask, accumulated: f32) -> Self {
         Self {
-            key,
+            key: u64::from(entity),
             entity,
             op,
             groups,
-            priority,
+            priority: accumulated,
         }
+    }
+
+    /// Adds this tick's weight to the priority and sets the sort key.
+    fn weigh<S: ReplicationSource>(&mut self, source: &S, viewer: PlayerId) {
+        self.priority += weight(source, viewer, self);
+        // Priorities are positive and finite: their bit patterns order like
+        // the values, so inverting them sorts the highest first.
+        self.key = (u64::from(!self.priority.to_bits()) << 16) | u64::from(self.entity);
+    }
+}
+
+/// What waiting one more tick adds to a candidate's priority.
+fn weight<S: ReplicationSource>(source: &S, viewer: PlayerId, cand: &Candidate) -> f32 {
+    if cand.op == RecordOp::Leave {
+        LEAVE_WEIGHT
+    } else {
+        sanitize_weight(source.priority(viewer, EntityId(cand.entity)))
     }
 }
 
@@ -432,6 +449,13 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
         let records_start = w.bits_written();
         let room = limit_bits.saturating_sub(records_start);
         let fit = room / st.record_bits.max(1) as usize * 5 / 4 + 2;
+        // The game's priorities are asked for only when the candidates are
+        // ordered: when every one is expected to fit (the whole crowd within
+        // the budget), only those that end up waiting are weighed.
+        let weighed = candidates.len() > fit || st.deferred_last;
+        if weighed {
+            candidates.iter_mut().for_each(|c| c.weigh(source, client));
+        }
         order_candidates(candidates, fit, st.deferred_last);
         st.sent.begin(tick, kind == SnapshotKind::FullResync);
         let mut summary = SnapshotSummary {
@@ -464,7 +488,11 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             };
             if !written {
                 misses += 1;
-                b.priority = cand.priority;
+                b.priority = if weighed {
+                    cand.priority
+                } else {
+                    cand.priority + weight(source, client, cand)
+                };
                 summary.deferred += 1;
                 continue;
             }
@@ -644,7 +672,8 @@ fn update_presence<D: ChangeDetection, A: Archetype>(
     previous.copy_from(relevant);
 }
 
-/// Lists the records the client needs this tick, with their priorities.
+/// Lists the records the client needs this tick, with their accumulated
+/// priorities (this tick's weights are added when they are ordered).
 fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
     detection: &D,
     st: &mut ClientReplication<D::Memory>,
@@ -664,6 +693,13 @@ fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
     candidates.clear();
     for e in known.iter() {
         let b = &mut baselines[usize::from(e.0)];
+        // The common case of a crowd's quiet entities: held and unchanged
+        // since the ack. A new incarnation in the slot never passes here:
+        // spawning stamps every group.
+        if D::SKIPS_UNCHANGED && b.presence == Presence::Present && !world.changed_after(e, b.acked)
+        {
+            continue;
+        }
         let archetype = world.archetype(e);
         if relevant.contains(e) {
             // The slot holds a new incarnation: enter it afresh.
@@ -700,12 +736,7 @@ fn collect_candidates<D: ChangeDetection, S: ReplicationSource>(
             (Presence::Leaving, _) => (RecordOp::Leave, GroupMask::EMPTY),
             _ => continue,
         };
-        let weight = if op == RecordOp::Leave {
-            LEAVE_WEIGHT
-        } else {
-            sanitize_weight(source.priority(viewer, e))
-        };
-        candidates.push(Candidate::new(e.0, op, groups, b.priority + weight));
+        candidates.push(Candidate::new(e.0, op, groups, b.priority));
     }
 }
 
