@@ -54,13 +54,13 @@
 
 use glam::Vec3;
 
-use crate::aabb::Aabb;
-use crate::map::Map;
-use crate::movement::MovementParams;
-use crate::pose::{Pose, wrap_angle};
-use crate::shadow::region_hidden;
-use crate::sight::{Witness, body_reach, can_see_with, head_centre_height};
 use crate::team::Team;
+use crate::world::aabb::Aabb;
+use crate::world::map::Map;
+use crate::world::movement::MovementParams;
+use crate::world::pose::{Pose, wrap_angle};
+use crate::world::shadow::region_hidden;
+use crate::world::sight::{Witness, body_reach, can_see_with, head_centre_height};
 
 /// Tuning of the fog of war.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -490,7 +490,8 @@ mod tests {
             position: Vec3::new(x, 0.0, z),
             ..Pose::default()
         };
-        let open = |p: &Pose| map.capsule_fits(p.position, crate::movement::STANDING_CAPSULE);
+        let open =
+            |p: &Pose| map.capsule_fits(p.position, crate::world::movement::STANDING_CAPSULE);
         for vi in 0..9 {
             for ti in 0..1280 {
                 let viewer = at(58.0 + (vi % 3) as f32 * 2.0, 28.0 + (vi / 3) as f32 * 4.0);

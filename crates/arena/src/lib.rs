@@ -54,56 +54,44 @@
 //! # Ok::<(), hightick_arena::MapError>(())
 //! ```
 
-mod aabb;
 pub mod bot;
 pub mod client_bot;
-mod collision;
 mod error;
 pub mod event;
 mod fog;
 pub mod freshness;
 pub mod game;
-mod grid;
 pub mod growth;
-mod hitbox;
 pub mod hosting;
 pub mod input;
-mod map;
-pub mod map_file;
-pub mod motion;
-mod movement;
-mod occluder;
-mod pose;
-mod raycast;
 mod rewind;
 pub mod scenario;
-mod shadow;
-mod sight;
-mod skeleton;
-mod spawn;
 mod team;
-mod validation;
 mod weapon;
+pub mod world;
 
-pub use aabb::Aabb;
-pub use collision::{CONTACT_EPSILON, Capsule, SKIN};
 pub use error::MapError;
 pub use fog::{FogOfWar, FogParams};
-pub use grid::{BoxGrid, DEFAULT_CELL_SIZE};
-pub use hitbox::{BodyHit, HITBOX_COUNT, HitZone, Hitbox, Hitboxes, raycast_hitboxes};
-pub use map::{BoxKind, Map, SpawnZone};
-pub use movement::{
-    CROUCH_HEIGHT, MAX_STEP, MoveInput, MoveOutcome, MoveState, MovementParams, PLAYER_RADIUS,
-    STAND_HEIGHT, STANDING_CAPSULE, move_and_slide, move_and_slide_within,
-};
-pub use pose::{Pose, Stance, clamp_pitch, view_direction, wrap_angle};
-pub use raycast::{Hit, ShotOutcome, Surface, raycast_world, trace_shot};
 pub use rewind::{Shot, ShotCandidate, ShotHit, ShotResolver, rewound_pose};
-pub use sight::{can_see, line_of_sight};
-pub use skeleton::{BONE_COUNT, Bone, BoneTransform, Skeleton, dims};
-pub use spawn::{SPAWN_SPACING, SpawnPoint};
 pub use team::Team;
-pub use validation::{MoveVerdict, MoveViolation, MovementLimits, check_displacement};
 pub use weapon::{
     Damage, Loadout, Slot, WeaponKind, WeaponSpec, WeaponState, damage, spread_direction,
 };
+pub use world::aabb::Aabb;
+pub use world::collision::{CONTACT_EPSILON, Capsule, SKIN};
+pub use world::grid::{BoxGrid, DEFAULT_CELL_SIZE};
+pub use world::hitbox::{BodyHit, HITBOX_COUNT, HitZone, Hitbox, Hitboxes, raycast_hitboxes};
+pub use world::map::{BoxKind, Map, SpawnZone};
+pub use world::movement::{
+    CROUCH_HEIGHT, MAX_STEP, MoveInput, MoveOutcome, MoveState, MovementParams, PLAYER_RADIUS,
+    STAND_HEIGHT, STANDING_CAPSULE, move_and_slide, move_and_slide_within,
+};
+pub use world::pose::{Pose, Stance, clamp_pitch, view_direction, wrap_angle};
+pub use world::raycast::{Hit, ShotOutcome, Surface, raycast_world, trace_shot};
+pub use world::sight::{can_see, line_of_sight};
+pub use world::skeleton::{BONE_COUNT, Bone, BoneTransform, Skeleton, dims};
+pub use world::spawn::{SPAWN_SPACING, SpawnPoint};
+pub use world::validation::{MoveVerdict, MoveViolation, MovementLimits, check_displacement};
+
+/// The public paths of before the `world/` folder.
+pub use world::{map_file, motion};

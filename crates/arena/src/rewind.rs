@@ -10,10 +10,10 @@ use hightick_engine::PlayerId;
 use hightick_engine::lag_comp::{Interpolate, LagCompensation};
 use hightick_engine::tick::{Tick, TickTime};
 
-use crate::hitbox::{HitZone, Hitboxes};
-use crate::map::Map;
-use crate::pose::Pose;
-use crate::raycast::{ShotOutcome, trace_shot};
+use crate::world::hitbox::{HitZone, Hitboxes};
+use crate::world::map::Map;
+use crate::world::pose::Pose;
+use crate::world::raycast::{ShotOutcome, trace_shot};
 
 impl Interpolate for Pose {
     fn interpolate(a: &Self, b: &Self, t: f32) -> Self {

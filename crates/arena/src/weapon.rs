@@ -8,7 +8,7 @@
 
 use glam::Vec3;
 
-use crate::hitbox::HitZone;
+use crate::world::hitbox::HitZone;
 
 /// The guns of the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -3,7 +3,34 @@
 
 use serde::Deserialize;
 
-use super::SetupError;
+use hightick_proto::ProtoError;
+
+use crate::MapError;
+
+/// Why an arena could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The map failed to load.
+    #[error(transparent)]
+    Map(#[from] MapError),
+    /// A config field is out of range.
+    #[error("arena config: {field} {reason}")]
+    Config {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The config file does not parse.
+    #[error("arena config: {0}")]
+    ConfigParse(String),
+    /// The engine refused the match set-up.
+    #[error(transparent)]
+    Engine(#[from] hightick_engine::EngineError),
+    /// The wire codec could not be built.
+    #[error("arena wire codec: {0}")]
+    Codec(#[from] ProtoError),
+}
 
 /// The rules of an arena match. Durations are in ticks of the match's rate.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

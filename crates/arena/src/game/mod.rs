@@ -44,19 +44,19 @@ use crate::event::{ArenaEvent, RoundEndReason, RoundPhase};
 use crate::input::{ArenaInput, Buttons};
 use hightick_telemetry::Subsystem;
 
-use crate::motion::{ArenaMotion, MoveRule, Stage, stride};
 use crate::rewind::{Shot, ShotResolver};
 use crate::weapon::{Loadout, Slot, damage, spread_direction};
-use crate::{FogOfWar, FogParams, Map, MapError, MovementParams, Pose, Team};
+use crate::world::motion::{ArenaMotion, MoveRule, Stage, stride};
+use crate::{FogOfWar, FogParams, Map, MovementParams, Pose, Team};
 
 pub use arms::{ARMOR_POINTS, ARMOR_PRICE};
-pub use config::ArenaConfig;
+pub use config::{ArenaConfig, SetupError};
 pub use player::{Fighter, Item};
 pub use round::{Phase, RoundClock};
-pub use transform_delta::TransformBases;
+pub use transform_delta::{TransformBases, WireTransform};
 pub use wire::{
     ArenaKind, ArenaReplica, MONEY, MOTION, ReplicaTransform, TRANSFORM, TransformCodec, VITALS,
-    WORLD_MAX, WORLD_MIN, WireTransform, WireVitals,
+    WORLD_MAX, WORLD_MIN, WireVitals,
 };
 
 /// Ticks between the motions sent to a player's client when nothing else
@@ -74,31 +74,6 @@ fn move_rule(phase: Phase, f: &Fighter, map: &Map) -> MoveRule {
     } else {
         MoveRule::Free
     }
-}
-
-/// Why an arena could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    /// The map failed to load.
-    #[error(transparent)]
-    Map(#[from] MapError),
-    /// A config field is out of range.
-    #[error("arena config: {field} {reason}")]
-    Config {
-        /// The field at fault.
-        field: &'static str,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The config file does not parse.
-    #[error("arena config: {0}")]
-    ConfigParse(String),
-    /// The engine refused the match set-up.
-    #[error(transparent)]
-    Engine(#[from] hightick_engine::EngineError),
-    /// The wire codec could not be built.
-    #[error("arena wire codec: {0}")]
-    Codec(#[from] ProtoError),
 }
 
 /// One player's line in the [`MatchRecord`].

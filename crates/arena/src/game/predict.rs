@@ -1,12 +1,12 @@
 //! The arena's side of client prediction: a client predicts its player with
-//! [`stride`](crate::motion::stride), the step [`Arena`]'s input runs.
+//! [`stride`](crate::world::motion::stride), the step [`Arena`]'s input runs.
 
 use hightick_engine::prediction::Predict;
 use hightick_engine::tick::Tick;
 
 use super::{Arena, ArenaReplica};
 use crate::input::ArenaInput;
-use crate::motion::{ArenaMotion, Stage};
+use crate::world::motion::{ArenaMotion, Stage};
 
 impl Predict for Arena {
     type Motion = ArenaMotion;

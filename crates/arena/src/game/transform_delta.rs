@@ -16,7 +16,26 @@
 use hightick_engine::tick::Tick;
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
-use super::wire::{CROUCH_BITS, PITCH_BITS, WireTransform, YAW_BITS};
+/// Bits of a quantized yaw.
+pub(super) const YAW_BITS: u32 = 10;
+/// Bits of a quantized pitch.
+pub(super) const PITCH_BITS: u32 = 8;
+/// Bits of a quantized crouch amount.
+pub(super) const CROUCH_BITS: u32 = 2;
+
+/// A player's transform as it goes on the wire: quantized codes, so the
+/// setter stamps a change only when the client would see one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct WireTransform {
+    /// Position codes per axis.
+    pub position: [u32; 3],
+    /// Yaw code (`YAW_BITS`).
+    pub yaw: u16,
+    /// Pitch code (`PITCH_BITS`).
+    pub pitch: u16,
+    /// Crouch code (`CROUCH_BITS`).
+    pub crouch: u8,
+}
 
 /// Bits of a base's age (snapshot tick - base tick).
 const AGE_BITS: u32 = 5;

@@ -15,9 +15,11 @@ use hightick_engine::world::{Archetype, GroupMask};
 use hightick_proto::quantize::PositionQuantizer;
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
-use super::transform_delta::{self, TransformBases};
+use super::transform_delta::{
+    self, CROUCH_BITS, PITCH_BITS, TransformBases, WireTransform, YAW_BITS,
+};
 use crate::Team;
-use crate::motion::{ArenaMotion, MoveRule};
+use crate::world::motion::{ArenaMotion, MoveRule};
 
 /// Player group 0: where it is and where it looks.
 pub const TRANSFORM: u8 = 0;
@@ -36,12 +38,6 @@ pub(super) const POSITION_PRECISION: f32 = 1.0 / 64.0;
 pub const WORLD_MIN: [f32; 3] = [-64.0, -4.0, -64.0];
 /// The highest corner of the replicated world.
 pub const WORLD_MAX: [f32; 3] = [192.0, 28.0, 192.0];
-/// Bits of a quantized yaw.
-pub(super) const YAW_BITS: u32 = 10;
-/// Bits of a quantized pitch.
-pub(super) const PITCH_BITS: u32 = 8;
-/// Bits of a quantized crouch amount.
-pub(super) const CROUCH_BITS: u32 = 2;
 /// Bits of money on the wire.
 pub(super) const MONEY_BITS: u32 = 20;
 
@@ -83,20 +79,6 @@ impl Archetype for ArenaKind {
             Self::Wallet => GroupMask::EMPTY,
         }
     }
-}
-
-/// A player's transform as it goes on the wire: quantized codes, so the
-/// setter stamps a change only when the client would see one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub struct WireTransform {
-    /// Position codes per axis.
-    pub position: [u32; 3],
-    /// Yaw code (`YAW_BITS`).
-    pub yaw: u16,
-    /// Pitch code (`PITCH_BITS`).
-    pub pitch: u16,
-    /// Crouch code (`CROUCH_BITS`).
-    pub crouch: u8,
 }
 
 /// A player's vitals as they go on the wire.

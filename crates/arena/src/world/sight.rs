@@ -4,10 +4,10 @@ use std::ops::ControlFlow;
 
 use glam::Vec3;
 
-use crate::aabb::{Aabb, inverse_direction};
-use crate::map::Map;
-use crate::pose::Pose;
-use crate::shadow::{Sight, any_shadows};
+use crate::world::aabb::{Aabb, inverse_direction};
+use crate::world::map::Map;
+use crate::world::pose::Pose;
+use crate::world::shadow::{Sight, any_shadows};
 
 /// Whether nothing solid lies between `from` and `to`. Grazing a face or an
 /// edge does not block; the floor does not block points above it.
@@ -88,7 +88,7 @@ pub(crate) fn head_centre_height(target: &Pose, margin: f32) -> f32 {
 /// real hitboxes over the whole pose space.
 fn envelope(pose: &Pose) -> [LocalBox; 3] {
     let c = pose.crouch.clamp(0.0, 1.0);
-    let p = crate::pose::clamp_pitch(pose.pitch);
+    let p = crate::world::pose::clamp_pitch(pose.pitch);
     // The head leans forward when crouched and follows the aim pitch.
     let head_z = -0.23 * p + 0.13 * c;
     let head = LocalBox {
@@ -472,7 +472,7 @@ pub(crate) fn can_see_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hitbox::Hitboxes;
+    use crate::world::hitbox::Hitboxes;
 
     /// A hitbox point in the body frame of `pose`.
     fn to_local(pose: &Pose, p: Vec3) -> Vec3 {
@@ -484,7 +484,7 @@ mod tests {
     #[test]
     fn a_carried_witness_answers_as_the_search_does() {
         let map = Map::builtin("dust_corners").unwrap();
-        let mut unit = crate::map::unit_numbers(11);
+        let mut unit = crate::world::map::unit_numbers(11);
         let (mut shadowed, mut changed) = (0, 0);
         for _ in 0..300 {
             let eye = Vec3::new(8.0 + unit() * 104.0, 1.6, 8.0 + unit() * 104.0);

@@ -42,10 +42,10 @@ use glam::Vec3;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::aabb::Aabb;
 use crate::error::MapError;
-use crate::map::{BoxKind, Map, MapParts, SpawnZone};
 use crate::team::Team;
+use crate::world::aabb::Aabb;
+use crate::world::map::{BoxKind, Map, MapParts, SpawnZone};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,7 +254,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Map, MapError> {
         spawn_zones.push(SpawnZone {
             team,
             area: zone,
-            yaw: crate::pose::wrap_angle(yaw),
+            yaw: crate::world::pose::wrap_angle(yaw),
         });
     }
     for team in Team::ALL {

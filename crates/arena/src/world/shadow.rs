@@ -9,8 +9,8 @@
 
 use glam::Vec3;
 
-use crate::aabb::{Aabb, inverse_direction};
-use crate::map::Map;
+use crate::world::aabb::{Aabb, inverse_direction};
+use crate::world::map::Map;
 
 /// The lines from an eye to the eight corners of a box, ready for shadow
 /// tests.
@@ -92,17 +92,17 @@ fn aabb_corners(b: &Aabb) -> [Vec3; 8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sight::line_of_sight;
+    use crate::world::sight::line_of_sight;
 
     #[test]
     fn a_proven_hidden_region_hides_every_line_between_them() {
         let map = Map::builtin("dust_corners").unwrap();
-        let mut unit = crate::map::unit_numbers(7);
+        let mut unit = crate::world::map::unit_numbers(7);
         let (mut proven, mut refused) = (0, 0);
         for _ in 0..2000 {
             let eye = Vec3::new(8.0 + unit() * 104.0, 1.2 + unit(), 8.0 + unit() * 104.0);
             let feet = Vec3::new(8.0 + unit() * 104.0, 0.0, 8.0 + unit() * 104.0);
-            let open = |p: Vec3| map.capsule_fits(p, crate::movement::STANDING_CAPSULE);
+            let open = |p: Vec3| map.capsule_fits(p, crate::world::movement::STANDING_CAPSULE);
             if !open(feet) || !open(Vec3::new(eye.x, 0.0, eye.z)) {
                 continue;
             }

@@ -7,7 +7,7 @@ use std::f32::consts::TAU;
 
 use glam::{Quat, Vec3};
 
-use crate::pose::Pose;
+use crate::world::pose::Pose;
 
 /// The bones, parents before children.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -223,7 +223,7 @@ impl Skeleton {
         let crouch = pose.crouch.clamp(0.0, 1.0);
         let gait = (pose.speed / FULL_STRIDE_SPEED).clamp(0.0, 1.25);
         let cycle = pose.locomotion_phase * TAU;
-        let pitch = crate::pose::clamp_pitch(pose.pitch);
+        let pitch = crate::world::pose::clamp_pitch(pose.pitch);
         let (sin_yaw, cos_yaw) = pose.yaw.sin_cos();
         let frame = BodyFrame {
             origin: pose.position,
@@ -394,7 +394,7 @@ mod tests {
             stand.head_center()
         );
         assert!(crouch.head_center().y < stand.head_center().y - 0.35);
-        assert!(crouch.head_center().y + dims::HEAD_RADIUS < crate::movement::CROUCH_HEIGHT);
+        assert!(crouch.head_center().y + dims::HEAD_RADIUS < crate::world::movement::CROUCH_HEIGHT);
         // Facing +x: the hands are ahead along +x.
         let turned = Skeleton::evaluate(&Pose {
             yaw: std::f32::consts::FRAC_PI_2,

@@ -9,7 +9,7 @@
 //! [`line_of_sight`](crate::line_of_sight) lets through) is taken as blocked.
 //! Lines of sight, shots and collision keep using the map boxes themselves.
 
-use crate::aabb::Aabb;
+use crate::world::aabb::Aabb;
 
 /// The grown occluders of a map and which one each map box grew into.
 #[derive(Debug, Clone)]

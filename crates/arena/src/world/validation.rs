@@ -9,9 +9,9 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::collision::Capsule;
-use crate::map::Map;
-use crate::movement::MovementParams;
+use crate::world::collision::Capsule;
+use crate::world::map::Map;
+use crate::world::movement::MovementParams;
 
 /// The fastest a player may legitimately move.
 #[derive(Debug, Clone, Copy, PartialEq)]

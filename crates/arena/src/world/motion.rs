@@ -17,10 +17,10 @@ use glam::Vec3;
 
 use crate::error::MapError;
 use crate::input::{ArenaInput, Buttons};
-use crate::map::Map;
-use crate::movement::{MoveInput, MoveOutcome, MoveState, MovementParams};
 use crate::team::Team;
-use crate::validation::{MovementLimits, check_displacement};
+use crate::world::map::Map;
+use crate::world::movement::{MoveInput, MoveOutcome, MoveState, MovementParams};
+use crate::world::validation::{MovementLimits, check_displacement};
 
 /// What a movement step reads besides the player: the map, the tuning and
 /// the limits the server holds every move to.

@@ -5,7 +5,7 @@ use std::f32::consts::{PI, TAU};
 
 use glam::Vec3;
 
-use crate::movement::{MoveState, MovementParams};
+use crate::world::movement::{MoveState, MovementParams};
 
 /// Standing or crouching, as seen by the game (a pose blends between them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,12 +86,12 @@ impl Pose {
         Self {
             position: self.position.lerp(to.position, t),
             yaw: wrap_angle(self.yaw + wrap_angle(to.yaw - self.yaw) * t),
-            pitch: crate::movement::lerp(self.pitch, to.pitch, t),
-            crouch: crate::movement::lerp(self.crouch, to.crouch, t),
+            pitch: crate::world::movement::lerp(self.pitch, to.pitch, t),
+            crouch: crate::world::movement::lerp(self.crouch, to.crouch, t),
             locomotion_phase: wrap_phase(
                 self.locomotion_phase + wrap_half(to.locomotion_phase - self.locomotion_phase) * t,
             ),
-            speed: crate::movement::lerp(self.speed, to.speed, t),
+            speed: crate::world::movement::lerp(self.speed, to.speed, t),
         }
     }
 

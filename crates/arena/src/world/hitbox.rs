@@ -2,10 +2,10 @@
 
 use glam::Vec3;
 
-use crate::aabb::{Aabb, inverse_direction};
+use crate::world::aabb::{Aabb, inverse_direction};
 
-use crate::pose::Pose;
-use crate::skeleton::{Bone, Skeleton, dims};
+use crate::world::pose::Pose;
+use crate::world::skeleton::{Bone, Skeleton, dims};
 
 /// Where a shot landed on a body, for damage multipliers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,10 +9,10 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::aabb::Aabb;
-use crate::collision::{Capsule, SKIN};
-use crate::map::Map;
-use crate::spawn::SpawnPoint;
+use crate::world::aabb::Aabb;
+use crate::world::collision::{Capsule, SKIN};
+use crate::world::map::Map;
+use crate::world::spawn::SpawnPoint;
 
 /// Capsule radius of a player, metres.
 pub const PLAYER_RADIUS: f32 = 0.4;
@@ -320,8 +320,8 @@ fn advance(
         }
         let hit = {
             let wall = map.sweep_horizontal(pos, capsule, rest);
-            let fenced =
-                fence.and_then(|f| crate::collision::fence_sweep(f, pos, capsule.radius, rest));
+            let fenced = fence
+                .and_then(|f| crate::world::collision::fence_sweep(f, pos, capsule.radius, rest));
             match (wall, fenced) {
                 (Some(a), Some(b)) => Some(if b.t < a.t { b } else { a }),
                 (a, b) => a.or(b),

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use glam::{Vec2, Vec3};
 
-use crate::aabb::Aabb;
+use crate::world::aabb::Aabb;
 
 /// Default edge length of a grid cell, in metres.
 pub const DEFAULT_CELL_SIZE: f32 = 4.0;

@@ -3,9 +3,9 @@
 
 use glam::Vec3;
 
-use crate::map::Map;
-use crate::movement::STANDING_CAPSULE;
 use crate::team::Team;
+use crate::world::map::Map;
+use crate::world::movement::STANDING_CAPSULE;
 
 /// Distance between neighbouring spawn points, metres (two radii plus a gap).
 pub const SPAWN_SPACING: f32 = 1.2;

@@ -6,12 +6,12 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
-use crate::aabb::Aabb;
 use crate::error::MapError;
-use crate::grid::{BoxGrid, DEFAULT_CELL_SIZE};
-use crate::occluder::Occluders;
-use crate::spawn::{SpawnPoint, place_spawn_points};
 use crate::team::Team;
+use crate::world::aabb::Aabb;
+use crate::world::grid::{BoxGrid, DEFAULT_CELL_SIZE};
+use crate::world::occluder::Occluders;
+use crate::world::spawn::{SpawnPoint, place_spawn_points};
 
 /// What a box is, for the game's and the level designer's benefit; collision
 /// treats every kind the same.
@@ -71,8 +71,8 @@ pub struct Map {
 }
 
 const BUILTIN: [(&str, &str); 2] = [
-    ("dust_corners", include_str!("../maps/dust_corners.toml")),
-    ("plaza", include_str!("../maps/plaza.toml")),
+    ("dust_corners", include_str!("../../maps/dust_corners.toml")),
+    ("plaza", include_str!("../../maps/plaza.toml")),
 ];
 
 impl Map {
@@ -92,7 +92,7 @@ impl Map {
 
     /// Parses and validates map text; `file` names the source in errors.
     pub fn from_toml_str(file: &str, text: &str) -> Result<Self, MapError> {
-        crate::map_file::parse(file, text)
+        crate::world::map_file::parse(file, text)
     }
 
     /// One of the shipped maps: `dust_corners` (5v5, corridors and corners)

@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 
 use glam::{Vec2, Vec3};
 
-use crate::aabb::Aabb;
-use crate::map::Map;
+use crate::world::aabb::Aabb;
+use crate::world::map::Map;
 
 /// Touching within this distance is contact, not overlap (metres).
 pub const CONTACT_EPSILON: f32 = 1e-4;

@@ -5,9 +5,9 @@ use std::ops::ControlFlow;
 
 use glam::Vec3;
 
-use crate::aabb::inverse_direction;
-use crate::hitbox::{BodyHit, Hitboxes, raycast_hitboxes};
-use crate::map::Map;
+use crate::world::aabb::inverse_direction;
+use crate::world::hitbox::{BodyHit, Hitboxes, raycast_hitboxes};
+use crate::world::map::Map;
 
 /// What a world ray stopped at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
