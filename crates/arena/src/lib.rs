@@ -59,6 +59,7 @@ pub mod client_bot;
 mod error;
 pub mod event;
 mod fog;
+#[cfg(feature = "measure")]
 pub mod freshness;
 pub mod game;
 pub mod growth;
