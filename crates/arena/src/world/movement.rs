@@ -274,8 +274,41 @@ fn advance(
 
     update_crouch(map, params, state, input.crouch, dt);
     let capsule = params.capsule(state.crouch);
+    let mut v = next_velocity(params, state, &input, dt, &mut outcome);
+    let mut pos = state.position;
+    slide_horizontally(map, capsule, fence, dt, &mut pos, &mut v, &mut outcome);
+    let on_ground = move_vertically(map, capsule, dt, &mut pos, &mut v);
 
-    // Velocity: friction, jump, acceleration, gravity.
+    // Safety net: never end inside a box.
+    if !map.capsule_fits(pos, capsule) && !map.push_out(&mut pos, capsule, MAX_PUSH_LIFT) {
+        let start_capsule = params.capsule(start.crouch);
+        if map.capsule_fits(start.position, start_capsule) {
+            pos = start.position;
+            v = Vec3::new(0.0, v.y.min(0.0), 0.0);
+            state.crouch = start.crouch;
+            outcome.reverted = true;
+        }
+    }
+
+    let moved = Vec2::new(pos.x - start.position.x, pos.z - start.position.z).length();
+    if params.stride_length > 0.0 {
+        state.locomotion_phase = (state.locomotion_phase + moved / params.stride_length).fract();
+    }
+    outcome.landed = on_ground && !start.on_ground;
+    state.position = pos;
+    state.velocity = v;
+    state.on_ground = on_ground;
+    outcome
+}
+
+/// The velocity after this step's friction, jump, acceleration and gravity.
+fn next_velocity(
+    params: &MovementParams,
+    state: &MoveState,
+    input: &MoveInput,
+    dt: f32,
+    outcome: &mut MoveOutcome,
+) -> Vec3 {
     let mut v = state.velocity;
     let mut ground_accel = state.on_ground;
     if state.on_ground {
@@ -309,9 +342,21 @@ fn advance(
         }
     }
     v.y = (v.y - params.gravity * dt).max(-params.max_fall_speed);
+    v
+}
 
-    // Horizontal: collide and slide.
-    let mut pos = state.position;
+/// Moves `pos` on the ground plane by `v` for `dt`, colliding with the
+/// map's walls (and `fence`'s sides) and sliding along them; the velocity
+/// loses what pushed into a wall.
+fn slide_horizontally(
+    map: &Map,
+    capsule: Capsule,
+    fence: Option<&Aabb>,
+    dt: f32,
+    pos: &mut Vec3,
+    v: &mut Vec3,
+    outcome: &mut MoveOutcome,
+) {
     let mut ground_v = Vec2::new(v.x, v.z);
     let mut rest = ground_v * dt;
     for _ in 0..MAX_SLIDES {
@@ -319,9 +364,9 @@ fn advance(
             break;
         }
         let hit = {
-            let wall = map.sweep_horizontal(pos, capsule, rest);
+            let wall = map.sweep_horizontal(*pos, capsule, rest);
             let fenced = fence
-                .and_then(|f| crate::world::collision::fence_sweep(f, pos, capsule.radius, rest));
+                .and_then(|f| crate::world::collision::fence_sweep(f, *pos, capsule.radius, rest));
             match (wall, fenced) {
                 (Some(a), Some(b)) => Some(if b.t < a.t { b } else { a }),
                 (a, b) => a.or(b),
@@ -353,21 +398,23 @@ fn advance(
     }
     v.x = ground_v.x;
     v.z = ground_v.y;
+}
 
-    // Vertical: land on supports, bump ceilings.
+/// Moves `pos` up or down by `v.y` for `dt`: lands on a support or bumps a
+/// ceiling (stopping the vertical speed). Whether it stands on ground.
+fn move_vertically(map: &Map, capsule: Capsule, dt: f32, pos: &mut Vec3, v: &mut Vec3) -> bool {
     let dy = v.y * dt;
-    let mut on_ground = false;
     if dy <= 0.0 {
-        match map.support_height(pos, capsule.radius, -dy, 0.01) {
+        match map.support_height(*pos, capsule.radius, -dy, 0.01) {
             Some(top) => {
                 pos.y = top;
                 v.y = 0.0;
-                on_ground = true;
+                return true;
             }
             None => pos.y += dy,
         }
     } else {
-        match map.ceiling_height(pos, capsule, dy, 0.01) {
+        match map.ceiling_height(*pos, capsule, dy, 0.01) {
             Some(ceiling) => {
                 pos.y = pos.y.max(ceiling - capsule.height - SKIN);
                 v.y = 0.0;
@@ -375,27 +422,7 @@ fn advance(
             None => pos.y += dy,
         }
     }
-
-    // Safety net: never end inside a box.
-    if !map.capsule_fits(pos, capsule) && !map.push_out(&mut pos, capsule, MAX_PUSH_LIFT) {
-        let start_capsule = params.capsule(start.crouch);
-        if map.capsule_fits(start.position, start_capsule) {
-            pos = start.position;
-            v = Vec3::new(0.0, v.y.min(0.0), 0.0);
-            state.crouch = start.crouch;
-            outcome.reverted = true;
-        }
-    }
-
-    let moved = Vec2::new(pos.x - start.position.x, pos.z - start.position.z).length();
-    if params.stride_length > 0.0 {
-        state.locomotion_phase = (state.locomotion_phase + moved / params.stride_length).fract();
-    }
-    outcome.landed = on_ground && !start.on_ground;
-    state.position = pos;
-    state.velocity = v;
-    state.on_ground = on_ground;
-    outcome
+    false
 }
 
 /// Eases the crouch amount toward the input; standing up needs headroom.
