@@ -92,75 +92,19 @@ impl Host {
             None => None,
         };
         let settling = Arc::new(Settling::default());
-        let mut sinks = ResultSinks::default();
-        if let Some(path) = &config.results {
-            sinks.file = Some(ResultSinks::open_file(path)?);
-        }
-        let mut agones_ended = None;
-        if config.agones {
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            sinks.ended = Some(tx);
-            agones_ended = Some(rx);
-        }
-        let mut link_records = None;
-        if let Some((outbox, _)) = &link {
-            let (tx, rx) = mpsc::channel();
-            sinks.outbox = Some((outbox.clone(), tx));
-            link_records = Some(rx);
-        }
-        let (results_tx, results) = results::start(sinks, Arc::clone(&settling))?;
-        let count = config.worker_count();
-        let mut handles = Vec::with_capacity(count);
-        let mut setups = Vec::with_capacity(count);
-        let mut game_addresses = Vec::with_capacity(count);
-        for i in 0..count {
-            let address = config.worker_bind(i);
-            let socket =
-                batch_io::bind(address).map_err(|source| ServerError::Bind { address, source })?;
-            let local = socket.local_addr()?;
-            let public_address = advertised_game_address(config, i, local);
-            let max_clients =
-                (config.max_matches_per_worker * SLOTS_PER_MATCH).min(usize::from(u16::MAX));
-            let mut net = ServerConfig::new(
-                hightick_proto::PROTOCOL_ID,
-                key.clone(),
-                public_address,
-                max_clients,
-            );
-            // Every seated client gets a packet each tick: acks ride on it
-            // instead of making packets of their own.
-            net.packet.ack_delay = ACK_DELAY;
-            net.pacing = config.pacing();
-            net.validate()?;
-            let (tx, rx) = mpsc::channel();
-            let bell = Arc::new(Doorbell::new()?);
-            let load = Arc::new(WorkerLoad::default());
-            handles.push(WorkerHandle {
-                commands: Mutex::new(CommandSender::new(tx, Arc::clone(&bell))),
-                load: Arc::clone(&load),
-                max_matches: config.max_matches_per_worker,
-            });
-            setups.push(WorkerSetup {
-                index: i,
-                socket,
-                public_address,
-                net,
-                max_matches: config.max_matches_per_worker,
-                budgets: Arc::clone(&budgets),
-                linger: config.linger(),
-                seat_timeout: config.seat_timeout(),
-                adapt: config.adapt,
-                timer_slack_us: config.timer_slack_us,
-                phase_group_share: config.phase_group_share,
-                pin_to: config.pin_workers.then_some(i),
-                commands: rx,
-                bell,
-                results: results_tx.clone(),
-                load,
-            });
-            game_addresses.push(public_address);
-        }
-        drop(results_tx);
+        let plumbing = ResultsPlumbing::start(config, link.as_ref(), &settling)?;
+        let BoundWorkers {
+            handles,
+            setups,
+            game_addresses,
+        } = bind_workers(config, key, &budgets, &plumbing.sender)?;
+        let ResultsPlumbing {
+            sender,
+            thread: results,
+            agones_ended,
+            link_records,
+        } = plumbing;
+        drop(sender);
         let listener = TcpListener::bind(config.admin).map_err(|source| ServerError::Bind {
             address: config.admin,
             source,
@@ -181,8 +125,8 @@ impl Host {
             pack_until: config.pack_until,
         });
         let link = match (link, link_records) {
-            (Some((outbox, (url, secret))), Some(records)) => Some(gateway_link::start(
-                LinkSetup {
+            (Some((outbox, (url, secret))), Some(records)) => {
+                let setup = LinkSetup {
                     url,
                     secret,
                     host_id: identity.clone(),
@@ -191,25 +135,20 @@ impl Host {
                     admin: config.advertised_admin(admin_address),
                     game: G::NAME,
                     outbox,
-                },
-                records,
-                Arc::clone(&state),
-                settling,
-            )?),
+                };
+                Some(gateway_link::start(
+                    setup,
+                    records,
+                    Arc::clone(&state),
+                    settling,
+                )?)
+            }
             _ => None,
         };
-        let agones = match agones_ended {
-            Some(ended) => Some(crate::agones::link::start(
-                crate::agones::link::LinkSetup {
-                    port: config.agones_sdk_port,
-                    follow_status: config.public_address.is_empty(),
-                    state: Arc::clone(&state),
-                    ended,
-                },
-            )?),
-            None => None,
-        };
-        let mut workers = Vec::with_capacity(count);
+        let agones = agones_ended
+            .map(|ended| start_agones(config, &state, ended))
+            .transpose()?;
+        let mut workers = Vec::with_capacity(game_addresses.len());
         for setup in setups {
             let name = format!("hightick-worker-{}", setup.index);
             let worker = Worker::<G>::new(setup)?;
@@ -219,20 +158,13 @@ impl Host {
                     .spawn(move || worker.run())?,
             );
         }
-        let (stop, stopped) = oneshot::channel();
-        let admin_state = Arc::clone(&state);
         let drain_timeout = Duration::from_secs(config.drain_timeout_s);
-        let admin = std::thread::Builder::new()
-            .name("hightick-admin".to_owned())
-            .spawn(move || {
-                run_admin(
-                    admin_runtime,
-                    listener,
-                    admin_state,
-                    stopped,
-                    signals.map(|s| (s, drain_timeout)),
-                )
-            })?;
+        let admin = spawn_admin(
+            admin_runtime,
+            listener,
+            Arc::clone(&state),
+            signals.map(|s| (s, drain_timeout)),
+        )?;
         Ok(Self {
             admin_address,
             game_addresses,
@@ -243,7 +175,7 @@ impl Host {
             results: Some(results),
             link,
             agones,
-            admin: Some((stop, admin)),
+            admin: Some(admin),
         })
     }
 
@@ -320,6 +252,152 @@ pub fn serve<G: HostedGame>(
 }
 
 /// The outbox and the gateway's URL and secret, for a host with a gateway.
+/// Starts the Agones link: the SDK sidecar on `config`'s port, the
+/// GameServer's address followed unless the config names public addresses.
+fn start_agones(
+    config: &HostConfig,
+    state: &Arc<AdminState>,
+    ended: tokio::sync::mpsc::UnboundedReceiver<String>,
+) -> Result<crate::agones::link::AgonesLink, ServerError> {
+    crate::agones::link::start(crate::agones::link::LinkSetup {
+        port: config.agones_sdk_port,
+        follow_status: config.public_address.is_empty(),
+        state: Arc::clone(state),
+        ended,
+    })
+}
+
+/// Starts the admin API's thread on `runtime`: its stop sender and handle.
+fn spawn_admin(
+    runtime: tokio::runtime::Runtime,
+    listener: TcpListener,
+    state: Arc<AdminState>,
+    signals: Option<(Signals, Duration)>,
+) -> Result<(oneshot::Sender<()>, JoinHandle<()>), ServerError> {
+    let (stop, stopped) = oneshot::channel();
+    let admin = std::thread::Builder::new()
+        .name("hightick-admin".to_owned())
+        .spawn(move || run_admin(runtime, listener, state, stopped, signals))?;
+    Ok((stop, admin))
+}
+
+/// The results thread and the channels the Agones link and the gateway
+/// link take each finished match from.
+struct ResultsPlumbing {
+    sender: results::ResultSender,
+    thread: JoinHandle<()>,
+    /// Told each ended match's id, with Agones.
+    agones_ended: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    /// Each result the outbox took, with a gateway.
+    link_records: Option<mpsc::Receiver<hightick_host_api::MatchResult>>,
+}
+
+impl ResultsPlumbing {
+    /// Opens the results file, wires the outbox (with a gateway `link`) and
+    /// the Agones counter (with `agones`), and starts the results thread.
+    fn start(
+        config: &HostConfig,
+        link: Option<&(Outbox, (String, String))>,
+        settling: &Arc<Settling>,
+    ) -> Result<Self, ServerError> {
+        let mut sinks = ResultSinks::default();
+        if let Some(path) = &config.results {
+            sinks.file = Some(ResultSinks::open_file(path)?);
+        }
+        let mut agones_ended = None;
+        if config.agones {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            sinks.ended = Some(tx);
+            agones_ended = Some(rx);
+        }
+        let mut link_records = None;
+        if let Some((outbox, _)) = link {
+            let (tx, rx) = mpsc::channel();
+            sinks.outbox = Some((outbox.clone(), tx));
+            link_records = Some(rx);
+        }
+        let (sender, thread) = results::start(sinks, Arc::clone(settling))?;
+        Ok(Self {
+            sender,
+            thread,
+            agones_ended,
+            link_records,
+        })
+    }
+}
+
+/// Every worker's socket bound, its admin handle and its set-up, ready to
+/// start.
+struct BoundWorkers {
+    handles: Vec<WorkerHandle>,
+    setups: Vec<WorkerSetup>,
+    game_addresses: Vec<SocketAddr>,
+}
+
+/// Binds each worker's socket and prepares its connection layer, command
+/// channel and doorbell.
+fn bind_workers(
+    config: &HostConfig,
+    key: &Key,
+    budgets: &Arc<Budgets>,
+    results: &results::ResultSender,
+) -> Result<BoundWorkers, ServerError> {
+    let count = config.worker_count();
+    let mut bound = BoundWorkers {
+        handles: Vec::with_capacity(count),
+        setups: Vec::with_capacity(count),
+        game_addresses: Vec::with_capacity(count),
+    };
+    for i in 0..count {
+        let address = config.worker_bind(i);
+        let socket =
+            batch_io::bind(address).map_err(|source| ServerError::Bind { address, source })?;
+        let local = socket.local_addr()?;
+        let public_address = advertised_game_address(config, i, local);
+        let max_clients =
+            (config.max_matches_per_worker * SLOTS_PER_MATCH).min(usize::from(u16::MAX));
+        let mut net = ServerConfig::new(
+            hightick_proto::PROTOCOL_ID,
+            key.clone(),
+            public_address,
+            max_clients,
+        );
+        // Every seated client gets a packet each tick: acks ride on it
+        // instead of making packets of their own.
+        net.packet.ack_delay = ACK_DELAY;
+        net.pacing = config.pacing();
+        net.validate()?;
+        let (tx, rx) = mpsc::channel();
+        let bell = Arc::new(Doorbell::new()?);
+        let load = Arc::new(WorkerLoad::default());
+        bound.handles.push(WorkerHandle {
+            commands: Mutex::new(CommandSender::new(tx, Arc::clone(&bell))),
+            load: Arc::clone(&load),
+            max_matches: config.max_matches_per_worker,
+        });
+        bound.setups.push(WorkerSetup {
+            index: i,
+            socket,
+            public_address,
+            net,
+            max_matches: config.max_matches_per_worker,
+            budgets: Arc::clone(budgets),
+            linger: config.linger(),
+            seat_timeout: config.seat_timeout(),
+            adapt: config.adapt,
+            timer_slack_us: config.timer_slack_us,
+            phase_group_share: config.phase_group_share,
+            pin_to: config.pin_workers.then_some(i),
+            commands: rx,
+            bell,
+            results: results.clone(),
+            load,
+        });
+        bound.game_addresses.push(public_address);
+    }
+    Ok(bound)
+}
+
 fn link_setup(config: &HostConfig, url: &str) -> Result<(Outbox, (String, String)), ServerError> {
     let dir = config
         .state_dir

@@ -81,6 +81,7 @@ mod phase;
 pub mod placement;
 mod results;
 mod tick_rate;
+mod tick_totals;
 mod worker;
 
 pub use adapt::AdaptConfig;

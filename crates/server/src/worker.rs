@@ -35,11 +35,11 @@ use tokio::sync::oneshot;
 use crate::adapt::{AdaptConfig, LinkReading};
 use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
 use crate::doorbell::Doorbell;
-use crate::host_stats::TickTotals;
 use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
 use crate::results::ResultSender;
+use crate::tick_totals::TickTotals;
 use hightick_host_api::MatchInfo;
 use hightick_process as process;
 
