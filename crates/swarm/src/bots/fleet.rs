@@ -295,16 +295,9 @@ async fn run_bot<G: BotGame>(
     let mut next = Instant::now();
     let mut reported = BotCounters::default();
     while !stop.load(Ordering::Relaxed) {
-        next += period;
-        let now = Instant::now();
-        if next < now {
-            next = now; // fell behind: skip ticks rather than bunch them
-        }
-        if next >= end {
-            bot.tick(end).await?;
+        if !bot.tick_on_schedule(&mut next, period, end).await? {
             break;
         }
-        bot.tick(next).await?;
         let counters = bot.counters();
         live.advance(&reported, &counters);
         reported = counters;

@@ -3,7 +3,7 @@
 //! saw; the game's bot is also its consistency check.
 
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use hightick_client::{GameClientConfig, UdpClient};
@@ -196,6 +196,28 @@ impl<G: BotGame> MatchBot<G> {
         self.client.flush();
         self.count();
         Ok(())
+    }
+
+    /// Ticks at the next deadline, one `period` after `next` (or now, when
+    /// the bot fell behind: ticks are skipped rather than bunched), never
+    /// past `end`. `false` once `end` is reached: the bot's run is over.
+    pub async fn tick_on_schedule(
+        &mut self,
+        next: &mut Instant,
+        period: Duration,
+        end: Instant,
+    ) -> Result<bool, SwarmError> {
+        *next += period;
+        let now = Instant::now();
+        if *next < now {
+            *next = now;
+        }
+        if *next >= end {
+            self.tick(end).await?;
+            return Ok(false);
+        }
+        self.tick(*next).await?;
+        Ok(true)
     }
 
     /// Says goodbye to the server (redundant disconnect packets). The

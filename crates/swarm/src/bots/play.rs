@@ -107,16 +107,10 @@ pub async fn play_match<G: BotGame>(ticket: MatchTicket) -> Result<MatchSample, 
     let mut next_rtt = start + Duration::from_secs(1);
     let mut sample = MatchSample::empty();
     while !stop.load(Ordering::Relaxed) && !bot.is_disconnected() {
-        next += period;
-        let now = Instant::now();
-        if next < now {
-            next = now; // fell behind: skip ticks rather than bunch them
-        }
-        if next >= end {
-            bot.tick(end).await?;
+        if !bot.tick_on_schedule(&mut next, period, end).await? {
             break;
         }
-        bot.tick(next).await?;
+        let now = Instant::now();
         if now >= next_rtt {
             next_rtt += Duration::from_secs(1);
             let core = bot.client().core();
