@@ -234,14 +234,35 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", message).field("body"),
         );
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| json_error(".", &e))?;
+    integral_numbers_as_integers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         json_error(&path, &inner)
-    })?;
-    de.end().map_err(|e| json_error(".", &e))?;
-    Ok(value)
+    })
+}
+
+/// JSON Schema counts a number with a zero fraction (`22277.0`, `1e3`) as an
+/// integer, and so does the API: such a number becomes the integer it is
+/// (when it fits an `i64`), so a field the document calls an integer takes
+/// it. A field that wants a float takes an integer as well.
+fn integral_numbers_as_integers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f >= i64::MIN as f64
+                && f < i64::MAX as f64
+            {
+                *value = serde_json::Value::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
+    }
 }
 
 fn json_error(path: &str, e: &serde_json::Error) -> ApiError {
@@ -389,6 +410,28 @@ mod tests {
         }
         let ok: Buy = parse_json(b"{\"item_id\":\"a\",\"quantity\":1}").unwrap();
         assert_eq!(ok.quantity, 1);
+    }
+
+    #[test]
+    fn a_number_with_a_zero_fraction_is_an_integer_as_json_schema_says() {
+        let ok: Buy = parse_json(b"{\"item_id\":\"a\",\"quantity\":22277.0}").unwrap();
+        assert_eq!(ok.quantity, 22277);
+        let ok: Buy = parse_json(b"{\"item_id\":\"a\",\"quantity\":2e1}").unwrap();
+        assert_eq!(ok.quantity, 20);
+        assert_eq!(
+            field_of("{\"item_id\":\"a\",\"quantity\":1.5}"),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some("quantity".to_owned())
+            )
+        );
+        assert_eq!(
+            field_of("{\"item_id\":\"a\",\"quantity\":1e300}"),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some("quantity".to_owned())
+            )
+        );
     }
 
     #[test]

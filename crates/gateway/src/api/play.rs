@@ -71,6 +71,8 @@ fn view(ticket: &str, status: &MatchStatus) -> Response {
     responses(
         (status = 200, description = "Matched: the assignment with a connect token", body = serde_json::Value),
         (status = 202, description = "Queued: the ticket to poll", body = serde_json::Value),
+        (status = 404, description = "The ticket was gone before its first status", body = super::error::ErrorBody),
+        (status = 409, description = "`party: true` and the party cannot queue: the player is in no party or not its leader, the party is larger than a team, or a member is already queued", body = super::error::ErrorBody),
     )
 )]
 pub(crate) async fn join(
