@@ -65,6 +65,11 @@ pub(crate) struct ServeArgs {
     /// The gateway's server secret; else $HIGHTICK_SERVER_SECRET.
     #[arg(long, value_name = "FILE")]
     server_secret_file: Option<PathBuf>,
+    /// The bearer secret of the admin routes that change something (create
+    /// a match, reset statistics); else $HIGHTICK_ADMIN_SECRET, else the
+    /// gateway's server secret. Without one the admin API must be on loopback.
+    #[arg(long, value_name = "FILE")]
+    admin_secret_file: Option<PathBuf>,
     /// The host's identity and results outbox (needed with --gateway).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -150,6 +155,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.server_secret_file {
             config.server_secret_file = Some(v.clone());
+        }
+        if let Some(v) = &self.admin_secret_file {
+            config.admin_secret_file = Some(v.clone());
         }
         if let Some(v) = &self.state_dir {
             config.state_dir = Some(v.clone());

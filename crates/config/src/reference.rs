@@ -650,7 +650,7 @@ mod tests {
     fn the_reference_is_toml_of_the_defaults_with_every_doc() {
         let text = text::<Sample>("sample --print-config");
         println!("{text}");
-        check::<Sample, _>(|text| toml::from_str::<Sample>(text)).unwrap();
+        check::<Sample, _>(|text| crate::parse_toml::<Sample>(text, "ref")).unwrap();
         for line in [
             "# sample --print-config\n#\n# Every key",
             "# The port.\nport = 7777\n",
@@ -675,7 +675,7 @@ mod tests {
 
     /// A config with an undocumented field.
     #[derive(Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-    #[serde(default)]
+    #[serde(default, deny_unknown_fields)]
     struct Undocumented {
         /// Documented.
         a: u32,
@@ -685,8 +685,22 @@ mod tests {
 
     #[test]
     fn an_undocumented_field_fails_the_check() {
-        let err =
-            check::<Undocumented, _>(|text| toml::from_str::<Undocumented>(text)).unwrap_err();
+        let err = check::<Undocumented, _>(|text| crate::parse_toml::<Undocumented>(text, "u"))
+            .unwrap_err();
         assert!(err.starts_with("field `b` has no doc comment"), "{err}");
+    }
+
+    /// A config that takes keys it does not have.
+    #[derive(Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default)]
+    struct Lenient {
+        /// Documented.
+        a: u32,
+    }
+
+    #[test]
+    fn a_config_that_takes_unknown_keys_fails_the_check() {
+        let err = check::<Lenient, _>(|text| crate::parse_toml::<Lenient>(text, "l")).unwrap_err();
+        assert!(err.contains("an unknown key"), "{err}");
     }
 }

@@ -88,6 +88,7 @@ async fn one_round(store: &Store, host: SocketAddr, mode: &str, players: usize) 
             ticket_ttl: Duration::from_secs(120),
             rules: MatchRules::default(),
             hub: Hub::new(&PushConfig::default()),
+            host_admin_secret: None,
         },
     );
     let started = Instant::now();

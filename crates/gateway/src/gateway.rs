@@ -131,6 +131,7 @@ impl Gateway {
                 ticket_ttl,
                 rules: config.matchmaking.clone(),
                 hub: Arc::clone(&push),
+                host_admin_secret: Some(secrets.server_secret.clone()),
             },
         );
         positions::start(&matchmaker, &push);

@@ -441,17 +441,27 @@ pub(crate) async fn exchange<C: Connect + Clone + Send + Sync + 'static>(
 #[derive(Debug, Clone)]
 pub struct HostClient {
     http: Client<HttpConnector, Full<Bytes>>,
+    /// The bearer the hosts' admin APIs take for a create-match (the server
+    /// secret the hosts share with the gateway).
+    admin_secret: Option<String>,
 }
 
 impl Default for HostClient {
     fn default() -> Self {
-        Self {
-            http: Client::builder(TokioExecutor::new()).build_http(),
-        }
+        Self::new(None)
     }
 }
 
 impl HostClient {
+    /// A client presenting `admin_secret` to the hosts (none: hosts whose
+    /// admin API is open, on loopback).
+    pub fn new(admin_secret: Option<String>) -> Self {
+        Self {
+            http: Client::builder(TokioExecutor::new()).build_http(),
+            admin_secret,
+        }
+    }
+
     /// Asks `host` to create the match `request` describes.
     pub async fn allocate(
         &self,
@@ -462,8 +472,12 @@ impl HostClient {
         let body =
             serde_json::to_vec(&request.create_match()).map_err(|e| failed(e.to_string()))?;
         let match_id = request.match_id;
-        let request = hyper::Request::post(format!("http://{host}/v1/matches"))
-            .header("content-type", "application/json")
+        let mut request = hyper::Request::post(format!("http://{host}/v1/matches"))
+            .header("content-type", "application/json");
+        if let Some(secret) = &self.admin_secret {
+            request = request.header("authorization", format!("Bearer {secret}"));
+        }
+        let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| failed(e.to_string()))?;
         let (status, bytes) = exchange(&self.http, request, ALLOCATE_TIMEOUT)

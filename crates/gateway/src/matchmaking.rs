@@ -263,6 +263,8 @@ pub struct MatchmakerParts {
     pub rules: MatchRules,
     /// Where found matches and cancels are pushed.
     pub hub: Arc<Hub>,
+    /// The bearer the hosts' admin APIs take (the server secret).
+    pub host_admin_secret: Option<String>,
 }
 
 impl Matchmaker {
@@ -287,7 +289,7 @@ impl Matchmaker {
             view: Mutex::new(View::default()),
             assignments: Mutex::new(HashMap::new()),
             allocation: parts.allocation,
-            client: HostClient::default(),
+            client: HostClient::new(parts.host_admin_secret),
             token_key: parts.tokens.key,
             token_ttl_s: parts.tokens.ttl_s,
             connect_timeout_s: i32::try_from(parts.tokens.connect_timeout_s).unwrap_or(i32::MAX),

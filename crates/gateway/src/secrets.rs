@@ -124,14 +124,6 @@ pub fn parse_hex_key(text: &str) -> Result<[u8; KEY_BYTES], String> {
     Key::from_hex(text).map(|key| *key.as_bytes())
 }
 
-/// Equality that takes the same time wherever the first difference is.
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,13 +138,6 @@ mod tests {
         assert!(parse_hex_key("abc").is_err());
         assert!(parse_hex_key(&"zz".repeat(KEY_BYTES)).is_err());
         assert!(parse_hex_key(&"é".repeat(KEY_BYTES)).is_err());
-    }
-
-    #[test]
-    fn constant_time_eq_compares() {
-        assert!(constant_time_eq(b"secret", b"secret"));
-        assert!(!constant_time_eq(b"secret", b"secreT"));
-        assert!(!constant_time_eq(b"secret", b"secrets"));
     }
 
     #[test]

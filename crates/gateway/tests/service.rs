@@ -289,7 +289,8 @@ async fn a_result_outlives_a_gateway_outage_and_a_host_sigkill_and_counts_once()
     let (b, token_b) = http.guest("outage-b").await;
     gateway.shutdown().await.unwrap();
 
-    // A host in a child process plays a match while the gateway is down.
+    // A host in a child process plays a match while the gateway is down
+    // (its admin API takes the server secret, as the gateway presents it).
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_host", "--nocapture", "--test-threads=1"])
         .env(CHILD_DIR_ENV, &dir)
@@ -310,7 +311,9 @@ async fn a_result_outlives_a_gateway_outage_and_a_host_sigkill_and_counts_once()
     for (k, v) in short_rules() {
         body[k] = v;
     }
-    let created = Http::new(admin, 2).post("/v1/matches", &body, None).await;
+    let created = Http::new(admin, 2)
+        .post("/v1/matches", &body, Some(SECRET))
+        .await;
     assert_eq!(created.status, 201, "{}", created.text);
     assert_eq!(created.body["id"], "m-outage");
     let first_host_id = std::fs::read_to_string(dir.join("state/host-id")).unwrap();

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Json, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use hightick_engine::mode::{Mode, TICK_RATES_HZ};
@@ -79,6 +79,9 @@ pub(crate) struct AdminState {
     pub seed: AtomicU64,
     pub placement: Placement,
     pub pack_until: f64,
+    /// The bearer secret the routes that change something take; `None`:
+    /// open (the admin API is on loopback).
+    pub admin_secret: Option<String>,
 }
 
 impl AdminState {
@@ -190,10 +193,34 @@ async fn list_matches(State(state): State<Shared>) -> Json<Vec<MatchInfo>> {
     Json(matches)
 }
 
+/// The refusal of a caller without the admin secret (when the host has
+/// one); `None`: the caller may go on.
+fn refusal(state: &AdminState, headers: &HeaderMap) -> Option<Response> {
+    let secret = state.admin_secret.as_ref()?;
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match presented {
+        Some(p) if hightick_config::constant_time_eq(p.trim().as_bytes(), secret.as_bytes()) => {
+            None
+        }
+        Some(_) => Some(error(StatusCode::UNAUTHORIZED, "wrong admin secret")),
+        None => Some(error(
+            StatusCode::UNAUTHORIZED,
+            "this route needs the admin secret: Authorization: Bearer <secret>",
+        )),
+    }
+}
+
 async fn create_match(
     State(state): State<Shared>,
+    headers: HeaderMap,
     body: Result<Json<CreateMatch>, JsonRejection>,
 ) -> Response {
+    if let Some(refused) = refusal(&state, &headers) {
+        return refused;
+    }
     let Json(request) = match body {
         Ok(b) => b,
         Err(rejection) => return error(StatusCode::BAD_REQUEST, &rejection.body_text()),
@@ -401,7 +428,10 @@ async fn timeline(State(state): State<Shared>) -> Json<Vec<TimelinePoint>> {
     Json(timeline_points(&state))
 }
 
-async fn reset_stats(State(state): State<Shared>) -> Response {
+async fn reset_stats(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = refusal(&state, &headers) {
+        return refused;
+    }
     state.reset_stats();
     Json(json!({ "reset": true })).into_response()
 }

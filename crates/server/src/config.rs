@@ -28,6 +28,10 @@ pub const POD_IP_ENV: &str = "POD_IP";
 /// secret file is set (the gateway reads the same one).
 pub const SERVER_SECRET_ENV: &str = "HIGHTICK_SERVER_SECRET";
 
+/// The environment variable holding the admin API's bearer secret (or, with
+/// `_FILE`, naming the file that does).
+pub const ADMIN_SECRET_ENV: &str = "HIGHTICK_ADMIN_SECRET";
+
 /// Every setting of a host. See the [module docs](self) for the file format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -97,6 +101,14 @@ pub struct HostConfig {
     /// `$HIGHTICK_SERVER_SECRET`).
     #[schemars(example = "server.secret")]
     pub server_secret_file: Option<PathBuf>,
+    /// File holding the bearer secret the admin API's routes that change
+    /// something take (`POST /v1/matches`, `POST /v1/stats/reset`; else
+    /// `$HIGHTICK_ADMIN_SECRET`). Default: the gateway's server secret, when
+    /// the host has a gateway. Without either those routes are open, which
+    /// only a loopback `admin` address allows; `/healthz`, `/metrics` and the
+    /// other reads stay open.
+    #[schemars(example = "admin.secret")]
+    pub admin_secret_file: Option<PathBuf>,
     /// The host's state: its identity (`host-id`, kept across restarts) and
     /// its results outbox (`outbox/`). Needed with [`Self::gateway`].
     #[schemars(example = "hightick-host")]
@@ -141,6 +153,7 @@ impl Default for HostConfig {
             key_file: None,
             gateway: None,
             server_secret_file: None,
+            admin_secret_file: None,
             state_dir: None,
             region: "local".to_owned(),
             heartbeat_s: 2.0,
@@ -399,6 +412,50 @@ impl HostConfig {
             )));
         }
         Ok(text)
+    }
+
+    /// The admin API's bearer secret: from `admin_secret_file`, else the
+    /// file named by `$HIGHTICK_ADMIN_SECRET_FILE`, else
+    /// `$HIGHTICK_ADMIN_SECRET`, else the gateway's server secret (with a
+    /// gateway). `None`: the routes that change something are open, which
+    /// [`Self::validate_admin_secret`] allows on a loopback address only.
+    pub fn load_admin_secret(&self) -> Result<Option<String>, ServerError> {
+        let secret =
+            match hightick_config::read_secret(self.admin_secret_file.as_deref(), ADMIN_SECRET_ENV)
+                .map_err(|e| ServerError::Key(e.to_string()))?
+            {
+                Some(secret) => secret,
+                None if self.gateway.is_some() => return self.load_server_secret().map(Some),
+                None => return Ok(None),
+            };
+        let text = String::from_utf8(secret.bytes)
+            .map(|t| t.trim().to_owned())
+            .map_err(|_| {
+                ServerError::Key(format!("{}: the admin secret is not UTF-8", secret.origin))
+            })?;
+        if text.is_empty() {
+            return Err(ServerError::Key(format!(
+                "{}: the admin secret is empty",
+                secret.origin
+            )));
+        }
+        Ok(Some(text))
+    }
+
+    /// An admin API others can reach needs a secret: without one, `admin`
+    /// must be a loopback address.
+    pub fn validate_admin_secret(&self, secret: Option<&str>) -> Result<(), ServerError> {
+        if secret.is_none() && !self.admin.ip().is_loopback() {
+            return Err(ConfigFileError::invalid(
+                "admin",
+                &format!(
+                    "{} is not a loopback address: the admin API there needs a secret (admin_secret_file, ${ADMIN_SECRET_ENV}, or a gateway's server secret)",
+                    self.admin
+                ),
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// The token key: from `key_file`, else the file named by

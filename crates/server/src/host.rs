@@ -91,6 +91,8 @@ impl Host {
             Some(url) => Some(link_setup(config, url)?),
             None => None,
         };
+        let admin_secret = config.load_admin_secret()?;
+        config.validate_admin_secret(admin_secret.as_deref())?;
         let settling = Arc::new(Settling::default());
         let plumbing = ResultsPlumbing::start(config, link.as_ref(), &settling)?;
         let BoundWorkers {
@@ -123,6 +125,7 @@ impl Host {
             seed: AtomicU64::new(rand::random()),
             placement: config.placement,
             pack_until: config.pack_until,
+            admin_secret,
         });
         let link = match (link, link_records) {
             (Some((outbox, (url, secret))), Some(records)) => {

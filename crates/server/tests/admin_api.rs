@@ -8,8 +8,9 @@ mod support;
 use std::time::Duration;
 
 use hightick_net::Key;
+use hightick_server::{Host, HostConfig};
 use hightick_server::{HostStats, Placement};
-use support::{BareClient, create_match, get, list_matches, play, post, start_host};
+use support::{BareClient, create_match, get, list_matches, play, post, post_as, start_host};
 
 #[test]
 fn matches_are_created_joined_counted_and_drained() {
@@ -209,4 +210,46 @@ fn a_match_takes_the_id_it_is_given_once_and_mints_unique_ones_otherwise() {
     assert_eq!(listed.len(), 3, "{listed:?}");
     host.drain(Duration::ZERO);
     host.wait();
+}
+
+/// With an admin secret, the routes that change something refuse a caller
+/// without it (401, nothing created or reset) and take one with it; reads,
+/// `/healthz` and `/metrics` stay open. An admin API off loopback without a
+/// secret does not start.
+#[test]
+fn the_admin_routes_that_change_something_need_the_secret() {
+    let key = Key::generate(&mut rand::rng());
+    let dir = std::env::temp_dir().join(format!("hightick-admin-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret_file = dir.join("admin.secret");
+    std::fs::write(&secret_file, "s3cret-admin\n").unwrap();
+    let host = start_host(1, &key, |c| c.admin_secret_file = Some(secret_file.clone()));
+    let admin = host.admin_address();
+    let body = r#"{"mode":"5v5","roster":[1]}"#;
+
+    let (status, answer) = post(admin, "/v1/matches", body);
+    assert_eq!(status, 401, "{answer}");
+    let (status, answer) = post_as(admin, "/v1/matches", body, "Bearer wrong");
+    assert_eq!(status, 401, "{answer}");
+    let (status, _) = post(admin, "/v1/stats/reset", "{}");
+    assert_eq!(status, 401);
+    assert!(list_matches(admin).is_empty(), "a stranger created nothing");
+    assert_eq!(get(admin, "/healthz").0, 200);
+    assert_eq!(get(admin, "/metrics").0, 200);
+
+    let (status, answer) = post_as(admin, "/v1/matches", body, "Bearer s3cret-admin");
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(list_matches(admin).len(), 1);
+    let (status, _) = post_as(admin, "/v1/stats/reset", "{}", "Bearer s3cret-admin");
+    assert_eq!(status, 200);
+    host.drain(Duration::ZERO);
+    host.wait();
+
+    let open = HostConfig {
+        admin: "0.0.0.0:0".parse().unwrap(),
+        ..HostConfig::default()
+    };
+    let err = Host::start::<hightick_arena::game::Arena>(&open, &key).unwrap_err();
+    assert!(err.to_string().contains("admin"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,7 +19,7 @@ use super::error::{ApiError, JsonBody};
 use super::rules;
 use super::state::Shared;
 use crate::hosts::HostReport;
-use crate::secrets::constant_time_eq;
+use hightick_config::constant_time_eq;
 use hightick_store::clock::now_ms;
 
 /// A caller that presented the server secret.

@@ -52,11 +52,27 @@ pub(crate) fn get(admin: SocketAddr, path: &str) -> (u16, String) {
 
 /// `POST http://admin{path}` with a raw body -> status and body.
 pub(crate) fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
-    let mut response = agent()
+    send(admin, path, body, None)
+}
+
+/// `POST path` with `body` and an `Authorization` header: status and text.
+pub(crate) fn post_as(
+    admin: SocketAddr,
+    path: &str,
+    body: &str,
+    authorization: &str,
+) -> (u16, String) {
+    send(admin, path, body, Some(authorization))
+}
+
+fn send(admin: SocketAddr, path: &str, body: &str, authorization: Option<&str>) -> (u16, String) {
+    let mut request = agent()
         .post(&format!("http://{admin}{path}"))
-        .header("content-type", "application/json")
-        .send(body)
-        .expect("admin answers");
+        .header("content-type", "application/json");
+    if let Some(value) = authorization {
+        request = request.header("authorization", value);
+    }
+    let mut response = request.send(body).expect("admin answers");
     let status = response.status().as_u16();
     (
         status,
