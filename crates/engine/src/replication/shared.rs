@@ -5,7 +5,7 @@
 //! the tick the client acknowledged for the entity (the base of any delta),
 //! never on the viewer: so within one tick, clients whose needs agree get a
 //! copy of the bits the first of them had encoded, instead of encoding them
-//! again. Each entity slot keeps a few records of the current tick; a record
+//! again. Each entity slot keeps up to eight records of the current tick; a record
 //! longer than [`MAX_BITS`] is encoded every time.
 
 use hightick_proto::{BitReader, BitWriter, ProtoError};
@@ -15,7 +15,11 @@ use crate::tick::Tick;
 
 /// Records kept per entity slot and tick (clients whose acked ticks differ
 /// need different records; beyond these the rest are encoded each time).
-const WAYS: usize = 4;
+/// Live, a crowd's acks come back over a spread of ticks, so a body's
+/// records this tick have several bases: 4 ways left a live plaza100
+/// encoding a good share of its records again (docs/PERFORMANCE.md, "A
+/// crowd at a third of Colyseus' CPU").
+const WAYS: usize = 8;
 /// Longest record kept, in bits.
 pub(crate) const MAX_BITS: usize = 192;
 const WORDS: usize = MAX_BITS / 64;
@@ -237,6 +241,26 @@ mod tests {
         assert!(shared.copy(0, 9, key(5), &mut w2).is_none());
         assert!(shared.copy(1, 9, key(5), &mut w2).is_some());
         assert_eq!(shared.stats.copied, 1);
+    }
+
+    #[test]
+    fn eight_bases_in_one_tick_are_all_kept() {
+        // A crowd's clients acked a body at up to eight different ticks:
+        // each base's record is encoded once and copied after.
+        let mut shared = SharedRecords::new(1);
+        for acked in 1..=8 {
+            shared.keep(0, 20, key(acked), &[acked as u8], 0, 8);
+        }
+        for acked in 1..=8 {
+            let mut b = [0u8; 4];
+            let mut w = BitWriter::new(&mut b);
+            shared
+                .copy(0, 20, key(acked), &mut w)
+                .expect("kept")
+                .unwrap();
+            assert_eq!(w.written(), [acked as u8]);
+        }
+        assert_eq!(shared.stats.copied, 8);
     }
 
     #[test]
