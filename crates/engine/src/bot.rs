@@ -11,7 +11,7 @@ use std::fmt::Debug;
 
 use hightick_proto::InputCommand;
 
-use crate::Game;
+use crate::game::Game;
 use crate::mode::{HostedGame, Mode};
 use crate::replication::ClientWorld;
 use crate::tick::Tick;

@@ -19,10 +19,10 @@ use std::time::Instant;
 
 use hightick_net::{DeliveryOutcome, PacketEndpoint, PacketError, Server, Transmit};
 
-use crate::PlayerId;
 use crate::error::EngineError;
 use crate::events::ReliableEvent;
 use crate::game::Game;
+use crate::player::PlayerId;
 use crate::replication::{ChangeDetection, PacketFate};
 use crate::runtime::Match;
 

@@ -4,10 +4,10 @@
 use hightick_proto::{InputCommand, InputPayload};
 use hightick_telemetry::{Frame, Scope, Subsystem};
 
-use crate::PlayerId;
 use crate::events::{EventQueue, ReliableEvent};
 use crate::input::InputSource;
 use crate::interest::InterestSet;
+use crate::player::PlayerId;
 use crate::replication::{Replica, ReplicationSource};
 use crate::tick::Tick;
 use crate::world::ReplicationWorld;
@@ -16,7 +16,7 @@ use crate::world::ReplicationWorld;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JoinRefused(pub &'static str);
 
-/// A game run by a [`Match`](crate::Match): the rules, the state, and the
+/// A game run by a [`Match`](crate::runtime::Match): the rules, the state, and the
 /// hooks replication needs, with its own vocabulary on the wire.
 ///
 /// Each tick the match calls [`input`](Self::input) once per connected player

@@ -7,7 +7,7 @@
 //! [leave](InterestSet::left) relevance. Every operation works in place and
 //! every iteration walks the words without allocating.
 
-use crate::EntityId;
+use hightick_proto::EntityId;
 
 const WORD_BITS: usize = 64;
 

@@ -10,7 +10,7 @@
 //!
 //! The pose type is the game's: anything that implements [`Interpolate`].
 
-use crate::PlayerId;
+use crate::player::PlayerId;
 use crate::tick::{Tick, TickTime};
 
 /// A value that can be blended between two samples: `t = 0` gives `a`,

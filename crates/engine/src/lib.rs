@@ -127,6 +127,7 @@ pub mod input;
 pub mod interest;
 pub mod lag_comp;
 pub mod mode;
+mod player;
 pub mod prediction;
 pub mod replication;
 pub mod runtime;
@@ -143,10 +144,6 @@ pub use game::{Game, JoinRefused, TickContext};
 pub use hightick_proto::EntityId;
 pub use interest::InterestSet;
 pub use mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
+pub use player::PlayerId;
 pub use prediction::Predict;
 pub use runtime::{MIN_SNAPSHOT_BUDGET_BYTES, Match};
-
-/// A player slot in a match (`0..max_players`); also names the player's
-/// client for replication.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct PlayerId(pub u16);

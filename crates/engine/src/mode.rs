@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::config::MatchConfig;
-use crate::{Game, PlayerId};
+use crate::game::Game;
+use crate::player::PlayerId;
 
 pub use hightick_host_api::{Outcome, TICK_RATES_HZ};
 

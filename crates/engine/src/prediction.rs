@@ -12,7 +12,7 @@
 //! exact rather than quantized, so that replaying from it reproduces the
 //! server bit for bit when the client's inputs were the server's.
 
-use crate::Game;
+use crate::game::Game;
 use crate::tick::Tick;
 
 /// A game whose local player a client can predict.

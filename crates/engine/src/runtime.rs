@@ -4,13 +4,13 @@ use hightick_proto::message::ResyncRequest;
 use hightick_proto::{BitReader, InputBatch, InputCommand, MessageKind, ProtoError};
 use hightick_telemetry::{Frame, Subsystem};
 
-use crate::PlayerId;
 use crate::config::MatchConfig;
 use crate::error::EngineError;
 use crate::events::EventQueue;
 use crate::game::{FrameScopes, Game, TickContext, connected_players, slot_connected};
 use crate::input::{InputArrival, InputBuffer, InputStats};
 use crate::interest::InterestSet;
+use crate::player::PlayerId;
 use crate::replication::{
     ChangeDetection, ChangedTicks, PacketFate, ReplicationStats, ReplicationWriter,
 };

@@ -13,10 +13,10 @@
 
 use std::fmt::Debug;
 
-use crate::EntityId;
 use crate::error::EngineError;
 use crate::interest::InterestSet;
 use crate::tick::Tick;
+use hightick_proto::EntityId;
 
 /// Field groups an entity can have (bits of a [`GroupMask`]).
 pub const MAX_GROUPS: u8 = 8;

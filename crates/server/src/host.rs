@@ -78,15 +78,7 @@ impl Host {
             Some(path) => Budgets::load(path)?,
             None => Budgets::defaults(),
         });
-        let identity = match &config.state_dir {
-            Some(dir) => identity::load_or_create(dir).map_err(|e| {
-                ServerError::Config(ConfigFileError::invalid(
-                    "state_dir",
-                    &format!("{}: {e}", dir.display()),
-                ))
-            })?,
-            None => identity::fresh(),
-        };
+        let identity = host_identity(config)?;
         let link = match &config.gateway {
             Some(url) => Some(link_setup(config, url)?),
             None => None,
@@ -255,6 +247,20 @@ pub fn serve<G: HostedGame>(
 }
 
 /// The outbox and the gateway's URL and secret, for a host with a gateway.
+/// The host's id: kept in its state directory across restarts, or fresh
+/// without one.
+fn host_identity(config: &HostConfig) -> Result<String, ServerError> {
+    match &config.state_dir {
+        Some(dir) => identity::load_or_create(dir).map_err(|e| {
+            ServerError::Config(ConfigFileError::invalid(
+                "state_dir",
+                &format!("{}: {e}", dir.display()),
+            ))
+        }),
+        None => Ok(identity::fresh()),
+    }
+}
+
 /// Starts the Agones link: the SDK sidecar on `config`'s port, the
 /// GameServer's address followed unless the config names public addresses.
 fn start_agones(

@@ -10,11 +10,11 @@ use hightick_proto::message::{
 };
 use hightick_proto::{BitReader, MessageKind, ProtoError};
 
-use crate::EntityId;
 use crate::error::EngineError;
 use crate::interest::InterestSet;
 use crate::tick::Tick;
 use crate::world::{Archetype, GroupMask, MAX_GROUPS};
+use hightick_proto::EntityId;
 
 /// The client's copy of one entity's replicated state.
 pub trait Replica: Default {

@@ -3,10 +3,10 @@
 
 use hightick_proto::BitWriter;
 
-use crate::EntityId;
-use crate::replication::ReplicationSource;
+use super::source::ReplicationSource;
 use crate::tick::Tick;
 use crate::world::{GroupMask, MAX_GROUPS, ReplicationWorld};
+use hightick_proto::EntityId;
 
 /// What a change detector is told about one entity of one client.
 #[derive(Debug)]

@@ -6,15 +6,16 @@ use hightick_proto::message::{
 };
 use hightick_proto::{BitWriter, MessageKind, ProtoError};
 
+use super::source::{RecordTicks, ReplicationSource, visible_groups};
 use crate::error::EngineError;
 use crate::interest::InterestSet;
+use crate::player::PlayerId;
 use crate::replication::detect::{ChangeDetection, ChangedTicks, EntityView};
 use crate::replication::sent::{RecordOp, SentEntry, SentPacket, SentPackets};
 use crate::replication::shared::{RecordKey, SharedRecordStats, SharedRecords};
-use crate::replication::{RecordTicks, ReplicationSource, visible_groups};
 use crate::tick::Tick;
 use crate::world::{Archetype, GroupMask, ReplicationWorld};
-use crate::{EntityId, PlayerId};
+use hightick_proto::EntityId;
 
 /// The weight a pending Leave record adds to its accumulator each tick: high,
 /// because a Leave is a few bits and frees the client of a stale entity.
@@ -207,7 +208,7 @@ fn order_candidates(candidates: &mut [Candidate], fit: usize, deferred_last: boo
 }
 
 /// Builds per-client snapshot payloads by push replication (or, with
-/// [`ValueComparison`](super::ValueComparison), by naive polling).
+/// [`ValueComparison`](super::detect::ValueComparison), by naive polling).
 ///
 /// The coupling with the connection layer: [`write_snapshot`](Self::write_snapshot)
 /// builds the payload, the host sends it in one packet and reports the
@@ -226,7 +227,7 @@ pub struct ReplicationWriter<D: ChangeDetection = ChangedTicks> {
 /// The push writer (the one matches use).
 pub type PushWriter = ReplicationWriter<ChangedTicks>;
 /// The naive polling writer, for comparison.
-pub type PollingWriter = ReplicationWriter<super::ValueComparison>;
+pub type PollingWriter = ReplicationWriter<super::detect::ValueComparison>;
 
 fn sanitize_weight(w: f32) -> f32 {
     if w.is_nan() {
@@ -418,15 +419,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             .filter(|c| c.connected)
             .ok_or(EngineError::UnknownPlayer(client.0))?;
 
-        // Packets built but never sent, and records the ring has no room
-        // for, count as lost.
-        if let Some(p) = st.sent.withdraw_unsent() {
-            settle(detection, st, &p, PacketFate::Lost);
-        }
-        while let Some(p) = st.sent.evict_for(entities) {
-            settle(detection, st, &p, PacketFate::Lost);
-        }
-
+        retire_unsent(detection, st, entities);
         update_presence(detection, st, world, relevance, tick);
         collect_candidates(detection, st, world, source, client, tick, candidates);
 
@@ -448,15 +441,7 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
         let limit_bits = (budget * 8).saturating_sub(1);
         let records_start = w.bits_written();
         let room = limit_bits.saturating_sub(records_start);
-        let fit = room / st.record_bits.max(1) as usize * 5 / 4 + 2;
-        // The game's priorities are asked for only when the candidates are
-        // ordered: when every one is expected to fit (the whole crowd within
-        // the budget), only those that end up waiting are weighed.
-        let weighed = candidates.len() > fit || st.deferred_last;
-        if weighed {
-            candidates.iter_mut().for_each(|c| c.weigh(source, client));
-        }
-        order_candidates(candidates, fit, st.deferred_last);
+        let weighed = weigh_and_order(candidates, st, source, client, room);
         st.sent.begin(tick, kind == SnapshotKind::FullResync);
         let mut summary = SnapshotSummary {
             bytes: 0,
@@ -466,7 +451,6 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
         };
         let mut misses = 0;
         for cand in candidates.iter() {
-            let e = EntityId(cand.entity);
             let b = &mut st.baselines[usize::from(cand.entity)];
             let written = misses < MAX_MISSES_IN_A_ROW && {
                 let mark = w.mark();
@@ -497,42 +481,13 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
                 continue;
             }
             misses = 0;
-            b.priority = 0.0;
             summary.records += 1;
-            if cand.op != RecordOp::Leave {
-                if cand.op == RecordOp::Enter {
-                    b.enter_sent = true;
-                }
-                let acked_tick = b.acked;
-                if let Some(archetype) = world.archetype(e) {
-                    let view = EntityView {
-                        entity: e,
-                        archetype,
-                        acked_tick,
-                        groups: cand.groups,
-                        world,
-                        source,
-                    };
-                    detection.written(&mut st.memory, &view, cand.groups);
-                }
-            }
-            st.sent.push(SentEntry {
-                entity: cand.entity,
-                op: cand.op,
-                groups: cand.groups.0,
-            });
+            record_written(detection, st, cand, world, source);
         }
-        let record_bits = ((w.bits_written() - records_start) as u32).checked_div(summary.records);
-        if let Some(bits) = record_bits {
-            st.record_bits = (st.record_bits * 3 + bits) / 4;
-        }
-        st.deferred_last = summary.deferred > 0;
+        let records_bits = w.bits_written() - records_start;
         write_end_of_records(&mut w)?;
         summary.bytes = w.finish();
-        st.stats.snapshots += 1;
-        st.stats.bytes += summary.bytes as u64;
-        st.stats.records += u64::from(summary.records);
-        st.stats.deferred += u64::from(summary.deferred);
+        count_snapshot(st, &summary, records_bits);
         Ok(summary)
     }
 
@@ -557,6 +512,96 @@ impl<D: ChangeDetection> ReplicationWriter<D> {
             settle(detection, st, &p, fate);
         }
     }
+}
+
+/// A record of `cand` went into the snapshot: its wait is over, an Enter is
+/// marked sent, change detection learns what the client will hold, and the
+/// packet's ring remembers the record for its ack or loss.
+#[inline]
+fn record_written<D: ChangeDetection, S: ReplicationSource>(
+    detection: &D,
+    st: &mut ClientReplication<D::Memory>,
+    cand: &Candidate,
+    world: &ReplicationWorld<S::Archetype>,
+    source: &S,
+) {
+    let b = &mut st.baselines[usize::from(cand.entity)];
+    b.priority = 0.0;
+    if cand.op != RecordOp::Leave {
+        if cand.op == RecordOp::Enter {
+            b.enter_sent = true;
+        }
+        let entity = EntityId(cand.entity);
+        if let Some(archetype) = world.archetype(entity) {
+            let view = EntityView {
+                entity,
+                archetype,
+                acked_tick: b.acked,
+                groups: cand.groups,
+                world,
+                source,
+            };
+            detection.written(&mut st.memory, &view, cand.groups);
+        }
+    }
+    st.sent.push(SentEntry {
+        entity: cand.entity,
+        op: cand.op,
+        groups: cand.groups.0,
+    });
+}
+
+/// Packets built but never sent, and records the ring has no room for,
+/// count as lost.
+fn retire_unsent<D: ChangeDetection>(
+    detection: &D,
+    st: &mut ClientReplication<D::Memory>,
+    entities: usize,
+) {
+    if let Some(p) = st.sent.withdraw_unsent() {
+        settle(detection, st, &p, PacketFate::Lost);
+    }
+    while let Some(p) = st.sent.evict_for(entities) {
+        settle(detection, st, &p, PacketFate::Lost);
+    }
+}
+
+/// Orders `candidates` for a snapshot with `room` bits for records; whether
+/// they were weighed. The game's priorities are asked for only when the
+/// candidates are ordered: when every one is expected to fit (the whole
+/// crowd within the budget), only those that end up waiting are weighed.
+fn weigh_and_order<S: ReplicationSource, M>(
+    candidates: &mut [Candidate],
+    st: &ClientReplication<M>,
+    source: &S,
+    client: PlayerId,
+    room: usize,
+) -> bool {
+    let fit = room / st.record_bits.max(1) as usize * 5 / 4 + 2;
+    let weighed = candidates.len() > fit || st.deferred_last;
+    if weighed {
+        candidates.iter_mut().for_each(|c| c.weigh(source, client));
+    }
+    order_candidates(candidates, fit, st.deferred_last);
+    weighed
+}
+
+/// A written snapshot in the client's running figures: the mean record
+/// size (for the next snapshot's estimate of what fits), whether records
+/// waited, and the totals.
+fn count_snapshot<M>(
+    st: &mut ClientReplication<M>,
+    summary: &SnapshotSummary,
+    records_bits: usize,
+) {
+    if let Some(bits) = (records_bits as u32).checked_div(summary.records) {
+        st.record_bits = (st.record_bits * 3 + bits) / 4;
+    }
+    st.deferred_last = summary.deferred > 0;
+    st.stats.snapshots += 1;
+    st.stats.bytes += summary.bytes as u64;
+    st.stats.records += u64::from(summary.records);
+    st.stats.deferred += u64::from(summary.deferred);
 }
 
 /// Applies the fate of a packet to the client's baselines.
