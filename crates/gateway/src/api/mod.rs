@@ -17,12 +17,11 @@ mod schema;
 mod servers;
 mod state;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -129,7 +128,8 @@ async fn not_found(State(state): State<Shared>) -> Response {
     ApiError::not_found("no such endpoint").into_response()
 }
 
-/// Rate limit by client IP (API routes only), then count the answer.
+/// Rate limit by client IP (API routes only; behind a trusted proxy, the
+/// address it forwarded), then count the answer.
 async fn track(State(state): State<Shared>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()
@@ -138,8 +138,8 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
         .to_owned();
     let ip = request
         .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+        .get::<crate::listen::ClientIp>()
+        .map(|c| c.0);
     let limited = route.starts_with("/v1/");
     let response = match ip {
         Some(ip) if limited => match state.rate_limit.take(ip, Instant::now()) {

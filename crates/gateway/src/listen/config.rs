@@ -22,6 +22,14 @@ pub struct HttpConfig {
     /// closed at accept. 0: no cap (the default: players behind one NAT,
     /// and tests on loopback, share an address).
     pub max_connections_per_ip: usize,
+    /// The load balancers and reverse proxies in front of the gateway:
+    /// addresses or CIDR blocks (`10.0.0.0/8`). From one of them, the
+    /// client is the right-most address in `X-Forwarded-For` (else
+    /// `Forwarded: for=`) that is not itself trusted, and the rate limits
+    /// key on it; the per-IP connection cap does not count them. Forwarding
+    /// headers from any other peer are ignored.
+    #[schemars(example = ["10.0.0.0/8"])]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -31,6 +39,7 @@ impl Default for HttpConfig {
             body_timeout_ms: 10_000,
             idle_timeout_s: 120,
             max_connections_per_ip: 0,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -46,6 +55,12 @@ impl HttpConfig {
         }
         if !(1..=86_400).contains(&self.idle_timeout_s) {
             return Some(("http.idle_timeout_s", "must be in 1..=86400"));
+        }
+        if super::TrustedProxies::parse(&self.trusted_proxies).is_err() {
+            return Some((
+                "http.trusted_proxies",
+                "each must be an address or a CIDR block (10.0.0.0/8)",
+            ));
         }
         None
     }

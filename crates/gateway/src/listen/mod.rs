@@ -14,6 +14,7 @@
 //! connection's idle wait to the header deadline (see `deadline.rs`), so
 //! the deadlines are kept here, by a watchdog per connection.
 
+mod client_ip;
 mod config;
 mod counts;
 mod deadline;
@@ -33,6 +34,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tower_service::Service;
 
+pub use client_ip::{ClientIp, TrustedProxies};
 pub use config::HttpConfig;
 pub use counts::ConnectionCounts;
 use deadline::Deadlines;
@@ -64,6 +66,8 @@ pub async fn serve(
     let body = Duration::from_millis(config.body_timeout_ms);
     let idle = Duration::from_secs(config.idle_timeout_s);
     let caps = PerIp::new(config.max_connections_per_ip);
+    // Validated with the config: an entry that does not parse never gets here.
+    let proxies = Arc::new(TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default());
     let (stopping, stopped) = watch::channel(false);
     let mut stop = std::pin::pin!(stop);
     loop {
@@ -78,10 +82,16 @@ pub async fn serve(
                 }
             },
         };
-        let Some(seat) = caps.admit(peer.ip()) else {
-            counts.refused_per_ip();
-            drop(stream);
-            continue;
+        // A trusted proxy carries many clients: the cap is theirs, not its.
+        let seat = if proxies.trusts(peer.ip()) {
+            None
+        } else {
+            let Some(seat) = caps.admit(peer.ip()) else {
+                counts.refused_per_ip();
+                drop(stream);
+                continue;
+            };
+            Some(seat)
         };
         let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
         let connection = connection(
@@ -89,7 +99,10 @@ pub async fn serve(
             peer,
             router.clone(),
             deadlines,
-            body,
+            Requests {
+                body,
+                proxies: Arc::clone(&proxies),
+            },
             Arc::clone(&counts),
             stopped.clone(),
         );
@@ -103,6 +116,13 @@ pub async fn serve(
     drop(stopped);
     stopping.closed().await;
     Ok(())
+}
+
+/// What each request of a connection is given: its body deadline, and who
+/// its client is.
+struct Requests {
+    body: Duration,
+    proxies: Arc<TrustedProxies>,
 }
 
 /// An accept error that concerns one connection only.
@@ -122,7 +142,7 @@ async fn connection(
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
-    body: Duration,
+    requests: Requests,
     counts: Arc<ConnectionCounts>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -135,9 +155,11 @@ async fn connection(
             let track = Arc::clone(&track);
             track.request();
             request.extensions_mut().insert(ConnectInfo(peer));
+            let client = requests.proxies.client_ip(peer.ip(), request.headers());
+            request.extensions_mut().insert(ClientIp(client));
             request
                 .extensions_mut()
-                .insert(BodyDeadline(tokio::time::Instant::now() + body));
+                .insert(BodyDeadline(tokio::time::Instant::now() + requests.body));
             async move {
                 let response = router.call(request).await;
                 track.responded();

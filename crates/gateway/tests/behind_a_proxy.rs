@@ -1,0 +1,188 @@
+//! The gateway behind a real reverse proxy on loopback (a small one of the
+//! test's own, which appends the client's address to `X-Forwarded-For` as
+//! nginx does), with `[http] trusted_proxies` naming it:
+//! - two clients behind the proxy each get their own rate-limit budget;
+//! - a client that forges `X-Forwarded-For` changes nothing, directly or
+//!   through the proxy;
+//! - the per-IP connection cap does not count the proxy (its address
+//!   already holds a connection when its requests go through).
+//!
+//! Clients take distinct source addresses on 127.0.0.0/8. Every wait is
+//! bounded.
+
+mod common;
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hightick_gateway::config::GatewayConfig;
+use hightick_gateway::listen::HttpConfig;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpSocket};
+
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A keep-alive HTTP/1.1 connection to `target` from a socket bound to
+/// `source` (one connection for all its requests: the per-IP cap is 1).
+struct Client(
+    hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    SocketAddr,
+);
+
+impl Client {
+    async fn connect(source: IpAddr, target: SocketAddr) -> Self {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(SocketAddr::new(source, 0)).unwrap();
+        let stream = tokio::time::timeout(PATIENCE, socket.connect(target))
+            .await
+            .unwrap()
+            .unwrap();
+        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        Self(send, target)
+    }
+
+    /// `GET path` with `headers`: the answer's status.
+    async fn get(&mut self, path: &str, headers: &[(&str, &str)]) -> u16 {
+        let mut request = hyper::Request::get(path).header("host", self.1.to_string());
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let request = request.body(Empty::<Bytes>::new()).unwrap();
+        let answer = tokio::time::timeout(PATIENCE, async {
+            self.0.ready().await?;
+            self.0.send_request(request).await
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let status = answer.status().as_u16();
+        let _ = answer.into_body().collect().await;
+        status
+    }
+}
+
+/// A reverse proxy on 127.0.0.1 in front of `upstream`: each request goes on
+/// with the caller's address appended to `X-Forwarded-For`.
+async fn reverse_proxy(upstream: SocketAddr) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, peer)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let service =
+                    hyper::service::service_fn(move |request| forward(request, peer, upstream));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    address
+}
+
+async fn forward(
+    request: hyper::Request<Incoming>,
+    peer: SocketAddr,
+    upstream: SocketAddr,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let (mut parts, body) = request.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let chain = match parts
+        .headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(before) => format!("{before}, {}", peer.ip()),
+        None => peer.ip().to_string(),
+    };
+    parts
+        .headers
+        .insert("x-forwarded-for", chain.parse().unwrap());
+    let stream = tokio::net::TcpStream::connect(upstream).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let answer = send
+        .send_request(hyper::Request::from_parts(parts, Full::new(body)))
+        .await
+        .unwrap();
+    let (parts, body) = answer.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    Ok(hyper::Response::from_parts(parts, Full::new(body)))
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers_change_nothing() {
+    let config = GatewayConfig {
+        // Three requests per address, then 429 for a long while.
+        rate_limit_per_s: 0.01,
+        rate_limit_burst: 3,
+        http: HttpConfig {
+            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
+            // One connection per address: the proxy opens many.
+            max_connections_per_ip: 1,
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("behind_a_proxy", &config).await;
+    let proxy = reverse_proxy(gateway.address()).await;
+    // The proxy's address already holds a connection: with the cap of one,
+    // the proxy's own get through only because a trusted proxy is not
+    // counted.
+    let _held = tokio::net::TcpStream::connect(gateway.address())
+        .await
+        .unwrap();
+    let mut a = Client::connect(ip("127.0.0.2"), proxy).await;
+    let mut b = Client::connect(ip("127.0.0.3"), proxy).await;
+    let mut direct = Client::connect(ip("127.0.0.4"), gateway.address()).await;
+    let path = "/v1/me/inventory";
+
+    // Client A through the proxy: its three, then refused, even when it
+    // claims to be someone else (the proxy appends its real address).
+    for _ in 0..3 {
+        assert_eq!(a.get(path, &[]).await, 401);
+    }
+    assert_eq!(a.get(path, &[]).await, 429);
+    assert_eq!(
+        a.get(path, &[("x-forwarded-for", "203.0.113.9")]).await,
+        429
+    );
+
+    // Client B through the same proxy has a budget of its own.
+    assert_eq!(b.get(path, &[]).await, 401);
+
+    // A client reaching the gateway directly is not a trusted proxy: each
+    // forged header names someone new, and it is limited as itself.
+    for i in 0..3 {
+        let claim = format!("198.51.100.{i}");
+        assert_eq!(direct.get(path, &[("x-forwarded-for", &claim)]).await, 401);
+    }
+    let forged = [("x-forwarded-for", "198.51.100.200")];
+    assert_eq!(direct.get(path, &forged).await, 429);
+
+    gateway.shutdown().await.unwrap();
+}
