@@ -139,6 +139,17 @@ fn read_secret_in(
     }))
 }
 
+/// Whether an `Authorization` header value carries `secret` as its bearer
+/// (compared in constant time, the presented value trimmed); `None` when it
+/// carries no bearer at all.
+pub fn bearer_matches(authorization: Option<&str>, secret: &str) -> Option<bool> {
+    let presented = authorization?.strip_prefix("Bearer ")?;
+    Some(constant_time_eq(
+        presented.trim().as_bytes(),
+        secret.as_bytes(),
+    ))
+}
+
 /// Equality that takes the same time wherever the first difference is: for
 /// comparing a presented secret with the one held.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -157,6 +168,10 @@ mod tests {
         assert!(constant_time_eq(b"secret", b"secret"));
         assert!(!constant_time_eq(b"secret", b"secreT"));
         assert!(!constant_time_eq(b"secret", b"secrets"));
+        assert_eq!(bearer_matches(Some("Bearer secret "), "secret"), Some(true));
+        assert_eq!(bearer_matches(Some("Bearer other"), "secret"), Some(false));
+        assert_eq!(bearer_matches(Some("Basic secret"), "secret"), None);
+        assert_eq!(bearer_matches(None, "secret"), None);
     }
 
     #[derive(Debug, serde::Deserialize)]

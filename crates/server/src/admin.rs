@@ -197,15 +197,12 @@ async fn list_matches(State(state): State<Shared>) -> Json<Vec<MatchInfo>> {
 /// one); `None`: the caller may go on.
 fn refusal(state: &AdminState, headers: &HeaderMap) -> Option<Response> {
     let secret = state.admin_secret.as_ref()?;
-    let presented = headers
+    let authorization = headers
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match presented {
-        Some(p) if hightick_config::constant_time_eq(p.trim().as_bytes(), secret.as_bytes()) => {
-            None
-        }
-        Some(_) => Some(error(StatusCode::UNAUTHORIZED, "wrong admin secret")),
+        .and_then(|v| v.to_str().ok());
+    match hightick_config::bearer_matches(authorization, secret) {
+        Some(true) => None,
+        Some(false) => Some(error(StatusCode::UNAUTHORIZED, "wrong admin secret")),
         None => Some(error(
             StatusCode::UNAUTHORIZED,
             "this route needs the admin secret: Authorization: Bearer <secret>",

@@ -402,16 +402,7 @@ impl HostConfig {
                 )
             },
         )?;
-        let text = String::from_utf8(secret.bytes).map_err(|_| {
-            ServerError::Key(format!("{}: the server secret is not UTF-8", secret.origin))
-        })?;
-        if text.is_empty() {
-            return Err(ServerError::Key(format!(
-                "{}: the server secret is empty",
-                secret.origin
-            )));
-        }
-        Ok(text)
+        secret_text(secret, "server")
     }
 
     /// The admin API's bearer secret: from `admin_secret_file`, else the
@@ -428,18 +419,7 @@ impl HostConfig {
                 None if self.gateway.is_some() => return self.load_server_secret().map(Some),
                 None => return Ok(None),
             };
-        let text = String::from_utf8(secret.bytes)
-            .map(|t| t.trim().to_owned())
-            .map_err(|_| {
-                ServerError::Key(format!("{}: the admin secret is not UTF-8", secret.origin))
-            })?;
-        if text.is_empty() {
-            return Err(ServerError::Key(format!(
-                "{}: the admin secret is empty",
-                secret.origin
-            )));
-        }
-        Ok(Some(text))
+        secret_text(secret, "admin").map(Some)
     }
 
     /// An admin API others can reach needs a secret: without one, `admin`
@@ -481,6 +461,23 @@ fn read_secret(
     hightick_config::read_secret(file, env)
         .map_err(|e| ServerError::Key(e.to_string()))?
         .ok_or_else(|| ServerError::Key(missing()))
+}
+
+/// A bearer secret's text: UTF-8, without the surrounding whitespace (a
+/// file's trailing newline), as the gateway reads its copy; never empty.
+fn secret_text(secret: hightick_config::Secret, what: &str) -> Result<String, ServerError> {
+    let text = String::from_utf8(secret.bytes)
+        .map(|t| t.trim().to_owned())
+        .map_err(|_| {
+            ServerError::Key(format!("{}: the {what} secret is not UTF-8", secret.origin))
+        })?;
+    if text.is_empty() {
+        return Err(ServerError::Key(format!(
+            "{}: the {what} secret is empty",
+            secret.origin
+        )));
+    }
+    Ok(text)
 }
 
 /// `$POD_IP`, when set to an IP address.

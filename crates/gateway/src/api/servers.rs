@@ -19,7 +19,7 @@ use super::error::{ApiError, JsonBody};
 use super::rules;
 use super::state::Shared;
 use crate::hosts::HostReport;
-use hightick_config::constant_time_eq;
+use hightick_config::bearer_matches;
 use hightick_store::clock::now_ms;
 
 /// A caller that presented the server secret.
@@ -30,16 +30,14 @@ impl FromRequestParts<Shared> for ServerAuth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
-        let presented = parts
+        let authorization = parts
             .headers
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| ApiError::unauthorized("missing server secret"))?;
-        if constant_time_eq(presented.trim().as_bytes(), state.server_secret.as_bytes()) {
-            Ok(Self)
-        } else {
-            Err(ApiError::unauthorized("wrong server secret"))
+            .and_then(|v| v.to_str().ok());
+        match bearer_matches(authorization, &state.server_secret) {
+            Some(true) => Ok(Self),
+            Some(false) => Err(ApiError::unauthorized("wrong server secret")),
+            None => Err(ApiError::unauthorized("missing server secret")),
         }
     }
 }
