@@ -381,6 +381,19 @@ pub(crate) fn check_name(field: &'static str, value: &str) -> Result<(), StoreEr
     check_text(field, value, MAX_NAME_LEN, "must be 1..=64 bytes")
 }
 
+/// Largest balance an account may hold.
+pub(crate) const MAX_BALANCE: i64 = 1_000_000_000_000_000;
+/// Largest `limit` a listing accepts.
+const MAX_LIMIT: i64 = 1000;
+
+/// A listing's `limit`: 1..=[`MAX_LIMIT`].
+pub(crate) fn check_limit(limit: i64) -> Result<(), StoreError> {
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(invalid("limit", "must be 1..=1000"));
+    }
+    Ok(())
+}
+
 pub(crate) fn check_amount(field: &'static str, value: i64) -> Result<(), StoreError> {
     if !(1..=MAX_AMOUNT).contains(&value) {
         return Err(invalid(field, "must be 1..=1e12"));

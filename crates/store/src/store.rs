@@ -98,7 +98,7 @@ macro_rules! on_backend {
 /// Runs the same write on whichever backend the store has: on SQLite queued to the
 /// one writer, which runs it in a savepoint of its group transaction
 /// (`sqlite_writer.rs`); on PostgreSQL through `$pg` (`in_transaction` or
-/// `autocommit`, see backend.rs). The arguments are moved into the write, so the
+/// `autocommit`, see backend/postgres.rs). The arguments are moved into the write, so the
 /// caller passes owned values (or references to owned locals).
 macro_rules! on_backend_write {
     ($store:expr, $pg:ident, $op:ident($($arg:expr),*)) => {

@@ -1,5 +1,5 @@
 //! [`Store`]'s shared matchmaking queue and parties (the records are in
-//! `queue.rs`, the statements in `queue_ops.rs`).
+//! `queue.rs`, the statements in `backend/ops/queue.rs` and `parties.rs`).
 
 use super::{Backend, Store, postgres, sqlite};
 use crate::error::StoreError;

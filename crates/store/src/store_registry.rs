@@ -1,5 +1,5 @@
 //! [`Store`]'s shared host registry (the records are in `registry.rs`, the
-//! statements in `registry_ops.rs`).
+//! statements in `backend/ops/registry.rs`).
 
 use super::{Backend, Store, postgres, sqlite};
 use crate::error::StoreError;

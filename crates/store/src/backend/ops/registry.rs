@@ -1,8 +1,10 @@
-// The shared host registry's operations, written once against `Db`, `Pool`,
-// `Conn` and `Row`, and compiled once per backend by `include!` in backend.rs
-// (like ops.rs, whose rules hold here: static SQL with `$n` binds, writes inside
-// the caller's transaction).
+//! The shared registry of server hosts: heartbeats, silent hosts forgotten, and
+//! allocation tallies taken only by hosts that have not heartbeat since.
 
+use sqlx::Row as _;
+
+use super::{Conn, Pool, Row};
+use crate::error::StoreError;
 use crate::registry::{HostBeat, HostTally, RegisteredHost, check_beat};
 
 fn registered_host_from(row: &Row) -> Result<RegisteredHost, StoreError> {

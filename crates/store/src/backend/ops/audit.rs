@@ -1,6 +1,8 @@
-// The audit's statements, compiled once per backend beside ops.rs (see
-// backend.rs). SUM over BIGINT is NUMERIC on PostgreSQL: each is cast back.
+//! The audit's totals of the whole store (reads only). SUM over BIGINT is NUMERIC
+//! on PostgreSQL: each sum is cast back.
 
+use super::Pool;
+use crate::error::StoreError;
 /// Totals of the whole store (reads only).
 pub(crate) async fn audit(pool: &Pool) -> Result<crate::audit::Audit, StoreError> {
     use sqlx::Row as _;
