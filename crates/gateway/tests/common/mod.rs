@@ -95,6 +95,8 @@ pub(crate) struct Answer {
     pub body: Value,
     pub text: String,
     pub retry_after: Option<String>,
+    /// The `content-type` header, if any.
+    pub content_type: Option<String>,
 }
 
 /// HTTP/1.1 client sharing at most `connections` keep-alive connections:
@@ -149,6 +151,11 @@ impl Http {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         Answer {
@@ -156,6 +163,7 @@ impl Http {
             body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
             text,
             retry_after,
+            content_type,
         }
     }
 
