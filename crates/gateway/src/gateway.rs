@@ -9,6 +9,7 @@ use hightick_store::{BatchWriter, Store, StoreOptions, WriterConfig};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::access_log::{AccessLog, AccessLogWriter, Destination};
 use crate::admission::Admission;
 use crate::agones::AgonesAllocator;
 use crate::api::{AppState, Shared, router};
@@ -33,6 +34,7 @@ pub struct Gateway {
     stop: Option<oneshot::Sender<()>>,
     serving: JoinHandle<std::io::Result<()>>,
     writer: BatchWriter,
+    access_log_writer: Option<AccessLogWriter>,
 }
 
 /// Opens the database the config names (SQLite in `data_dir` by default).
@@ -135,6 +137,8 @@ impl Gateway {
             },
         );
         positions::start(&matchmaker, &push);
+        let (access_log, access_log_writer) =
+            AccessLog::open(&Destination::parse(&config.http.access_log)).await?;
         let state = Arc::new(AppState {
             config: config.clone(),
             store,
@@ -146,6 +150,7 @@ impl Gateway {
             results: writer.sender(),
             server_secret: secrets.server_secret.clone(),
             requests: RequestCounts::default(),
+            access_log,
             rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
             openapi: crate::api::openapi_document(config).to_string(),
             connections: Arc::default(),
@@ -168,6 +173,7 @@ impl Gateway {
             stop: Some(stop),
             serving,
             writer,
+            access_log_writer,
         })
     }
 
@@ -188,6 +194,9 @@ impl Gateway {
         }
         let served = (&mut self.serving).await;
         self.writer.shutdown().await;
+        if let Some(log) = self.access_log_writer.take() {
+            log.close().await;
+        }
         match served {
             Ok(result) => Ok(result?),
             Err(join) => Err(GatewayError::Io(std::io::Error::other(join))),

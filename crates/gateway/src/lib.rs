@@ -69,6 +69,7 @@
 //! # }).unwrap();
 //! ```
 
+pub mod access_log;
 pub mod admission;
 pub mod agones;
 pub mod api;

@@ -5,7 +5,9 @@
 //! - a client that forges `X-Forwarded-For` changes nothing, directly or
 //!   through the proxy;
 //! - the per-IP connection cap does not count the proxy (its address
-//!   already holds a connection when its requests go through).
+//!   already holds a connection when its requests go through);
+//! - the access log names each client by the address the proxy forwarded,
+//!   the proxy as the peer, and routes without their ids.
 //!
 //! Clients take distinct source addresses on 127.0.0.0/8. Every wait is
 //! bounded.
@@ -136,6 +138,7 @@ fn ip(s: &str) -> IpAddr {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers_change_nothing() {
+    let log = common::temp_dir("behind_a_proxy_log").join("access.jsonl");
     let config = GatewayConfig {
         // Three requests per address, then 429 for a long while.
         rate_limit_per_s: 0.01,
@@ -144,6 +147,7 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
             trusted_proxies: vec!["127.0.0.1/32".to_owned()],
             // One connection per address: the proxy opens many.
             max_connections_per_ip: 1,
+            access_log: log.display().to_string(),
             ..HttpConfig::default()
         },
         ..common::test_config()
@@ -174,6 +178,8 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
 
     // Client B through the same proxy has a budget of its own.
     assert_eq!(b.get(path, &[]).await, 401);
+    let secret = "/v1/matchmaking/tickets/ticket-secret?wait_ms=1";
+    assert_eq!(b.get(secret, &[]).await, 401);
 
     // A client reaching the gateway directly is not a trusted proxy: each
     // forged header names someone new, and it is limited as itself.
@@ -185,4 +191,50 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
     assert_eq!(direct.get(path, &forged).await, 429);
 
     gateway.shutdown().await.unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("ticket-secret"), "{text}");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let of = |client: &str| -> Vec<(String, u64)> {
+        lines
+            .iter()
+            .filter(|l| l["client"] == client)
+            .map(|l| {
+                (
+                    l["route"].as_str().unwrap().to_owned(),
+                    l["status"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let inventory = |status| (path.to_owned(), status);
+    assert_eq!(
+        of("127.0.0.2"),
+        [
+            inventory(401),
+            inventory(401),
+            inventory(401),
+            inventory(429),
+            inventory(429)
+        ]
+    );
+    assert_eq!(
+        of("127.0.0.3"),
+        [
+            inventory(401),
+            ("/v1/matchmaking/tickets/{ticket}".to_owned(), 401)
+        ]
+    );
+    assert_eq!(of("127.0.0.4").len(), 4, "the direct client, as itself");
+    assert!(
+        of("198.51.100.200").is_empty(),
+        "a forged address is never logged as the client"
+    );
+    for line in &lines {
+        let peer: SocketAddr = line["peer"].as_str().unwrap().parse().unwrap();
+        let through_proxy = line["client"] != "127.0.0.4";
+        assert_eq!(peer.ip() == ip("127.0.0.1"), through_proxy, "{line}");
+    }
 }

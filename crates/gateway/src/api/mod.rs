@@ -17,15 +17,17 @@ mod schema;
 mod servers;
 mod state;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
+use hightick_store::clock::now_ms;
 
 pub use error::{ApiError, ErrorBody, JsonBody, parse_json, query_int};
 pub(crate) use state::{AppState, Shared};
@@ -129,20 +131,26 @@ async fn not_found(State(state): State<Shared>) -> Response {
 }
 
 /// Rate limit by client IP (API routes only; behind a trusted proxy, the
-/// address it forwarded), then count the answer.
+/// address it forwarded), then count the answer and log it.
 async fn track(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", MatchedPath::as_str)
         .to_owned();
+    let method = request.method().clone();
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
     let ip = request
         .extensions()
         .get::<crate::listen::ClientIp>()
         .map(|c| c.0);
     let limited = route.starts_with("/v1/");
     let response = match ip {
-        Some(ip) if limited => match state.rate_limit.take(ip, Instant::now()) {
+        Some(ip) if limited => match state.rate_limit.take(ip, started) {
             Ok(()) => next.run(request).await,
             Err(wait) => ApiError::too_many(
                 "too many requests from this address",
@@ -154,6 +162,17 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
     };
     let status = response.status();
     state.requests.record(&route, status.as_u16());
+    if let Some(client) = ip.or(peer.map(|p| p.ip())) {
+        let entry = crate::access_log::Entry {
+            client,
+            peer,
+            method: method.as_str(),
+            route: &route,
+            status: status.as_u16(),
+            elapsed: started.elapsed(),
+        };
+        state.access_log.record(&entry, now_ms());
+    }
     if status == StatusCode::METHOD_NOT_ALLOWED {
         return ApiError::new(status, "method_not_allowed", "method not allowed").into_response();
     }

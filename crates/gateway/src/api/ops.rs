@@ -51,6 +51,11 @@ pub(crate) async fn metrics(State(state): State<Shared>) -> Response {
 
 fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result {
     state.requests.render(m)?;
+    m.counter(
+        "hightick_gateway_access_log_dropped_total",
+        "Access log lines dropped because its writer was behind.",
+        state.access_log.dropped(),
+    )?;
     let a = state.logins.snapshot();
     m.gauge(
         "hightick_gateway_login_queue_depth",

@@ -30,6 +30,8 @@ pub(crate) struct AppState {
     pub results: WriteSender,
     pub server_secret: String,
     pub requests: RequestCounts,
+    /// One line per answered request (`[http] access_log`).
+    pub access_log: crate::access_log::AccessLog,
     pub rate_limit: RateLimit,
     /// The OpenAPI document for this config, as served.
     pub openapi: String,

@@ -30,6 +30,13 @@ pub struct HttpConfig {
     /// headers from any other peer are ignored.
     #[schemars(example = ["10.0.0.0/8"])]
     pub trusted_proxies: Vec<String>,
+    /// The access log, one JSON line per answered request with the client's
+    /// address (the forwarded one behind a trusted proxy) and the peer's:
+    /// a file path (appended to), `-` for standard error, or empty for
+    /// none (the default). Routes are logged as templates, never with their
+    /// ids or query strings.
+    #[schemars(example = "/var/log/hightick/access.jsonl")]
+    pub access_log: String,
 }
 
 impl Default for HttpConfig {
@@ -40,6 +47,7 @@ impl Default for HttpConfig {
             idle_timeout_s: 120,
             max_connections_per_ip: 0,
             trusted_proxies: Vec::new(),
+            access_log: String::new(),
         }
     }
 }
