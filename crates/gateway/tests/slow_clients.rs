@@ -7,7 +7,10 @@
 //!   pings is closed;
 //! - with `max_connections_per_ip`, an address past its cap is refused;
 //! - a WebSocket client sending too big or too many messages is closed;
-//! - a JSON body trickling in past its deadline is answered 408.
+//! - a JSON body trickling in past its deadline is answered 408;
+//! - behind a trusted TCP (layer 4) proxy, which passes the trickle on and
+//!   is exempt from the per-IP cap, the header deadline still closes the
+//!   slow ones and real requests through the same proxy are served.
 //!
 //! Outcomes only (served, closed); every wait is bounded.
 
@@ -155,6 +158,64 @@ async fn byte_at_a_time_clients_starve_no_one_and_are_closed_at_the_header_deadl
         "hightick_gateway_connections_closed_header_timeout_total",
     );
     assert!(closed >= SLOW as u64, "{closed} counted");
+    gateway.shutdown().await.unwrap();
+}
+
+/// A TCP (layer 4) proxy on 127.0.0.1 in front of `upstream`, as a cloud
+/// network load balancer is: bytes pass both ways as they come, and each
+/// client's connection reaches the gateway from the proxy's address.
+async fn tcp_proxy(upstream: SocketAddr) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut server) = TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_tcp_proxy_byte_at_a_time_clients_are_still_closed_at_the_header_deadline() {
+    let slow_count = SLOW / 3;
+    let config = hightick_gateway::GatewayConfig {
+        http: HttpConfig {
+            header_timeout_ms: 2_000,
+            // Far below the slow connections the proxy carries: it is not
+            // capped because it is trusted, so the deadline is the defence.
+            max_connections_per_ip: 4,
+            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("slow_behind_proxy", &config).await;
+    let proxy = tcp_proxy(gateway.address()).await;
+    let http = common::Http::new(proxy, 4);
+    let slow: Vec<_> = (0..slow_count)
+        .map(|_| tokio::spawn(trickle(proxy)))
+        .collect();
+    for i in 0..10 {
+        assert_eq!(http.get("/healthz", None).await.status, 200);
+        let (_, token) = http.guest(&format!("slow-proxy-{i}")).await;
+        assert_eq!(http.get("/v1/me/profile", Some(&token)).await.status, 200);
+    }
+    for (i, client) in slow.into_iter().enumerate() {
+        let closed = tokio::time::timeout(PATIENCE * 2, client)
+            .await
+            .expect("each slow client ends")
+            .unwrap();
+        assert!(closed, "slow client {i} was not closed");
+    }
+    let closed = counter(
+        &metrics(gateway.address()).await,
+        "hightick_gateway_connections_closed_header_timeout_total",
+    );
+    assert!(closed >= slow_count as u64, "{closed} counted");
     gateway.shutdown().await.unwrap();
 }
 
