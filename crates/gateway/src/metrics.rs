@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write};
-use std::sync::Mutex;
 
 use hightick_telemetry::prometheus::text::{Exposition, Kind};
+use parking_lot::Mutex;
 
 /// Requests answered, by route template and status code. Routes are the
 /// router's templates (`/v1/matchmaking/{ticket}`) or `unmatched`, never a
@@ -19,12 +19,11 @@ pub struct RequestCounts {
 impl RequestCounts {
     /// Counts one answered request.
     pub fn record(&self, route: &str, status: u16) {
-        if let Ok(mut map) = self.counts.lock() {
-            if let Some(n) = map.get_mut(&(route.to_owned(), status)) {
-                *n += 1;
-            } else {
-                map.insert((route.to_owned(), status), 1);
-            }
+        let mut map = self.counts.lock();
+        if let Some(n) = map.get_mut(&(route.to_owned(), status)) {
+            *n += 1;
+        } else {
+            map.insert((route.to_owned(), status), 1);
         }
     }
 
@@ -32,7 +31,8 @@ impl RequestCounts {
     pub fn get(&self, route: &str, status: u16) -> u64 {
         self.counts
             .lock()
-            .map(|m| m.get(&(route.to_owned(), status)).copied().unwrap_or(0))
+            .get(&(route.to_owned(), status))
+            .copied()
             .unwrap_or(0)
     }
 
@@ -44,11 +44,9 @@ impl RequestCounts {
             Kind::Counter,
             "HTTP requests answered, by route and status.",
         )?;
-        if let Ok(map) = self.counts.lock() {
-            for ((route, status), n) in map.iter() {
-                let status = status.to_string();
-                m.sample(name, &[("route", route), ("status", &status)], n)?;
-            }
+        for ((route, status), n) in self.counts.lock().iter() {
+            let status = status.to_string();
+            m.sample(name, &[("route", route), ("status", &status)], n)?;
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! the gateway's client certificate (rustls on ring).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -11,6 +11,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use parking_lot::Mutex;
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -128,7 +129,7 @@ impl AgonesAllocator {
     /// matchmaker retries every half second).
     fn say(&self, error: &AllocateError) {
         let text = error.to_string();
-        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        let mut said = self.said.lock();
         if *said != text {
             eprintln!("hightick gateway: {text}");
             *said = text;
