@@ -476,3 +476,18 @@ fn bad_target_lists_name_the_field() {
         "{message}"
     );
 }
+
+#[test]
+fn an_https_target_defaults_to_443_and_a_ca_file_that_does_not_read_is_named() {
+    let url = TargetUrl::parse("https://gateway.example/api").unwrap();
+    assert!(url.tls);
+    assert_eq!((url.port, url.prefix.as_str()), (443, "/api"));
+    assert!(!TargetUrl::parse("http://127.0.0.1:8080").unwrap().tls);
+
+    let text = "users = 1\nduration = \"1s\"\n[targets]\ngateway = \"https://127.0.0.1:8443\"\n\
+                [http]\nca_file = \"/nonexistent/ca.crt\"\n\
+                [[behaviour]]\nname = \"b\"\n[[behaviour.step]]\nurl = \"/healthz\"\n";
+    let (line, field, message) = error(text);
+    assert_eq!((line, field.as_str()), (6, "http.ca_file"));
+    assert!(message.contains("/nonexistent/ca.crt"), "{message}");
+}
