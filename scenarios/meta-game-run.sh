@@ -13,6 +13,7 @@
 # `BIN swarm run scenarios/meta-game.toml` against it, and prints the swarm's
 # table and FIGURE lines: requests/s and p99 over the whole run (the swarm's own
 # figures, ramp-up included), requests/s over the hold, and the gateway's CPU
+# (cores, per request, and requests/s per core of it)
 # (and PostgreSQL's, all `postgres` processes) over the hold, from /proc.
 # TLS=1: the gateway terminates TLS itself ([tls], a P-256 certificate from a
 # throwaway CA, tls-test-ca.sh) and the swarm speaks https:// and wss:// with
@@ -91,6 +92,8 @@ printf 'FIGURE %s_hold_req_per_s %.0f req/s\n' "$name" "$(echo "$hold_requests /
 printf 'FIGURE %s_gateway_cpu_cores %.3f cores\n' "$name" "$(echo "($g1 - $g0) / $ticks / $secs" | bc -l)"
 printf 'FIGURE %s_gateway_cpu_per_req_us %.0f us\n' "$name" \
   "$(echo "($g1 - $g0) / $ticks * 1000000 / $hold_requests" | bc -l)"
+printf 'FIGURE %s_req_per_gateway_core %.0f req/s\n' "$name" \
+  "$(echo "$hold_requests / (($g1 - $g0) / $ticks)" | bc -l)"
 if [ "$backend" = postgres ]; then
   printf 'FIGURE %s_postgres_cpu_cores %.3f cores\n' "$name" "$(echo "($p1 - $p0) / $ticks / $secs" | bc -l)"
 fi
