@@ -13,8 +13,8 @@
 # `BIN swarm run scenarios/meta-game.toml` against it, and prints the swarm's
 # table and FIGURE lines: requests/s and p99 over the whole run (the swarm's own
 # figures, ramp-up included), requests/s over the hold, and the gateway's CPU
-# (cores, per request, and requests/s per core of it)
-# (and PostgreSQL's, all `postgres` processes) over the hold, from /proc.
+# over the hold from /proc (cores, per request, requests/s per core), and
+# PostgreSQL's (all `postgres` processes).
 # TLS=1: the gateway terminates TLS itself ([tls], a P-256 certificate from a
 # throwaway CA, tls-test-ca.sh) and the swarm speaks https:// and wss:// with
 # that CA ([http] ca_file); the FIGUREs are named meta_<backend>_tls_<users>_*
