@@ -79,9 +79,14 @@ pub(crate) fn run(args: &GatewayArgs) -> Result<()> {
         config.session_key_file.as_deref(),
         config.server_secret_file.as_deref(),
     )?;
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     serve(&config, secrets, |address| {
         // One line a supervisor (or a test) can read.
-        println!("hightick gateway: listening on http://{address}");
+        println!("hightick gateway: listening on {scheme}://{address}");
         let _ = std::io::stdout().flush();
     })
     .context("gateway")?;

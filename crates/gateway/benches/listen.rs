@@ -98,7 +98,15 @@ fn main() {
         let counts = Arc::new(ConnectionCounts::default());
         let config = HttpConfig::default();
         tokio::spawn(async move {
-            serve(watched, app(), &config, counts, std::future::pending()).await
+            serve(
+                watched,
+                app(),
+                &config,
+                None,
+                counts,
+                std::future::pending(),
+            )
+            .await
         });
         let (mut plain_rates, mut plain_p99) = (Vec::new(), Vec::new());
         let (mut watched_rates, mut watched_p99) = (Vec::new(), Vec::new());

@@ -150,6 +150,10 @@ pub struct GatewayConfig {
     pub push: crate::push::PushConfig,
     /// HTTP connection deadlines and caps.
     pub http: crate::listen::HttpConfig,
+    /// Serve HTTPS and WSS with this certificate, read again when its files
+    /// change (docs/OPERATIONS.md, "The gateway's own TLS"); unset: plain
+    /// HTTP (behind an ingress that terminates TLS).
+    pub tls: Option<crate::listen::TlsConfig>,
     /// The matching rules (`[matchmaking]`).
     pub matchmaking: crate::queue::rules::MatchRules,
     /// Allocate through the Agones allocator instead of the hosts
@@ -193,6 +197,7 @@ impl Default for GatewayConfig {
             rewards: RewardPolicy::default(),
             push: crate::push::PushConfig::default(),
             http: crate::listen::HttpConfig::default(),
+            tls: None,
             matchmaking: crate::queue::rules::MatchRules::default(),
             agones: None,
         }
@@ -316,6 +321,9 @@ impl GatewayConfig {
             return bad(field, rule);
         }
         if let Some((field, rule)) = self.http.invalid_field() {
+            return bad(field, rule);
+        }
+        if let Some((field, rule)) = self.tls.as_ref().and_then(|t| t.invalid_field()) {
             return bad(field, rule);
         }
         if let Some((field, rule)) = self.matchmaking.invalid_field() {

@@ -17,6 +17,7 @@ use crate::config::GatewayConfig;
 use crate::error::GatewayError;
 use crate::faults::Faults;
 use crate::hosts::Hosts;
+use crate::listen::{ConnectionCounts, Tls};
 use crate::login::Logins;
 use crate::matchmaking::{Allocation, Matchmaker, MatchmakerParts, TokenSettings};
 use crate::metrics::RequestCounts;
@@ -93,6 +94,10 @@ impl Gateway {
                 source,
             })?;
         let address = listener.local_addr()?;
+        let connections = Arc::<ConnectionCounts>::default();
+        let tls = (config.tls.as_ref())
+            .map(|tls| Tls::start(tls, Arc::clone(&connections)))
+            .transpose()?;
         let writer = BatchWriter::spawn(store.clone(), WriterConfig::default());
         let signer = SessionSigner::new(&secrets.session_key);
         let ticket_ttl = Duration::from_secs(config.ticket_ttl_s);
@@ -153,7 +158,7 @@ impl Gateway {
             access_log,
             rate_limit: RateLimit::new(config.rate_limit_per_s, config.rate_limit_burst),
             openapi: crate::api::openapi_document(config).to_string(),
-            connections: Arc::default(),
+            connections,
             faults,
             started: Instant::now(),
         });
@@ -162,7 +167,7 @@ impl Gateway {
         let http = config.http.clone();
         let counts = Arc::clone(&state.connections);
         let serving = tokio::spawn(async move {
-            crate::listen::serve(listener, app, &http, counts, async {
+            crate::listen::serve(listener, app, &http, tls, counts, async {
                 let _ = stopped.await;
             })
             .await

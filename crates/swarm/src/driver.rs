@@ -137,6 +137,9 @@ pub struct DriverPlan {
     /// The targets' resolved addresses, URL by URL in the order of
     /// [`Scenario::target_urls`].
     pub addrs: Vec<SocketAddr>,
+    /// How each of them is dialled: TLS for `https://`
+    /// ([`crate::run::secure_targets`]), else `None`.
+    pub secure: Vec<Option<crate::tls::Secure>>,
     /// This process's part of the run.
     pub shard: Shard,
     /// This driver's index in the process.
@@ -634,6 +637,7 @@ impl Driver {
             path,
             headers,
             timeout: h.timeout,
+            secure: self.plan.secure.get(pool).cloned().flatten(),
         };
         self.flights.push(Box::pin(async move {
             let result = crate::push::open(dial).await;
@@ -780,8 +784,9 @@ impl Driver {
     fn dial(&mut self, url: usize) {
         if let Some((addr, source)) = self.pools[url].reserve() {
             let timeout = self.scenario.http.timeout;
+            let secure = self.plan.secure.get(url).cloned().flatten();
             self.flights.push(Box::pin(async move {
-                let result = keepalive::connect(addr, source, timeout).await;
+                let result = keepalive::connect(addr, source, secure, timeout).await;
                 Done::Connected { url, result }
             }));
         }

@@ -54,6 +54,17 @@ pub enum SwarmError {
         /// Why.
         source: std::io::Error,
     },
+    /// An `https://` target's TLS client could not be made (its CA file,
+    /// or a host that cannot be a TLS server name).
+    #[error("target {target} ({url}): TLS: {message}")]
+    Tls {
+        /// The target's name.
+        target: String,
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A target's host name did not resolve.
     #[error("target {target} ({url}): {message}")]
     Resolve {

@@ -18,6 +18,7 @@ use tokio::net::TcpStream;
 
 use crate::http1::Connection;
 use crate::interval::ErrorKind;
+use crate::tls::{Secure, Stream};
 
 /// A ready HTTP/1.1 connection.
 pub type Sender = Connection;
@@ -73,7 +74,7 @@ impl KeepAlivePool {
 
     /// An idle connection, if one is still usable.
     pub fn take_idle(&mut self) -> Option<Sender> {
-        while let Some(s) = self.idle.pop() {
+        while let Some(mut s) = self.idle.pop() {
             if s.is_closed() {
                 self.open -= 1;
             } else {
@@ -100,7 +101,7 @@ impl KeepAlivePool {
     }
 
     /// A connection came back (or was just made) and is free.
-    pub fn release(&mut self, s: Sender) {
+    pub fn release(&mut self, mut s: Sender) {
         if s.is_closed() {
             self.open -= 1;
         } else {
@@ -124,16 +125,32 @@ impl KeepAlivePool {
     }
 }
 
-/// Opens a TCP connection (from `source`, if given) for HTTP/1.1.
+/// Opens a TCP connection (from `source`, if given) for HTTP/1.1, over
+/// TLS when `secure` (an `https://` target): the handshake is part of the
+/// connect, within `timeout`.
 pub async fn connect(
     addr: SocketAddr,
     source: Option<IpAddr>,
+    secure: Option<Secure>,
     timeout: Duration,
 ) -> Result<Sender, ErrorKind> {
-    tokio::time::timeout(timeout, dial(addr, source))
+    tokio::time::timeout(timeout, open(addr, source, secure.as_ref()))
         .await
         .unwrap_or(Err(ErrorKind::Timeout))
         .map(Connection::new)
+}
+
+/// [`dial`], then the TLS handshake when `secure`.
+pub async fn open(
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    secure: Option<&Secure>,
+) -> Result<Stream, ErrorKind> {
+    let tcp = dial(addr, source).await?;
+    match secure {
+        None => Ok(Stream::Plain(tcp)),
+        Some(secure) => secure.handshake(tcp).await.map_err(|_| ErrorKind::Connect),
+    }
 }
 
 /// A TCP connection to `addr` from `source` (if given), without delay.
@@ -248,12 +265,14 @@ mod tests {
             (b"SSH-2.0-OpenSSH\r\n\r\n", Err(ErrorKind::Transport), false),
         ];
         for (reply, expected, kept) in cases {
-            let sender = connect(peer(reply).await, None, timeout).await.unwrap();
+            let sender = connect(peer(reply).await, None, None, timeout)
+                .await
+                .unwrap();
             let (sender, result) = exchange(sender, get(), timeout).await;
             assert_eq!(result.map(|a| a.status), expected);
             assert_eq!(sender.is_some(), kept);
         }
-        let sender = connect(peer(b"").await, None, timeout).await.unwrap();
+        let sender = connect(peer(b"").await, None, None, timeout).await.unwrap();
         let (sender, result) = exchange(sender, get(), Duration::from_millis(20)).await;
         assert_eq!(result.map(|a| a.status), Err(ErrorKind::Timeout));
         assert!(sender.is_none());

@@ -24,8 +24,8 @@
 //!   [`MatchPlayer`] names.
 //!
 //! What it is not: a server or a gateway (those are `hightick-server` and
-//! `hightick-gateway`), nor a general web load tester (HTTP/1.1 over plain
-//! TCP only; TLS belongs at the load balancer).
+//! `hightick-gateway`), nor a general web load tester (HTTP/1.1 only, over
+//! TCP or [TLS](tls)).
 //!
 //! ```
 //! use hightick_swarm::Scenario;
@@ -106,6 +106,7 @@ pub mod scenario;
 pub mod selftest;
 pub mod target;
 pub mod threshold;
+pub mod tls;
 pub mod wheel;
 
 pub use bots::link;

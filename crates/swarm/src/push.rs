@@ -14,13 +14,13 @@ use futures_util::StreamExt;
 use http::HeaderName;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_tungstenite::MaybeTlsStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::interval::ErrorKind;
 use crate::keepalive;
+use crate::tls::Secure;
 
 /// Pushes queued per player before the oldest unread are dropped.
 const QUEUE: usize = 64;
@@ -58,13 +58,16 @@ pub(crate) struct Dial {
     pub path: String,
     pub headers: Vec<(HeaderName, String)>,
     pub timeout: Duration,
+    /// TLS (`wss://`), for an `https://` target.
+    pub secure: Option<Secure>,
 }
 
 /// Opens a push socket.
 pub(crate) async fn open(dial: Dial) -> Result<PushLink, ErrorKind> {
     let connect = async {
-        let stream = keepalive::dial(dial.addr, dial.source).await?;
-        let mut request = format!("ws://{}{}", dial.authority, dial.path)
+        let stream = keepalive::open(dial.addr, dial.source, dial.secure.as_ref()).await?;
+        let scheme = if dial.secure.is_some() { "wss" } else { "ws" };
+        let mut request = format!("{scheme}://{}{}", dial.authority, dial.path)
             .into_client_request()
             .map_err(|_| ErrorKind::Template)?;
         for (name, value) in &dial.headers {
@@ -72,16 +75,12 @@ pub(crate) async fn open(dial: Dial) -> Result<PushLink, ErrorKind> {
             request.headers_mut().insert(name.clone(), value);
         }
         let config = WebSocketConfig::default().read_buffer_size(READ_BUFFER_BYTES);
-        let (ws, _) = tokio_tungstenite::client_async_with_config(
-            request,
-            MaybeTlsStream::Plain(stream),
-            Some(config),
-        )
-        .await
-        .map_err(|e| match e {
-            tokio_tungstenite::tungstenite::Error::Http(_) => ErrorKind::Status,
-            _ => ErrorKind::Connect,
-        })?;
+        let (ws, _) = tokio_tungstenite::client_async_with_config(request, stream, Some(config))
+            .await
+            .map_err(|e| match e {
+                tokio_tungstenite::tungstenite::Error::Http(_) => ErrorKind::Status,
+                _ => ErrorKind::Connect,
+            })?;
         Ok(ws)
     };
     let mut ws = tokio::time::timeout(dial.timeout, connect)

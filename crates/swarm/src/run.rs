@@ -19,6 +19,7 @@ use crate::interval::Interval;
 use crate::request_log::{LogSummary, RequestLog, RequestLogWriter};
 use crate::result::RunResult;
 use crate::scenario::Scenario;
+use crate::tls::{Secure, TlsClient};
 
 /// Resolves every target URL's host to an address, in the order of
 /// [`Scenario::target_urls`]; one that does not resolve fails them all.
@@ -36,6 +37,31 @@ pub async fn resolve_targets(scenario: &Scenario) -> Result<Vec<SocketAddr>, Swa
         addrs.push(found.next().ok_or_else(|| fail("no address".to_owned()))?);
     }
     Ok(addrs)
+}
+
+/// How each target URL is dialled, in the order of
+/// [`Scenario::target_urls`]: `None` for `http://`, TLS for `https://`
+/// (one client for the run, so its session cache is shared).
+pub fn secure_targets(scenario: &Scenario) -> Result<Vec<Option<Secure>>, SwarmError> {
+    let mut client = None;
+    scenario
+        .target_urls()
+        .map(|(t, u)| {
+            if !u.tls {
+                return Ok(None);
+            }
+            let fail = |message: String| SwarmError::Tls {
+                target: t.name.clone(),
+                url: u.url.clone(),
+                message,
+            };
+            if client.is_none() {
+                client = Some(TlsClient::new(scenario.http.ca_file.as_deref()).map_err(fail)?);
+            }
+            let client = client.as_ref().expect("made above");
+            client.to(&u.host).map(Some).map_err(fail)
+        })
+        .collect()
 }
 
 /// This process's drivers of a run. See the [module docs](self).
@@ -68,6 +94,7 @@ impl LocalSwarm {
     ) -> Result<Self, SwarmError> {
         let addrs = resolve_targets(&scenario).await?;
         allow.check_targets(&scenario.targets, &addrs)?;
+        let secure = secure_targets(&scenario)?;
         let drivers = if scenario.drivers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -94,6 +121,7 @@ impl LocalSwarm {
             let plan = DriverPlan {
                 scenario: scenario.clone(),
                 addrs: addrs.clone(),
+                secure: secure.clone(),
                 shard,
                 driver,
                 drivers,

@@ -158,6 +158,31 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
         "hightick_gateway_connections_refused_per_ip_total",
         "HTTP connections refused at accept: their address held http.max_connections_per_ip.",
         c.refused_per_ip_total(),
+    )?;
+    m.counter(
+        "hightick_gateway_tls_handshakes_full_total",
+        "TLS handshakes completed in full ([tls]).",
+        c.tls_full_handshakes(),
+    )?;
+    m.counter(
+        "hightick_gateway_tls_handshakes_resumed_total",
+        "TLS handshakes that resumed a session from a ticket ([tls]).",
+        c.tls_resumed_handshakes(),
+    )?;
+    m.counter(
+        "hightick_gateway_tls_handshakes_failed_total",
+        "TLS handshakes that failed or were abandoned ([tls]).",
+        c.tls_failed_handshakes(),
+    )?;
+    m.counter(
+        "hightick_gateway_tls_reloads_total",
+        "Times changed [tls] certificate files were read and served since.",
+        c.tls_reloads(),
+    )?;
+    m.counter(
+        "hightick_gateway_tls_reload_failures_total",
+        "Times changed [tls] certificate files could not be used (the old certificate kept).",
+        c.tls_reload_failures(),
     )
 }
 

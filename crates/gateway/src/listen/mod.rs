@@ -7,7 +7,9 @@
 //! address. A client that trickles its headers or body a byte at a time
 //! holds its connection for a deadline at most, so a few thousand of them
 //! cannot starve the file table. What is closed early is counted
-//! ([`ConnectionCounts`], on `/metrics`).
+//! ([`ConnectionCounts`], on `/metrics`). With `[tls]` every connection is
+//! TLS ([`tls`]): its handshake falls in the header deadline, and the rest
+//! (deadlines, caps, trusted proxies, upgrades) runs over it unchanged.
 //!
 //! Not `axum::serve`: it gives hyper no timer, so no deadline ever fires;
 //! and hyper's own `header_read_timeout` would also cut a kept-alive
@@ -19,6 +21,7 @@ mod config;
 mod counts;
 mod deadline;
 mod per_ip;
+mod tls;
 mod watched;
 
 use std::net::SocketAddr;
@@ -30,6 +33,7 @@ use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tower_service::Service;
@@ -39,6 +43,7 @@ pub use config::HttpConfig;
 pub use counts::ConnectionCounts;
 use deadline::Deadlines;
 use per_ip::PerIp;
+pub use tls::{Tls, TlsConfig};
 use watched::{Track, Watched};
 
 /// When a request's body must have arrived: put on each request by the
@@ -51,14 +56,15 @@ pub struct BodyDeadline(pub tokio::time::Instant);
 /// file descriptors, say), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Serves `router` on `listener` under `config` until `stop` resolves, then
-/// stops accepting, lets requests in flight finish and returns once every
-/// connection is closed (upgraded WebSockets run on by themselves). What
-/// it closes early is counted in `counts`.
+/// Serves `router` on `listener` under `config` (over `tls`, if given)
+/// until `stop` resolves, then stops accepting, lets requests in flight
+/// finish and returns once every connection is closed (upgraded WebSockets
+/// run on by themselves). What it closes early is counted in `counts`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     config: &HttpConfig,
+    tls: Option<Tls>,
     counts: Arc<ConnectionCounts>,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
@@ -96,6 +102,7 @@ pub async fn serve(
         let deadlines = Deadlines::new(std::time::Instant::now(), header, idle);
         let connection = connection(
             stream,
+            tls.as_ref().map(Tls::acceptor),
             peer,
             router.clone(),
             deadlines,
@@ -134,20 +141,61 @@ fn one_connections(e: &std::io::Error) -> bool {
     )
 }
 
-/// Serves one connection until it ends, misses a deadline (counted in
-/// `counts` before the connection is closed, so a client that sees the close
-/// also sees the count), or (after `stop`) has no request in flight.
+/// Serves one connection (after its TLS handshake, if `tls`) until it
+/// ends, misses a deadline (counted in `counts` before the connection is
+/// closed, so a client that sees the close also sees the count), or (after
+/// `stop`) has no request in flight.
+#[allow(clippy::too_many_arguments)]
 async fn connection(
     stream: TcpStream,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
     requests: Requests,
     counts: Arc<ConnectionCounts>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
     let track = Arc::new(Track::new(deadlines));
-    let io = TokioIo::new(Watched::new(stream, Arc::clone(&track)));
+    let watched = Watched::new(stream, Arc::clone(&track));
+    let Some(tls) = tls else {
+        return http(watched, track, peer, router, requests, counts, stop).await;
+    };
+    // Nothing of a request can come before the handshake ends: it runs
+    // under the first header deadline.
+    let Some((due, why)) = track.deadline() else {
+        return;
+    };
+    let handshake = tokio::time::timeout_at(due.into(), tls.accept(watched));
+    let mut stopped = stop.clone();
+    let secured = tokio::select! {
+        done = handshake => done,
+        _ = stopped.wait_for(|stopping| *stopping) => return,
+    };
+    match secured {
+        Err(_) => counts.expired(why),
+        Ok(Err(_)) => counts.tls_failed(),
+        Ok(Ok(stream)) => {
+            counts.tls_handshake(stream.get_ref().1.handshake_kind());
+            http(stream, track, peer, router, requests, counts, stop).await;
+        }
+    }
+}
+
+/// Serves HTTP/1.1 on `io`, one connection's stream (plain or TLS) whose
+/// reads are reported to `track`: see [`connection`].
+async fn http<S>(
+    io: S,
+    track: Arc<Track>,
+    peer: SocketAddr,
+    router: Router,
+    requests: Requests,
+    counts: Arc<ConnectionCounts>,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(io);
     let service = {
         let track = Arc::clone(&track);
         hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {

@@ -5,8 +5,10 @@
 //! ([`response`]). Nothing is spawned and, once the buffers have grown to
 //! the traffic's size, a round trip allocates only the body it returns.
 //!
-//! What it is not: a general HTTP client. No TLS, no HTTP/2, no
-//! pipelining, no upgrades, no redirects; the swarm's steps need none.
+//! The stream is plain TCP or [TLS](crate::tls) (`https://` targets).
+//!
+//! What it is not: a general HTTP client. No HTTP/2, no pipelining, no
+//! upgrades, no redirects; the swarm's steps need none.
 
 pub mod request;
 pub mod response;
@@ -15,7 +17,8 @@ use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use crate::tls::Stream;
 
 pub use request::write_request;
 pub use response::{Progress, ResponseError, ResponseReader};
@@ -38,7 +41,7 @@ pub enum RoundTripError {
 /// One keep-alive connection. See the [module docs](self).
 #[derive(Debug)]
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     out: Vec<u8>,
     input: Vec<u8>,
     /// Unread bytes are `input[start..end]`.
@@ -49,10 +52,10 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Wraps a connected stream.
-    pub fn new(stream: TcpStream) -> Self {
+    /// Wraps a connected stream (a `TcpStream`, or a TLS one).
+    pub fn new(stream: impl Into<Stream>) -> Self {
         Self {
-            stream,
+            stream: stream.into(),
             out: Vec::new(),
             input: vec![0; READ_BUFFER],
             start: 0,
@@ -65,15 +68,8 @@ impl Connection {
     /// Whether the connection can no longer carry a request: a response
     /// said so, or the peer closed it (or sent something unasked) while
     /// it sat idle. Never blocks.
-    pub fn is_closed(&self) -> bool {
-        if !self.reusable {
-            return true;
-        }
-        let mut probe = [0u8; 1];
-        match self.stream.try_read(&mut probe) {
-            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-            Ok(_) => true,
-        }
+    pub fn is_closed(&mut self) -> bool {
+        !self.reusable || self.stream.is_closed()
     }
 
     /// Whether the last response left the connection able to carry

@@ -2,6 +2,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
+use tokio::net::TcpStream;
 
 /// A peer that answers each request (a head ending in a blank line) with
 /// the next of `answers`, each written in the given pieces, and returns

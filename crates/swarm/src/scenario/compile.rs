@@ -481,6 +481,15 @@ impl<'a> Compiler<'a> {
                 Err(m) => return self.err(s.span(), &format!("http.source_addresses[{i}]"), m),
             }
         }
+        if let Some(ca) = &h.ca_file {
+            let path = std::path::PathBuf::from(ca.get_ref());
+            // Read now, so that `swarm check` and the start of a run say
+            // what is wrong with it.
+            if let Err(m) = crate::tls::TlsClient::new(Some(&path)) {
+                return self.err(ca.span(), "http.ca_file", &m);
+            }
+            http.ca_file = Some(path);
+        }
         Ok(http)
     }
 

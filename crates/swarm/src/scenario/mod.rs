@@ -51,7 +51,9 @@
 //! Other sections: `[pacing]` (`target_response_time`, `percentile`,
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
 //! `integral_time`), `[http]` (`connections` per target, `timeout`,
-//! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`), `[retry]`
+//! `source_addresses` such as `["127.0.0.2", "127.0.1.0/24"]`, `ca_file`:
+//! the CA in PEM that `https://` targets are checked against, else the
+//! public roots; [`crate::tls`]), `[retry]`
 //! (`attempts`, `backoff`, `max_backoff`, `on_status`), `[matches]` (`mode`,
 //! `tick_rate_hz`, `seed`, and `[matches.settings]`: the game's own match
 //! settings, e.g. `map = "plaza"` for the arena), `link` (a link's name or
@@ -164,10 +166,12 @@ pub struct TargetUrl {
     pub port: u16,
     /// A path prefix put before every step's URL (no trailing `/`).
     pub prefix: String,
+    /// `https://`: TLS (its pushes `wss://`), trusting `[http] ca_file`.
+    pub tls: bool,
 }
 
 impl TargetSpec {
-    /// A target with one URL, `http://host[:port][/prefix]`.
+    /// A target with one URL, `http[s]://host[:port][/prefix]`.
     pub fn parse(name: &str, url: &str) -> Result<Self, String> {
         Self::parse_list(name, &[url])
     }
@@ -189,20 +193,21 @@ impl TargetSpec {
 }
 
 impl TargetUrl {
-    /// Reads `http://host[:port][/prefix]`.
+    /// Reads `http[s]://host[:port][/prefix]`.
     pub fn parse(url: &str) -> Result<Self, String> {
         let uri: http::Uri = url
             .parse()
             .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-        match uri.scheme_str() {
-            Some("http") => {}
+        let tls = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
             Some(other) => {
                 return Err(format!(
-                    "`{url}`: scheme {other} is not supported (http only; put TLS in front of the load balancer, not the swarm)"
+                    "`{url}`: scheme {other} is not supported (http or https)"
                 ));
             }
             None => return Err(format!("`{url}`: say http://host:port")),
-        }
+        };
         let authority = uri
             .authority()
             .ok_or_else(|| format!("`{url}` has no host"))?;
@@ -213,8 +218,9 @@ impl TargetUrl {
             url: url.to_owned(),
             authority: authority.as_str().to_owned(),
             host: authority.host().trim_matches(['[', ']']).to_owned(),
-            port: authority.port_u16().unwrap_or(80),
+            port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
             prefix: uri.path().trim_end_matches('/').to_owned(),
+            tls,
         })
     }
 }
@@ -228,6 +234,9 @@ pub struct HttpSettings {
     pub timeout: Duration,
     /// Source addresses to spread connections over (empty: the system's choice).
     pub sources: Vec<IpAddr>,
+    /// The CA certificates (PEM) `https://` targets are checked against;
+    /// `None`: the public (webpki) roots.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for HttpSettings {
@@ -236,6 +245,7 @@ impl Default for HttpSettings {
             connections: 256,
             timeout: Duration::from_secs(10),
             sources: Vec::new(),
+            ca_file: None,
         }
     }
 }

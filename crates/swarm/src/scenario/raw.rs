@@ -80,6 +80,7 @@ pub(super) struct RawHttp {
     pub timeout: Option<DurationText>,
     #[serde(default)]
     pub source_addresses: Vec<Spanned<String>>,
+    pub ca_file: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

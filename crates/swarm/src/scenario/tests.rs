@@ -216,9 +216,9 @@ fn cross_field_mistakes_are_named() {
         ),
         (
             "\"http://127.0.0.1:8080/api\"",
-            "\"https://127.0.0.1\"",
+            "\"ftp://127.0.0.1\"",
             "targets.gateway",
-            "http only",
+            "http or https",
         ),
         (
             "method = \"POST\"",
@@ -466,13 +466,28 @@ fn bad_target_lists_name_the_field() {
     let (line, field, message) = error(&with("[\"http://127.0.0.1:1\", 8081]"));
     assert_eq!((line, field.as_str()), (9, "targets.gateway[1]"));
     assert!(message.contains("a URL string, not integer"), "{message}");
-    let (_, field, message) = error(&with("[\"http://127.0.0.1:1\", \"https://x\"]"));
+    let (_, field, message) = error(&with("[\"http://127.0.0.1:1\", \"ws://x\"]"));
     assert_eq!(field, "targets.gateway[1]");
-    assert!(message.contains("scheme https"), "{message}");
+    assert!(message.contains("scheme ws"), "{message}");
     let (_, field, message) = error(&with("8080"));
     assert_eq!(field, "targets.gateway");
     assert!(
         message.contains("a URL string or a list of them"),
         "{message}"
     );
+}
+
+#[test]
+fn an_https_target_defaults_to_443_and_a_ca_file_that_does_not_read_is_named() {
+    let url = TargetUrl::parse("https://gateway.example/api").unwrap();
+    assert!(url.tls);
+    assert_eq!((url.port, url.prefix.as_str()), (443, "/api"));
+    assert!(!TargetUrl::parse("http://127.0.0.1:8080").unwrap().tls);
+
+    let text = "users = 1\nduration = \"1s\"\n[targets]\ngateway = \"https://127.0.0.1:8443\"\n\
+                [http]\nca_file = \"/nonexistent/ca.crt\"\n\
+                [[behaviour]]\nname = \"b\"\n[[behaviour.step]]\nurl = \"/healthz\"\n";
+    let (line, field, message) = error(text);
+    assert_eq!((line, field.as_str()), (6, "http.ca_file"));
+    assert!(message.contains("/nonexistent/ca.crt"), "{message}");
 }
