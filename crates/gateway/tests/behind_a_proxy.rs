@@ -7,7 +7,11 @@
 //! - the per-IP connection cap does not count the proxy (its address
 //!   already holds a connection when its requests go through);
 //! - the access log names each client by the address the proxy forwarded,
-//!   the proxy as the peer, and routes without their ids.
+//!   the proxy as the peer, and routes without their ids;
+//! - behind a TCP proxy that sends the PROXY protocol (v2, as a cloud
+//!   network load balancer does), the same budgets hold, the per-IP cap
+//!   counts each client it names, and a connection from the proxy's address
+//!   without a header is closed.
 //!
 //! Clients take distinct source addresses on 127.0.0.0/8. Every wait is
 //! bounded.
@@ -52,6 +56,11 @@ impl Client {
 
     /// `GET path` with `headers`: the answer's status.
     async fn get(&mut self, path: &str, headers: &[(&str, &str)]) -> u16 {
+        self.answer(path, headers).await.0
+    }
+
+    /// `GET path` with `headers`: the answer's status and body.
+    async fn answer(&mut self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
         let mut request = hyper::Request::get(path).header("host", self.1.to_string());
         for (k, v) in headers {
             request = request.header(*k, *v);
@@ -65,8 +74,8 @@ impl Client {
         .unwrap()
         .unwrap();
         let status = answer.status().as_u16();
-        let _ = answer.into_body().collect().await;
-        status
+        let body = answer.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
     }
 }
 
@@ -130,6 +139,49 @@ async fn forward(
         .map(|b| b.to_bytes())
         .unwrap_or_default();
     Ok(hyper::Response::from_parts(parts, Full::new(body)))
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `upstream` that opens each
+/// connection with a PROXY v2 header naming the client's address.
+async fn proxy_protocol_proxy(upstream: SocketAddr) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut client, peer)) = listener.accept().await {
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let header = ppp::v2::Builder::with_addresses(
+                    ppp::v2::Version::Two | ppp::v2::Command::Proxy,
+                    ppp::v2::Protocol::Stream,
+                    (peer, upstream),
+                )
+                .build()
+                .unwrap();
+                if server.write_all(&header).await.is_ok() {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    address
+}
+
+/// Sends one request from `source` to `target` on a connection of its own:
+/// whether the connection was closed without a byte of answer.
+async fn closed_unanswered(source: IpAddr, target: SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(source, 0)).unwrap();
+    let mut stream = socket.connect(target).await.unwrap();
+    let _ = stream
+        .write_all(b"GET /v1/me/inventory HTTP/1.1\r\nhost: gateway\r\n\r\n")
+        .await;
+    let mut first = [0u8; 1];
+    let read = tokio::time::timeout(PATIENCE, stream.read(&mut first)).await;
+    matches!(read.expect("an answer or a close"), Ok(0) | Err(_))
 }
 
 fn ip(s: &str) -> IpAddr {
@@ -237,4 +289,79 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
         let through_proxy = line["client"] != "127.0.0.4";
         assert_eq!(peer.ip() == ip("127.0.0.1"), through_proxy, "{line}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_proxy_protocol_proxy_each_client_is_the_one_its_header_names() {
+    let log = common::temp_dir("proxy_protocol_log").join("access.jsonl");
+    let config = GatewayConfig {
+        rate_limit_per_s: 0.01,
+        rate_limit_burst: 3,
+        http: HttpConfig {
+            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
+            proxy_protocol: true,
+            max_connections_per_ip: 1,
+            access_log: log.display().to_string(),
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    };
+    let (gateway, _, _) = common::sqlite_gateway("proxy_protocol", &config).await;
+    let proxy = proxy_protocol_proxy(gateway.address()).await;
+    let mut a = Client::connect(ip("127.0.0.2"), proxy).await;
+    let mut b = Client::connect(ip("127.0.0.3"), proxy).await;
+    let path = "/v1/me/inventory";
+
+    // Budgets are the clients', not the proxy's.
+    for _ in 0..3 {
+        assert_eq!(a.get(path, &[]).await, 401);
+    }
+    assert_eq!(a.get(path, &[]).await, 429);
+    assert_eq!(b.get(path, &[]).await, 401);
+
+    // The cap of one counts client A, whose first connection is still open.
+    assert!(closed_unanswered(ip("127.0.0.2"), proxy).await);
+    // From the proxy's own address, a connection without a header is closed.
+    assert!(closed_unanswered(ip("127.0.0.1"), gateway.address()).await);
+    // Any other peer sends none and is served as itself.
+    let mut direct = Client::connect(ip("127.0.0.4"), gateway.address()).await;
+    assert_eq!(direct.get(path, &[]).await, 401);
+
+    let (_, counts) = direct.answer("/metrics", &[]).await;
+    for (name, at_least) in [
+        ("hightick_gateway_connections_refused_per_ip_total", 1),
+        ("hightick_gateway_connections_refused_proxy_header_total", 1),
+    ] {
+        let value: u64 = counts
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {counts}"));
+        assert!(value >= at_least, "{name} = {value}");
+    }
+    gateway.shutdown().await.unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let clients: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["route"] == path)
+        .map(|l| {
+            let peer: SocketAddr = l["peer"].as_str().unwrap().parse().unwrap();
+            (
+                l["client"].as_str().unwrap().to_owned(),
+                peer.ip().to_string(),
+            )
+        })
+        .collect();
+    let through = |c: &str| (c.to_owned(), "127.0.0.1".to_owned());
+    assert_eq!(
+        clients,
+        [
+            through("127.0.0.2"),
+            through("127.0.0.2"),
+            through("127.0.0.2"),
+            through("127.0.0.2"),
+            through("127.0.0.3"),
+            ("127.0.0.4".to_owned(), "127.0.0.4".to_owned()),
+        ]
+    );
 }

@@ -160,6 +160,11 @@ fn render_metrics(state: &Shared, m: &mut Exposition<'_, String>) -> fmt::Result
         c.refused_per_ip_total(),
     )?;
     m.counter(
+        "hightick_gateway_connections_refused_proxy_header_total",
+        "HTTP connections from a trusted proxy closed for a missing or bad PROXY header (http.proxy_protocol).",
+        c.refused_proxy_header_total(),
+    )?;
+    m.counter(
         "hightick_gateway_tls_handshakes_full_total",
         "TLS handshakes completed in full ([tls]).",
         c.tls_full_handshakes(),

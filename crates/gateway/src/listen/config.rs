@@ -37,6 +37,12 @@ pub struct HttpConfig {
     /// ids or query strings.
     #[schemars(example = "/var/log/hightick/access.jsonl")]
     pub access_log: String,
+    /// Connections from a trusted proxy start with a PROXY protocol header
+    /// (v1 or v2), as a TCP (layer 4) load balancer sends it: the client is
+    /// the address it names, the per-IP cap counts that client, and a
+    /// connection from a trusted proxy without one is closed. Connections
+    /// from other peers never carry one. Needs `trusted_proxies`.
+    pub proxy_protocol: bool,
 }
 
 impl Default for HttpConfig {
@@ -48,6 +54,7 @@ impl Default for HttpConfig {
             max_connections_per_ip: 0,
             trusted_proxies: Vec::new(),
             access_log: String::new(),
+            proxy_protocol: false,
         }
     }
 }
@@ -68,6 +75,12 @@ impl HttpConfig {
             return Some((
                 "http.trusted_proxies",
                 "each must be an address or a CIDR block (10.0.0.0/8)",
+            ));
+        }
+        if self.proxy_protocol && self.trusted_proxies.is_empty() {
+            return Some((
+                "http.proxy_protocol",
+                "needs http.trusted_proxies: the proxies that send the header",
             ));
         }
         None

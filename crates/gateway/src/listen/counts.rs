@@ -11,6 +11,7 @@ pub struct ConnectionCounts {
     header: AtomicU64,
     idle: AtomicU64,
     per_ip: AtomicU64,
+    proxy_header: AtomicU64,
     tls_full: AtomicU64,
     tls_resumed: AtomicU64,
     tls_failed: AtomicU64,
@@ -29,6 +30,10 @@ impl ConnectionCounts {
 
     pub(crate) fn refused_per_ip(&self) {
         self.per_ip.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn refused_proxy_header(&self) {
+        self.proxy_header.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn tls_handshake(&self, kind: Option<rustls::HandshakeKind>) {
@@ -50,6 +55,12 @@ impl ConnectionCounts {
             &self.tls_reload_failed
         };
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Closed because a trusted proxy's connection did not start with a
+    /// valid PROXY header (`[http] proxy_protocol`).
+    pub fn refused_proxy_header_total(&self) -> u64 {
+        self.proxy_header.load(Ordering::Relaxed)
     }
 
     /// Closed for headers not complete by the header deadline.

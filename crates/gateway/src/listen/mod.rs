@@ -21,6 +21,7 @@ mod config;
 mod counts;
 mod deadline;
 mod per_ip;
+mod proxy_protocol;
 mod tls;
 mod watched;
 
@@ -42,7 +43,8 @@ pub use client_ip::{ClientIp, TrustedProxies};
 pub use config::HttpConfig;
 pub use counts::ConnectionCounts;
 use deadline::Deadlines;
-use per_ip::PerIp;
+use per_ip::{IpSeat, PerIp};
+use proxy_protocol::Origin;
 pub use tls::{Tls, TlsConfig};
 use watched::{Track, Watched};
 
@@ -88,8 +90,11 @@ pub async fn serve(
                 }
             },
         };
-        // A trusted proxy carries many clients: the cap is theirs, not its.
-        let seat = if proxies.trusts(peer.ip()) {
+        // A trusted proxy carries many clients: the cap is theirs, not its
+        // (seated once its PROXY header names one).
+        let trusted = proxies.trusts(peer.ip());
+        let proxy_header = (trusted && config.proxy_protocol).then(|| Arc::clone(&caps));
+        let seat = if trusted {
             None
         } else {
             let Some(seat) = caps.admit(peer.ip()) else {
@@ -109,9 +114,11 @@ pub async fn serve(
             Requests {
                 body,
                 proxies: Arc::clone(&proxies),
+                origin: None,
             },
             Arc::clone(&counts),
             stopped.clone(),
+            proxy_header,
         );
         tokio::spawn(async move {
             connection.await;
@@ -130,6 +137,9 @@ pub async fn serve(
 struct Requests {
     body: Duration,
     proxies: Arc<TrustedProxies>,
+    /// The client a PROXY header named, if one did: its forwarding headers
+    /// are judged in place of the TCP peer's.
+    origin: Option<SocketAddr>,
 }
 
 /// An accept error that concerns one connection only.
@@ -141,10 +151,11 @@ fn one_connections(e: &std::io::Error) -> bool {
     )
 }
 
-/// Serves one connection (after its TLS handshake, if `tls`) until it
-/// ends, misses a deadline (counted in `counts` before the connection is
-/// closed, so a client that sees the close also sees the count), or (after
-/// `stop`) has no request in flight.
+/// Serves one connection (after its PROXY header, if `proxy_header` holds
+/// the caps to seat the client it names in; then after its TLS handshake,
+/// if `tls`) until it ends, misses a deadline (counted in `counts` before
+/// the connection is closed, so a client that sees the close also sees the
+/// count), or (after `stop`) has no request in flight.
 #[allow(clippy::too_many_arguments)]
 async fn connection(
     stream: TcpStream,
@@ -152,12 +163,23 @@ async fn connection(
     peer: SocketAddr,
     router: Router,
     deadlines: Deadlines,
-    requests: Requests,
+    mut requests: Requests,
     counts: Arc<ConnectionCounts>,
     stop: watch::Receiver<bool>,
+    proxy_header: Option<Arc<PerIp>>,
 ) {
     let track = Arc::new(Track::new(deadlines));
-    let watched = Watched::new(stream, Arc::clone(&track));
+    let mut watched = Watched::new(stream, Arc::clone(&track));
+    let mut _seat = None;
+    if let Some(caps) = proxy_header {
+        let Some((origin, seat)) =
+            proxied_client(&mut watched, &track, &caps, &requests, &counts, &stop).await
+        else {
+            return;
+        };
+        requests.origin = origin;
+        _seat = seat;
+    }
     let Some(tls) = tls else {
         return http(watched, track, peer, router, requests, counts, stop).await;
     };
@@ -182,6 +204,48 @@ async fn connection(
     }
 }
 
+/// Reads the PROXY header a trusted proxy's connection starts with, under
+/// the connection's first header deadline, and seats the client it names
+/// in `caps` (unless that client is a trusted proxy too): the client (none
+/// when the proxy speaks for itself) and its seat, or `None` when the
+/// connection is to be closed (counted).
+async fn proxied_client<S: AsyncRead + Unpin>(
+    io: &mut S,
+    track: &Track,
+    caps: &Arc<PerIp>,
+    requests: &Requests,
+    counts: &ConnectionCounts,
+    stop: &watch::Receiver<bool>,
+) -> Option<(Option<SocketAddr>, Option<IpSeat>)> {
+    let (due, why) = track.deadline()?;
+    let mut stopped = stop.clone();
+    let read = tokio::select! {
+        read = tokio::time::timeout_at(due.into(), proxy_protocol::read_header(io)) => read,
+        _ = stopped.wait_for(|stopping| *stopping) => return None,
+    };
+    match read {
+        Err(_) => {
+            counts.expired(why);
+            None
+        }
+        Ok(Err(_)) => {
+            counts.refused_proxy_header();
+            None
+        }
+        Ok(Ok(Origin::Proxy)) => Some((None, None)),
+        Ok(Ok(Origin::Client(client))) if requests.proxies.trusts(client.ip()) => {
+            Some((Some(client), None))
+        }
+        Ok(Ok(Origin::Client(client))) => match caps.admit(client.ip()) {
+            Some(seat) => Some((Some(client), Some(seat))),
+            None => {
+                counts.refused_per_ip();
+                None
+            }
+        },
+    }
+}
+
 /// Serves HTTP/1.1 on `io`, one connection's stream (plain or TLS) whose
 /// reads are reported to `track`: see [`connection`].
 async fn http<S>(
@@ -203,7 +267,8 @@ async fn http<S>(
             let track = Arc::clone(&track);
             track.request();
             request.extensions_mut().insert(ConnectInfo(peer));
-            let client = requests.proxies.client_ip(peer.ip(), request.headers());
+            let from = requests.origin.unwrap_or(peer).ip();
+            let client = requests.proxies.client_ip(from, request.headers());
             request.extensions_mut().insert(ClientIp(client));
             request
                 .extensions_mut()
