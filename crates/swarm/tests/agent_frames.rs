@@ -231,7 +231,7 @@ async fn a_replayed_interval_is_refused_not_counted_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_replayed_start_is_refused_by_the_agent() {
+async fn a_replayed_start_is_refused_by_the_agent_and_the_run_ends() {
     let run = bounded(Tamper::Replay(0), Tamper::Nothing).await;
     assert_eq!(
         frame_fault(&run.agent, "coordinator 127.0.0.1:"),
@@ -239,5 +239,11 @@ async fn a_replayed_start_is_refused_by_the_agent() {
             expected: 1,
             got: 0
         }
+    );
+    // The agent says why before it hangs up; no partial result comes out.
+    let err = run.coordinator.unwrap_err().to_string();
+    assert!(
+        err.contains(&run.agent_addr) && err.contains("out of sequence"),
+        "{err}"
     );
 }

@@ -103,7 +103,8 @@ impl Agent {
     /// [`AUTH_TIMEOUT`], several at once, so an idle one blocks nobody) are
     /// passed to `refused` and hung up on; the agent keeps listening. A
     /// frame from the coordinator that fails its check stops the run and
-    /// ends the session with [`SwarmError::Frame`].
+    /// ends the session with [`SwarmError::Frame`] (the coordinator is told
+    /// why in a last `Failed`).
     pub async fn serve_one(
         &self,
         mut refused: impl FnMut(Refusal),
@@ -228,7 +229,11 @@ async fn session(
     let log = swarm.join().await;
     if let Some(fault) = stream.refused.take() {
         listen.abort();
-        return Err(refused_frame(peer, fault));
+        // Sealed under the agent's own key, so the coordinator can trust
+        // why the agent hangs up (unless the wire eats this frame too).
+        let err = refused_frame(peer, fault);
+        let _ = tx.send(&Message::Failed(err.to_string())).await;
+        return Err(err);
     }
     stream.send(&mut swarm, true).await?;
     let (total, seq) = (stream.total, stream.seq);

@@ -239,6 +239,14 @@ impl Merger<'_> {
                     self.add(seq, &interval, &mut observe).await;
                 }
                 Event::Message(_, Message::Done) => done += 1,
+                // The agent gave up on the session (e.g. it refused one of
+                // our frames): what the run measured is incomplete.
+                Event::Message(i, Message::Failed(why)) => {
+                    return Err(SwarmError::Protocol(format!(
+                        "agent {} ended the session: {why}",
+                        self.agents[i]
+                    )));
+                }
                 Event::Message(i, other) => {
                     return Err(SwarmError::Protocol(format!(
                         "agent {}: unexpected {other:?}",
