@@ -103,6 +103,15 @@ pub enum SwarmError {
         /// What went wrong.
         reason: String,
     },
+    /// A frame from `peer` failed its check (bad MAC, out of sequence): the
+    /// session with it ended.
+    #[error("{peer}: frame refused, session ended: {fault}")]
+    Frame {
+        /// Who sent it (`agent host:port` or `coordinator host:port`).
+        peer: String,
+        /// Why it was refused.
+        fault: crate::distributed::FrameFault,
+    },
     /// An agent's allow-list entry does not read.
     #[error("--allow-target {0}")]
     AllowList(String),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use hightick_arena::game::Arena;
 use hightick_net::{ConnectToken, Key, TokenParams};
-use hightick_swarm::distributed::wire::{Message, StartPlan, write_message};
+use hightick_swarm::distributed::wire::{Message, StartPlan, encode};
 use hightick_swarm::distributed::{
     Agent, AgentConfig, AgentRun, AllowList, RefusalReason, SharedSecret, run_distributed,
 };
@@ -146,9 +146,12 @@ async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator
         start_in_ms: 0,
         seed: 1,
     };
-    write_message(&mut old, &Message::Start(plan), &mut Vec::new())
+    let mut body = Vec::new();
+    encode(&Message::Start(plan), &mut body);
+    old.write_all(&(body.len() as u32).to_be_bytes())
         .await
         .unwrap();
+    old.write_all(&body).await.unwrap();
     assert_eq!(
         bytes_until_hang_up(&mut old).await,
         0,

@@ -1,7 +1,9 @@
 //! `hightick swarm agent`: runs the shard of a run a coordinator hands it
 //! and streams an interval every interval. Only a coordinator that proves
-//! it holds the shared secret gets that far ([`auth`](super::auth)), and
-//! only targets on the agent's [`AllowList`] get load.
+//! it holds the shared secret gets that far ([`auth`](super::auth)), only
+//! frames that pass their check are acted on ([`frame`](super::frame): the
+//! first that fails ends the session), and only targets on the agent's
+//! [`AllowList`] get load.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,8 +14,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinSet;
 
 use super::allow::AllowList;
-use super::auth::{RefusalReason, SharedSecret, prove_coordinator};
-use super::wire::{Message, StartPlan, read_message, write_message};
+use super::auth::{RefusalReason, SessionKeys, SharedSecret, prove_coordinator};
+use super::frame::{FrameFault, FrameReader, FrameWriter, ReadError};
+use super::wire::{Message, StartPlan};
 use crate::bots::play::MatchPlayer;
 use crate::error::SwarmError;
 use crate::interval::Interval;
@@ -98,20 +101,23 @@ impl Agent {
     /// Serves one authenticated coordinator: runs the shard it is given to
     /// its end. Peers that fail to prove the secret (each given
     /// [`AUTH_TIMEOUT`], several at once, so an idle one blocks nobody) are
-    /// passed to `refused` and hung up on; the agent keeps listening.
+    /// passed to `refused` and hung up on; the agent keeps listening. A
+    /// frame from the coordinator that fails its check stops the run and
+    /// ends the session with [`SwarmError::Frame`] (the coordinator is told
+    /// why in a last `Failed`).
     pub async fn serve_one(
         &self,
         mut refused: impl FnMut(Refusal),
     ) -> Result<AgentRun, SwarmError> {
-        let stream = self.authenticated(&mut refused).await?;
-        session(stream, self.player, self.allow.clone()).await
+        let coordinator = self.authenticated(&mut refused).await?;
+        session(coordinator, self.player, self.allow.clone()).await
     }
 
     /// The first connection whose peer proves the secret.
     async fn authenticated(
         &self,
         refused: &mut impl FnMut(Refusal),
-    ) -> Result<TcpStream, SwarmError> {
+    ) -> Result<Coordinator, SwarmError> {
         let mut proving = JoinSet::new();
         loop {
             tokio::select! {
@@ -129,11 +135,11 @@ impl Agent {
                             tokio::time::timeout(AUTH_TIMEOUT, prove_coordinator(&mut stream, &secret))
                                 .await
                                 .unwrap_or(Err(RefusalReason::Timeout));
-                        (peer, proof.map(|()| stream))
+                        (peer, proof.map(|keys| (stream, keys)))
                     });
                 }
                 Some(done) = proving.join_next(), if !proving.is_empty() => match done {
-                    Ok((_, Ok(stream))) => return Ok(stream),
+                    Ok((peer, Ok((stream, keys)))) => return Ok(Coordinator { stream, peer, keys }),
                     Ok((peer, Err(reason))) => refused(Refusal { peer, reason }),
                     // A proving task cannot panic; if one did, its peer is gone.
                     Err(_) => {}
@@ -143,25 +149,43 @@ impl Agent {
     }
 }
 
+/// A coordinator that proved the secret: its connection, where it is,
+/// and the session's keys.
+struct Coordinator {
+    stream: TcpStream,
+    peer: SocketAddr,
+    keys: SessionKeys,
+}
+
 fn protocol(e: String) -> SwarmError {
     SwarmError::Protocol(e)
+}
+
+/// The error that ends a session whose coordinator at `peer` sent a frame
+/// that failed its check.
+fn refused_frame(peer: SocketAddr, fault: FrameFault) -> SwarmError {
+    SwarmError::Frame {
+        peer: format!("coordinator {peer}"),
+        fault,
+    }
 }
 
 /// One coordinator's run on this agent: its plan, the local swarm started
 /// on it, the intervals streamed back, the drain and the end.
 async fn session(
-    stream: TcpStream,
+    coordinator: Coordinator,
     player: MatchPlayer,
     allow: Arc<AllowList>,
 ) -> Result<AgentRun, SwarmError> {
-    let (mut rx, mut tx) = stream.into_split();
-    let (mut rbuf, mut wbuf) = (Vec::new(), Vec::new());
-    let plan = match read_message(&mut rx, &mut rbuf, 0)
-        .await
-        .map_err(protocol)?
-    {
-        Message::Start(plan) => plan,
-        other => return Err(protocol(format!("expected Start, got {other:?}"))),
+    let Coordinator { stream, peer, keys } = coordinator;
+    let (rx, tx) = stream.into_split();
+    let mut rx = FrameReader::new(rx, keys.opener, 0);
+    let mut tx = FrameWriter::new(tx, keys.sealer);
+    let plan = match rx.recv().await {
+        Ok(Message::Start(plan)) => plan,
+        Ok(other) => return Err(protocol(format!("expected Start, got {other:?}"))),
+        Err(ReadError::Lost(e)) => return Err(protocol(e)),
+        Err(ReadError::Refused(fault)) => return Err(refused_frame(peer, fault)),
     };
     let received = Instant::now();
     let start = received + Duration::from_millis(plan.start_in_ms);
@@ -169,20 +193,25 @@ async fn session(
     let (scenario, mut swarm) = match started {
         Ok(started) => started,
         Err(e) => {
-            let _ = write_message(&mut tx, &Message::Failed(e.to_string()), &mut wbuf).await;
+            let _ = tx.send(&Message::Failed(e.to_string())).await;
             return Err(e);
         }
     };
-    write_message(&mut tx, &Message::Ready, &mut wbuf)
-        .await
-        .map_err(protocol)?;
+    tx.send(&Message::Ready).await.map_err(protocol)?;
 
-    // Rate and Stop arrive while the run goes on.
+    // Rate and Stop arrive while the run goes on; a frame that fails its
+    // check comes as the last item, and the coordinator gone closes the
+    // channel.
     let (rates, mut commands) = tokio::sync::mpsc::unbounded_channel();
     let listen = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        while let Ok(msg) = read_message(&mut rx, &mut buf, 0).await {
-            if rates.send(msg).is_err() {
+        loop {
+            let item = match rx.recv().await {
+                Ok(msg) => Ok(msg),
+                Err(ReadError::Refused(fault)) => Err(fault),
+                Err(ReadError::Lost(_)) => break,
+            };
+            let last = item.is_err();
+            if rates.send(item).is_err() || last {
                 break;
             }
         }
@@ -192,17 +221,23 @@ async fn session(
         interval: Interval::new(scenario.step_names.len()),
         seq: 0,
         tx: &mut tx,
-        wbuf: &mut wbuf,
+        refused: None,
     };
     stream
         .run(&scenario, start, &mut swarm, &mut commands)
         .await?;
     let log = swarm.join().await;
+    if let Some(fault) = stream.refused.take() {
+        listen.abort();
+        // Sealed under the agent's own key, so the coordinator can trust
+        // why the agent hangs up (unless the wire eats this frame too).
+        let err = refused_frame(peer, fault);
+        let _ = tx.send(&Message::Failed(err.to_string())).await;
+        return Err(err);
+    }
     stream.send(&mut swarm, true).await?;
     let (total, seq) = (stream.total, stream.seq);
-    write_message(&mut tx, &Message::Done, &mut wbuf)
-        .await
-        .map_err(protocol)?;
+    tx.send(&Message::Done).await.map_err(protocol)?;
     listen.abort();
     log?;
     Ok(AgentRun {
@@ -244,20 +279,22 @@ struct IntervalStream<'a, W> {
     interval: Interval,
     /// The next interval's sequence number.
     seq: u32,
-    tx: &'a mut W,
-    wbuf: &'a mut Vec<u8>,
+    tx: &'a mut FrameWriter<W>,
+    /// Why a frame from the coordinator was refused, if one was.
+    refused: Option<FrameFault>,
 }
 
 impl<W: tokio::io::AsyncWrite + Unpin> IntervalStream<'_, W> {
     /// Sends an interval at every boundary until the scenario's end, taking
     /// the coordinator's rates on the way; a Stop (or the coordinator
-    /// gone) ends it early.
+    /// gone) ends it early, and so does a refused frame (kept in
+    /// `refused`, and no interval is sent after it).
     async fn run(
         &mut self,
         scenario: &Scenario,
         start: Instant,
         swarm: &mut LocalSwarm,
-        commands: &mut UnboundedReceiver<Message>,
+        commands: &mut UnboundedReceiver<Result<Message, FrameFault>>,
     ) -> Result<(), SwarmError> {
         let end = start + scenario.total_duration();
         loop {
@@ -269,14 +306,19 @@ impl<W: tokio::io::AsyncWrite + Unpin> IntervalStream<'_, W> {
                 tokio::select! {
                     _ = &mut sleep => break,
                     command = commands.recv() => match command {
-                        Some(Message::Rate(rate)) => swarm.set_rate(rate),
+                        Some(Ok(Message::Rate(rate))) => swarm.set_rate(rate),
                         // Stop, or the coordinator went away: end the run now.
-                        Some(Message::Stop) | None => {
+                        Some(Ok(Message::Stop)) | None => {
                             swarm.stop();
                             stopped = true;
                             break;
                         }
-                        Some(_) => {}
+                        Some(Ok(_)) => {}
+                        Some(Err(fault)) => {
+                            swarm.stop();
+                            self.refused = Some(fault);
+                            return Ok(());
+                        }
                     },
                 }
             }
@@ -299,8 +341,6 @@ impl<W: tokio::io::AsyncWrite + Unpin> IntervalStream<'_, W> {
             drain,
             interval: Box::new(self.interval.clone()),
         };
-        write_message(&mut *self.tx, &msg, self.wbuf)
-            .await
-            .map_err(protocol)
+        self.tx.send(&msg).await.map_err(protocol)
     }
 }

@@ -19,22 +19,29 @@
 //! (and none of a scenario) before it refuses. Tags are compared in
 //! constant time ([`Mac::verify_slice`]).
 //!
-//! This authenticates the peers when they connect; it does not encrypt or
-//! sign the frames that follow (nothing is derived from the exchange). The
-//! agent's target allow-list ([`AllowList`](super::AllowList)) bounds what
-//! anyone on the path could make of the session.
+//! Both sides then derive the session's frame keys from the secret and the
+//! two fresh nonces (HKDF-SHA256, one key per direction; [`frame`](super::frame)),
+//! so every frame that follows is authenticated: one altered, replayed,
+//! reordered, dropped or reflected on the wire ends the session. Frames are
+//! not encrypted. The agent's target allow-list
+//! ([`AllowList`](super::AllowList)) bounds what a holder of the secret
+//! could make of an agent.
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
+use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::frame::{KEY_BYTES, Opener, Sealer};
 use crate::error::SwarmError;
 
-/// The first bytes a coordinator sends: the protocol and its version.
-pub const MAGIC: &[u8; 16] = b"hightick-swarm/2";
+/// The first bytes a coordinator sends: the protocol and its version
+/// (3: frames carry a sequence number and a MAC).
+pub const MAGIC: &[u8; 16] = b"hightick-swarm/3";
 /// Bytes of each side's nonce.
 pub const NONCE_BYTES: usize = 32;
 /// Bytes of an HMAC-SHA256 tag.
@@ -62,6 +69,30 @@ impl Role {
             Self::Agent => b"agent",
         }
     }
+
+    /// The HKDF `info` of the key for the frames this side sends.
+    fn sending(self) -> &'static [u8] {
+        match self {
+            Self::Coordinator => b"hightick-swarm/3 frames coordinator->agent",
+            Self::Agent => b"hightick-swarm/3 frames agent->coordinator",
+        }
+    }
+
+    fn peer(self) -> Self {
+        match self {
+            Self::Coordinator => Self::Agent,
+            Self::Agent => Self::Coordinator,
+        }
+    }
+}
+
+/// The keys of one session, as one side holds them: it seals what it
+/// sends under its direction's key and opens what it receives under the
+/// other's.
+#[derive(Debug)]
+pub(crate) struct SessionKeys {
+    pub(crate) sealer: Sealer,
+    pub(crate) opener: Opener,
 }
 
 /// The secret agents and their coordinator share, keyed for HMAC-SHA256.
@@ -69,6 +100,8 @@ impl Role {
 #[derive(Clone)]
 pub struct SharedSecret {
     mac: Hmac<Sha256>,
+    /// The secret itself: the input keying material of each session's keys.
+    ikm: Arc<[u8]>,
     origin: String,
 }
 
@@ -97,6 +130,7 @@ impl SharedSecret {
         })?;
         Ok(Self {
             mac,
+            ikm: bytes.into(),
             origin: origin.to_owned(),
         })
     }
@@ -138,6 +172,28 @@ impl SharedSecret {
 
     fn verify(&self, role: Role, nonces: &Nonces, tag: &[u8]) -> bool {
         self.keyed(role, nonces).verify_slice(tag).is_ok()
+    }
+
+    /// `side`'s keys for the session both nonces began: HKDF-SHA256 with
+    /// the secret as input keying material, `MAGIC ‖ Nc ‖ Na` as salt and
+    /// each direction's label as info.
+    fn session_keys(&self, side: Role, nonces: &Nonces) -> SessionKeys {
+        let mut salt = [0; MAGIC.len() + 2 * NONCE_BYTES];
+        salt[..MAGIC.len()].copy_from_slice(MAGIC);
+        salt[MAGIC.len()..MAGIC.len() + NONCE_BYTES].copy_from_slice(&nonces.coordinator);
+        salt[MAGIC.len() + NONCE_BYTES..].copy_from_slice(&nonces.agent);
+        let hkdf = Hkdf::<Sha256>::new(Some(&salt), &self.ikm);
+        let key = |info: &[u8]| {
+            let mut key = [0; KEY_BYTES];
+            // 32 bytes is far below HKDF-SHA256's limit (255 blocks).
+            hkdf.expand(info, &mut key)
+                .expect("HKDF-SHA256 expands to 32 bytes");
+            key
+        };
+        SessionKeys {
+            sealer: Sealer::new(&key(side.sending())),
+            opener: Opener::new(&key(side.peer().sending())),
+        }
     }
 }
 
@@ -188,11 +244,12 @@ fn io_reason(e: std::io::Error) -> RefusalReason {
 }
 
 /// The agent's side: checks the peer's proof, then proves itself. On
-/// `Ok` the stream carries an authenticated coordinator's frames.
+/// `Ok` the stream carries an authenticated coordinator's frames, under
+/// the keys returned.
 pub(crate) async fn prove_coordinator<S>(
     stream: &mut S,
     secret: &SharedSecret,
-) -> Result<(), RefusalReason>
+) -> Result<SessionKeys, RefusalReason>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -221,12 +278,16 @@ where
     verdict[0] = ACCEPT;
     verdict[1..].copy_from_slice(&secret.tag(Role::Agent, &nonces));
     stream.write_all(&verdict).await.map_err(io_reason)?;
-    Ok(())
+    Ok(secret.session_keys(Role::Agent, &nonces))
 }
 
-/// The coordinator's side: proves itself, then checks the agent's proof.
-/// The error says what went wrong in words for the operator.
-pub(crate) async fn prove_agent<S>(stream: &mut S, secret: &SharedSecret) -> Result<(), String>
+/// The coordinator's side: proves itself, then checks the agent's proof;
+/// the session's keys come back. The error says what went wrong in words
+/// for the operator.
+pub(crate) async fn prove_agent<S>(
+    stream: &mut S,
+    secret: &SharedSecret,
+) -> Result<SessionKeys, String>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -261,7 +322,7 @@ where
                 .to_owned(),
         );
     }
-    Ok(())
+    Ok(secret.session_keys(Role::Coordinator, &nonces))
 }
 
 #[cfg(test)]
@@ -319,7 +380,10 @@ mod tests {
     async fn exchange(
         agent: &SharedSecret,
         coordinator: &SharedSecret,
-    ) -> (Result<(), RefusalReason>, Result<(), String>) {
+    ) -> (
+        Result<SessionKeys, RefusalReason>,
+        Result<SessionKeys, String>,
+    ) {
         let (mut a, mut c) = tokio::io::duplex(256);
         tokio::join!(prove_coordinator(&mut a, agent), async {
             let r = prove_agent(&mut c, coordinator).await;
@@ -328,14 +392,40 @@ mod tests {
         })
     }
 
+    /// Whether `sealer`'s next frame opens with `opener`.
+    fn opens(sealer: &mut Sealer, opener: &mut Opener) -> bool {
+        let mut frame = Vec::new();
+        sealer.seal(&super::super::wire::Message::Ready, &mut frame);
+        let mut len = [0; 4];
+        len.copy_from_slice(&frame[..4]);
+        opener.open(len, &frame[4..]).is_ok()
+    }
+
     #[tokio::test]
     async fn the_same_secret_passes_both_ways_and_another_is_refused() {
         let (a, c) = exchange(&secret(1), &secret(1)).await;
-        assert_eq!(a, Ok(()));
-        assert_eq!(c, Ok(()));
+        let (mut a, mut c) = (a.unwrap(), c.unwrap());
+        assert!(opens(&mut c.sealer, &mut a.opener), "coordinator -> agent");
+        assert!(opens(&mut a.sealer, &mut c.opener), "agent -> coordinator");
         let (a, c) = exchange(&secret(1), &secret(2)).await;
-        assert_eq!(a, Err(RefusalReason::WrongSecret));
+        assert_eq!(a.unwrap_err(), RefusalReason::WrongSecret);
         assert!(c.unwrap_err().contains("refused"));
+    }
+
+    #[tokio::test]
+    async fn each_session_and_each_direction_has_its_own_key() {
+        let s = secret(1);
+        let (_, c1) = exchange(&s, &s).await;
+        let (a2, _) = exchange(&s, &s).await;
+        let (mut c1, mut a2) = (c1.unwrap(), a2.unwrap());
+        assert!(
+            !opens(&mut c1.sealer.clone(), &mut a2.opener),
+            "a frame of another session"
+        );
+        assert!(
+            !opens(&mut c1.sealer.clone(), &mut c1.opener),
+            "a frame fed back to its sender"
+        );
     }
 
     #[tokio::test]
@@ -344,7 +434,7 @@ mod tests {
         c.write_all(&[0x00, 0x00, 0x10, 0x00, 1]).await.unwrap();
         c.write_all(&[b'{'; 4096]).await.unwrap();
         let r = prove_coordinator(&mut a, &secret(1)).await;
-        assert_eq!(r, Err(RefusalReason::NotACoordinator));
+        assert_eq!(r.unwrap_err(), RefusalReason::NotACoordinator);
         drop(a);
         let mut rest = Vec::new();
         c.read_to_end(&mut rest).await.unwrap();

@@ -1,6 +1,9 @@
 //! `hightick swarm run --agents a,b`: the coordinator hands each agent its
 //! shard, merges their intervals as they stream in, runs pacing on the
-//! merged measurements and sends the rate back, and writes the result.
+//! merged measurements and sends the rate back, and writes the result. An
+//! agent that goes away is reported and the run goes on without it; a
+//! frame that fails its check ([`frame`](super::frame)) ends the run with
+//! [`SwarmError::Frame`], since what it carried cannot be trusted.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +16,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use super::agent::AUTH_TIMEOUT;
 use super::auth::{SharedSecret, prove_agent};
-use super::wire::{Message, StartPlan, read_message, write_message};
+use super::frame::{FrameFault, FrameReader, FrameWriter, ReadError};
+use super::wire::{Message, StartPlan};
 use crate::aggregate::{Aggregate, Progress};
 use crate::driver::Shard;
 use crate::error::SwarmError;
@@ -27,6 +31,20 @@ const START_DELAY: Duration = Duration::from_millis(1_000);
 enum Event {
     Message(usize, Message),
     Gone(usize, String),
+    /// A frame from the agent failed its check.
+    Refused(usize, FrameFault),
+}
+
+/// The half the coordinator writes an agent's frames to.
+type AgentWriter = FrameWriter<OwnedWriteHalf>;
+
+/// The error that ends a run when agent `addr` sent a frame that failed
+/// its check.
+fn refused_frame(addr: &str, fault: FrameFault) -> SwarmError {
+    SwarmError::Frame {
+        peer: format!("agent {addr}"),
+        fault,
+    }
 }
 
 struct Pending {
@@ -53,7 +71,7 @@ pub async fn run_distributed(
     }
     let n = agents.len();
     let seed: u64 = rand::random();
-    let mut writers: Vec<Option<OwnedWriteHalf>> = Vec::with_capacity(n);
+    let mut writers: Vec<Option<AgentWriter>> = Vec::with_capacity(n);
     let (events, inbox) = tokio::sync::mpsc::unbounded_channel();
     for (i, addr) in agents.iter().enumerate() {
         let plan = StartPlan {
@@ -84,7 +102,6 @@ pub async fn run_distributed(
         live: n,
         last_t: Duration::ZERO,
         writers,
-        wbuf: Vec::new(),
         scenario: &scenario,
         agents,
     };
@@ -109,7 +126,7 @@ impl AgentLink<'_> {
         secret: &SharedSecret,
         connect_wait: Duration,
         events: UnboundedSender<Event>,
-    ) -> Result<OwnedWriteHalf, SwarmError> {
+    ) -> Result<AgentWriter, SwarmError> {
         let addr = self.addr;
         let mut stream = connect(addr, connect_wait).await?;
         let _ = stream.set_nodelay(true);
@@ -117,16 +134,17 @@ impl AgentLink<'_> {
             agent: addr.clone(),
             reason,
         };
-        tokio::time::timeout(AUTH_TIMEOUT, prove_agent(&mut stream, secret))
+        let keys = tokio::time::timeout(AUTH_TIMEOUT, prove_agent(&mut stream, secret))
             .await
             .map_err(|_| auth("did not authenticate in time".to_owned()))?
             .map_err(auth)?;
-        let (mut rx, mut tx) = stream.into_split();
-        write_message(&mut tx, &Message::Start(plan), &mut Vec::new())
+        let (rx, tx) = stream.into_split();
+        let mut rx = FrameReader::new(rx, keys.opener, self.steps);
+        let mut tx = FrameWriter::new(tx, keys.sealer);
+        tx.send(&Message::Start(plan))
             .await
             .map_err(|e| SwarmError::Protocol(format!("agent {addr}: {e}")))?;
-        let mut rbuf = Vec::new();
-        match read_message(&mut rx, &mut rbuf, self.steps).await {
+        match rx.recv().await {
             Ok(Message::Ready) => {}
             Ok(Message::Failed(why)) => {
                 return Err(SwarmError::Protocol(format!("agent {addr}: {why}")));
@@ -136,12 +154,15 @@ impl AgentLink<'_> {
                     "agent {addr}: expected Ready, got {other:?}"
                 )));
             }
-            Err(e) => return Err(SwarmError::Protocol(format!("agent {addr}: {e}"))),
+            Err(ReadError::Lost(e)) => {
+                return Err(SwarmError::Protocol(format!("agent {addr}: {e}")));
+            }
+            Err(ReadError::Refused(fault)) => return Err(refused_frame(addr, fault)),
         }
-        let (i, steps) = (self.index, self.steps);
+        let i = self.index;
         tokio::spawn(async move {
             loop {
-                match read_message(&mut rx, &mut rbuf, steps).await {
+                match rx.recv().await {
                     Ok(msg) => {
                         let done = matches!(msg, Message::Done);
                         if events.send(Event::Message(i, msg)).is_err() || done {
@@ -149,7 +170,10 @@ impl AgentLink<'_> {
                         }
                     }
                     Err(e) => {
-                        let _ = events.send(Event::Gone(i, e));
+                        let _ = events.send(match e {
+                            ReadError::Lost(why) => Event::Gone(i, why),
+                            ReadError::Refused(fault) => Event::Refused(i, fault),
+                        });
                         break;
                     }
                 }
@@ -170,8 +194,7 @@ struct Merger<'a> {
     live: usize,
     /// The end of the last interval merged.
     last_t: Duration,
-    writers: Vec<Option<OwnedWriteHalf>>,
-    wbuf: Vec<u8>,
+    writers: Vec<Option<AgentWriter>>,
     scenario: &'a Scenario,
     agents: &'a [String],
 }
@@ -216,11 +239,22 @@ impl Merger<'_> {
                     self.add(seq, &interval, &mut observe).await;
                 }
                 Event::Message(_, Message::Done) => done += 1,
+                // The agent gave up on the session (e.g. it refused one of
+                // our frames): what the run measured is incomplete.
+                Event::Message(i, Message::Failed(why)) => {
+                    return Err(SwarmError::Protocol(format!(
+                        "agent {} ended the session: {why}",
+                        self.agents[i]
+                    )));
+                }
                 Event::Message(i, other) => {
                     return Err(SwarmError::Protocol(format!(
                         "agent {}: unexpected {other:?}",
                         self.agents[i]
                     )));
+                }
+                Event::Refused(i, fault) => {
+                    return Err(refused_frame(&self.agents[i], fault));
                 }
                 Event::Gone(i, why) => {
                     eprintln!("hightick swarm: agent {} lost: {why}", self.agents[i]);
@@ -269,7 +303,7 @@ impl Merger<'_> {
     }
 
     async fn broadcast(&mut self, message: &Message) {
-        broadcast(&mut self.writers, message, &mut self.wbuf).await;
+        broadcast(&mut self.writers, message).await;
     }
 }
 
@@ -289,10 +323,10 @@ async fn connect(addr: &str, wait: Duration) -> Result<TcpStream, SwarmError> {
     }
 }
 
-async fn broadcast(writers: &mut [Option<OwnedWriteHalf>], msg: &Message, buf: &mut Vec<u8>) {
+async fn broadcast(writers: &mut [Option<AgentWriter>], msg: &Message) {
     for w in writers.iter_mut() {
         if let Some(tx) = w
-            && write_message(tx, msg, buf).await.is_err()
+            && tx.send(msg).await.is_err()
         {
             *w = None;
         }

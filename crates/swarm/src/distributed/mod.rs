@@ -2,12 +2,15 @@
 //! the players and stream their interval histograms every interval to a
 //! coordinator (`hightick swarm run --agents a,b`), which merges them, runs
 //! pacing on the merged measurements and sends the rate back. On
-//! Kubernetes the agents are an Indexed Job (deploy/swarm-agents.yaml).
+//! Kubernetes the agents are an Indexed Job (deploy/swarm/agents.yaml).
 //!
 //! An agent is a relay for a great deal of traffic, so it trusts nobody by
 //! default: it listens on loopback unless told otherwise, talks only to a
 //! coordinator that proves it holds the shared secret ([`auth`]: a mutual
-//! HMAC-SHA256 challenge-response; the secret never crosses), and sends load
+//! HMAC-SHA256 challenge-response; the secret never crosses), takes from it
+//! only frames that carry their sequence number and a MAC under a key
+//! derived in that exchange ([`frame`]: one altered or replayed on the
+//! wire ends the session), and sends load
 //! only to targets on the [`AllowList`] it was started with (loopback unless
 //! told otherwise), refusing any other before a byte goes there.
 //!
@@ -28,9 +31,11 @@ mod agent;
 pub(crate) mod allow;
 pub mod auth;
 mod coordinator;
+pub mod frame;
 pub mod wire;
 
 pub use agent::{AUTH_TIMEOUT, Agent, AgentConfig, AgentRun, Refusal};
 pub use allow::AllowList;
 pub use auth::{RefusalReason, SharedSecret};
 pub use coordinator::run_distributed;
+pub use frame::FrameFault;

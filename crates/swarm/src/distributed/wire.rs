@@ -1,13 +1,14 @@
-//! The agent protocol: length-prefixed frames over TCP, once the two ends
-//! have authenticated each other ([`auth`](super::auth)).
+//! The agent protocol's messages, once the two ends have authenticated
+//! each other ([`auth`](super::auth)); each travels in an authenticated
+//! frame ([`frame`](super::frame): a length, a sequence number and a MAC
+//! around what this module encodes).
 //!
-//! A frame is a big-endian `u32` length (of what follows), a kind byte and
-//! a payload. The coordinator sends `Start` (JSON: the scenario text, the
-//! command-line overrides, the shard, when to start), `Rate` (the whole
-//! run's paced rate, `f64`) and `Stop`. An agent answers `Ready` or
-//! `Failed` (UTF-8 text), then one `Interval` per interval (binary: the
-//! counters and every histogram in HdrHistogram V2, then the failovers
-//! and the requests per target URL), a last `Interval`
+//! A message is a kind byte and a payload. The coordinator sends `Start`
+//! (JSON: the scenario text, the command-line overrides, the shard, when
+//! to start), `Rate` (the whole run's paced rate, `f64`) and `Stop`. An
+//! agent answers `Ready` or `Failed` (UTF-8 text), then one `Interval` per
+//! interval (binary: the counters and every histogram in HdrHistogram V2,
+//! then the failovers and the requests per target URL), a last `Interval`
 //! flagged as the drain, and `Done`.
 //!
 //! Decoding never trusts a length: every count is checked against what is
@@ -74,10 +75,8 @@ const FAILED: u8 = 11;
 const INTERVAL: u8 = 12;
 const DONE: u8 = 13;
 
-/// Appends `msg` as one frame to `out`.
+/// Appends `msg` (its kind byte and payload) to `out`.
 pub fn encode(msg: &Message, out: &mut Vec<u8>) {
-    let at = out.len();
-    out.extend_from_slice(&[0; 4]);
     match msg {
         Message::Start(plan) => {
             out.push(START);
@@ -104,8 +103,6 @@ pub fn encode(msg: &Message, out: &mut Vec<u8>) {
         }
         Message::Done => out.push(DONE),
     }
-    let len = (out.len() - at - 4) as u32;
-    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 fn histogram(h: &hdrhistogram::Histogram<u64>, out: &mut Vec<u8>) {
@@ -240,7 +237,7 @@ fn decode_interval(r: &mut Reader<'_>, steps_expected: usize) -> Result<Message,
     })
 }
 
-/// Decodes one frame's kind and payload (the length already stripped). An
+/// Decodes one message (a frame's body: its kind and payload). An
 /// interval must have `steps` steps (the scenario's), so a bad frame cannot
 /// make the reader allocate histograms by the million.
 pub fn decode(frame: &[u8], steps: usize) -> Result<Message, String> {
@@ -272,45 +269,6 @@ pub fn decode(frame: &[u8], steps: usize) -> Result<Message, String> {
     Ok(msg)
 }
 
-/// Reads one frame from `stream` into `buf` and decodes it.
-pub async fn read_message(
-    stream: &mut (impl tokio::io::AsyncRead + Unpin),
-    buf: &mut Vec<u8>,
-    steps: usize,
-) -> Result<Message, String> {
-    use tokio::io::AsyncReadExt as _;
-    let mut len = [0; 4];
-    stream
-        .read_exact(&mut len)
-        .await
-        .map_err(|e| format!("reading a frame: {e}"))?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len == 0 || len > MAX_FRAME {
-        return Err(format!("frame of {len} bytes"));
-    }
-    buf.resize(len, 0);
-    stream
-        .read_exact(buf)
-        .await
-        .map_err(|e| format!("reading a frame: {e}"))?;
-    decode(buf, steps)
-}
-
-/// Writes one message to `stream`.
-pub async fn write_message(
-    stream: &mut (impl tokio::io::AsyncWrite + Unpin),
-    msg: &Message,
-    buf: &mut Vec<u8>,
-) -> Result<(), String> {
-    use tokio::io::AsyncWriteExt as _;
-    buf.clear();
-    encode(msg, buf);
-    stream
-        .write_all(buf)
-        .await
-        .map_err(|e| format!("writing a frame: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,9 +278,7 @@ mod tests {
     fn roundtrip_with(msg: &Message, steps: usize) -> Message {
         let mut out = Vec::new();
         encode(msg, &mut out);
-        let len = u32::from_be_bytes([out[0], out[1], out[2], out[3]]) as usize;
-        assert_eq!(len, out.len() - 4);
-        decode(&out[4..], steps).unwrap()
+        decode(&out, steps).unwrap()
     }
 
     fn roundtrip(msg: &Message) -> Message {
@@ -364,7 +320,7 @@ mod tests {
             interval: Box::new(Interval::new(1)),
         };
         encode(&one, &mut out);
-        assert!(decode(&out[4..], 2).unwrap_err().contains("1 steps"));
+        assert!(decode(&out, 2).unwrap_err().contains("1 steps"));
     }
 
     proptest! {
@@ -418,7 +374,7 @@ mod tests {
             i.record_ok(1, 1_000_000);
             let mut out = Vec::new();
             encode(&Message::Interval { seq: 1, drain: false, interval: Box::new(i) }, &mut out);
-            let mut frame = out[4..].to_vec();
+            let mut frame = out;
             for (at, x) in flips {
                 let n = frame.len();
                 frame[at % n] ^= x;
