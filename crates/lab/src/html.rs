@@ -159,6 +159,12 @@ fn bot_table(run: &RunSummary) -> Table {
             Cell::num(b.snapshot_interval_p99_ms, 2),
         ),
     ]);
+    if let Some(per_core) = b.bots_per_core() {
+        rows.extend([
+            ("bots' own CPU, cores".into(), Cell::num(b.cpu_cores, 3)),
+            ("bots per core".into(), Cell::num(per_core, 0)),
+        ]);
+    }
     pairs("bots", rows)
 }
 

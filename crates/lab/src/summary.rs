@@ -170,6 +170,17 @@ pub struct BotRow {
     pub snapshot_interval_p50_ms: f64,
     /// 99th percentile gap between snapshots at a bot, milliseconds.
     pub snapshot_interval_p99_ms: f64,
+    /// CPU cores the bots' own threads used over the measured window (0:
+    /// not measured, a run from before it was).
+    pub cpu_cores: f64,
+}
+
+impl BotRow {
+    /// Bots one core carries at the run's rate, from their own CPU time
+    /// (`None` when it was not measured).
+    pub fn bots_per_core(&self) -> Option<f64> {
+        (self.cpu_cores > 0.0).then(|| f64::from(self.bots) / self.cpu_cores)
+    }
 }
 
 /// A [`BotRow`] as stored, by this build or by one from before games had
@@ -189,6 +200,8 @@ struct StoredBotRow {
     rounds: Option<u64>,
     snapshot_interval_p50_ms: f64,
     snapshot_interval_p99_ms: f64,
+    #[serde(default)]
+    cpu_cores: f64,
 }
 
 impl From<StoredBotRow> for BotRow {
@@ -211,6 +224,7 @@ impl From<StoredBotRow> for BotRow {
             events,
             snapshot_interval_p50_ms: s.snapshot_interval_p50_ms,
             snapshot_interval_p99_ms: s.snapshot_interval_p99_ms,
+            cpu_cores: s.cpu_cores,
         }
     }
 }
@@ -243,6 +257,13 @@ impl RunSummary {
             n.adapt_decreases as f64,
             "cuts",
         ));
+        if let Some(per_core) = self.bots.bots_per_core() {
+            lines.push(figure_line(
+                "swarm_match_bots_per_core",
+                per_core,
+                "bots/core",
+            ));
+        }
         if let Some(link) = &self.link {
             lines.extend(link_figures(link));
         }

@@ -98,6 +98,7 @@ fn synthetic() -> RunSummary {
             events: vec![("kill".to_owned(), 321), ("round_end".to_owned(), 24)],
             snapshot_interval_p50_ms: 7.8,
             snapshot_interval_p99_ms: 9.1,
+            cpu_cores: 0.0,
         },
         timeline,
         // The checked-in fixture predates per-match figures, quality and

@@ -14,6 +14,7 @@
 //! servers' CPU is measured as before.
 
 mod admin;
+mod bot_threads;
 mod fleets;
 mod link;
 mod placement;
@@ -38,6 +39,7 @@ use crate::soak::SoakCounters;
 use crate::summary::SoakSample;
 use crate::summary::{BotRow, HostFacts, LinkRow, QualityRow, RunSummary};
 use admin::AdminClient;
+use bot_threads::BotThreads;
 use fleets::BotFleets;
 use server_process::{Launch, ServerProcess};
 use window::{InstanceWindow, RunShape};
@@ -293,7 +295,7 @@ fn fleet_config(run: &ModeRun, length: Duration, settings: &serde_json::Value) -
     }
 }
 
-fn bot_row(report: &FleetReport, players: u32) -> BotRow {
+fn bot_row(report: &FleetReport, players: u32, cpu_cores: f64) -> BotRow {
     let c = &report.counters;
     let per_match = u64::from(players.max(1));
     BotRow {
@@ -312,6 +314,7 @@ fn bot_row(report: &FleetReport, players: u32) -> BotRow {
             .collect(),
         snapshot_interval_p50_ms: report.interarrival_p50_us() as f64 / 1000.0,
         snapshot_interval_p99_ms: report.interarrival_p99_us() as f64 / 1000.0,
+        cpu_cores,
     }
 }
 
@@ -333,7 +336,8 @@ pub fn run_load<G: BotGame>(
     let players = u32::from(run.mode.players);
     let targets = create_matches(spec, &admins, &key, players)?;
 
-    let runtime = bots_runtime()?;
+    let bot_threads = BotThreads::default();
+    let runtime = bots_runtime(&bot_threads)?;
     let _guard = runtime.enter();
     let total = spec.warmup + spec.duration;
     let config = fleet_config(&run, total + Duration::from_secs(30), &spec.settings);
@@ -348,7 +352,7 @@ pub fn run_load<G: BotGame>(
         spec,
         &servers,
         &admins,
-        &fleet,
+        (&fleet, &bot_threads),
         players,
         &mut samples,
         progress,
@@ -356,6 +360,7 @@ pub fn run_load<G: BotGame>(
     let end = instance_stats(&admins)?;
     let cpu_end: Vec<f64> = servers.iter().map(ServerProcess::cpu_seconds).collect();
     let proxy_cpu_end = fleet.proxy_cpu_s();
+    let bots_cpu_end = bot_threads.cpu_seconds();
     let end_at = Instant::now();
     fleet.stop();
     let report = runtime.block_on(fleet.finish())?;
@@ -371,12 +376,13 @@ pub fn run_load<G: BotGame>(
     };
     let wall_s = end_at.duration_since(opening.at).as_secs_f64();
     let proxy_cpu_cores = (proxy_cpu_end - opening.proxy_cpu_s).max(0.0) / wall_s.max(1e-9);
+    let bots_cpu_cores = (bots_cpu_end - opening.bots_cpu_s).max(0.0) / wall_s.max(1e-9);
     let windows = close_windows(opening, end, cpu_end, run_start_uptime);
     let mut summary = window::build(
         &run_shape(spec, &run, players),
         &windows,
         wall_s,
-        bot_row(&report.all, players),
+        bot_row(&report.all, players, bots_cpu_cores),
         this_host(),
     );
     let rate = run.config.tick_rate_hz;
@@ -406,6 +412,8 @@ struct WindowOpening {
     cpu: Vec<f64>,
     /// The impairment proxy's CPU seconds (0 without one).
     proxy_cpu_s: f64,
+    /// The bots' threads' CPU seconds.
+    bots_cpu_s: f64,
     at: Instant,
 }
 
@@ -468,13 +476,16 @@ fn create_matches(
     Ok(targets)
 }
 
-/// The bots' runtime: two worker threads at nice [`BOTS_NICE`].
-fn bots_runtime() -> Result<tokio::runtime::Runtime, LabError> {
+/// The bots' runtime: two worker threads at nice [`BOTS_NICE`], each
+/// registered in `threads` so their CPU time can be read.
+fn bots_runtime(threads: &BotThreads) -> Result<tokio::runtime::Runtime, LabError> {
+    let threads = threads.clone();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hightick-bots")
-        .on_thread_start(|| {
+        .on_thread_start(move || {
             hightick_process::set_nice(BOTS_NICE);
+            threads.register();
         })
         .enable_all()
         .build()
@@ -489,7 +500,7 @@ fn measure(
     spec: &LoadSpec,
     servers: &[ServerProcess],
     admins: &[AdminClient],
-    fleet: &BotFleets,
+    (fleet, bot_threads): (&BotFleets, &BotThreads),
     players: u32,
     samples: &mut Vec<SoakSample>,
     progress: &mut dyn FnMut(&Progress),
@@ -503,7 +514,7 @@ fn measure(
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
         if window_start.is_none() && start.elapsed() >= spec.warmup {
-            let opening = open_window(servers, admins, fleet.proxy_cpu_s())?;
+            let opening = open_window(servers, admins, fleet.proxy_cpu_s(), bot_threads)?;
             sampled.cpu_s = opening.cpu.iter().sum();
             window_start = Some(opening);
         }
@@ -584,6 +595,7 @@ fn open_window(
     servers: &[ServerProcess],
     admins: &[AdminClient],
     proxy_cpu_s: f64,
+    bot_threads: &BotThreads,
 ) -> Result<WindowOpening, LabError> {
     for admin in admins {
         admin.reset_stats()?;
@@ -594,6 +606,7 @@ fn open_window(
         stats,
         cpu,
         proxy_cpu_s,
+        bots_cpu_s: bot_threads.cpu_seconds(),
         at: Instant::now(),
     })
 }
