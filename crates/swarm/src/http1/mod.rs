@@ -89,6 +89,9 @@ impl Connection {
         self.reusable = false;
         let head_only = write_request(&mut self.out, request);
         self.stream.write_all(&self.out).await?;
+        // TLS may hold the request's last record until flushed (its socket
+        // was full for a moment): the server would wait for the rest.
+        self.stream.flush().await?;
         self.reader.start(head_only);
         // Bytes left from an earlier response were never asked for.
         let stray = self.start != self.end;

@@ -103,3 +103,94 @@ async fn a_peer_closing_mid_body_is_an_error_and_an_idle_close_is_seen() {
         "an idle connection the peer closed is never reported closed"
     );
 }
+
+/// A TLS server for `localhost` (a self-signed certificate, also written
+/// to `ca_file`) whose sockets hold tiny buffers and which starts reading
+/// late, so the client's writes meet a full socket: it reads one request
+/// with a `content-length` body and answers 200 with its length.
+async fn tiny_buffered_tls_peer(ca_file: &std::path::Path) -> std::net::SocketAddr {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    std::fs::write(ca_file, cert.pem()).unwrap();
+    let der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.der().clone()], der)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(1).unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut tls = acceptor.accept(tcp).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        let body_len = loop {
+            let n = tls.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the client hung up");
+            seen.extend_from_slice(&buf[..n]);
+            let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&seen[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .unwrap()
+                .parse()
+                .unwrap();
+            if seen.len() - end - 4 >= length {
+                break length;
+            }
+        };
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+            body_len.to_string().len()
+        );
+        tls.write_all(answer.as_bytes()).await.unwrap();
+        tls.write_all(body_len.to_string().as_bytes())
+            .await
+            .unwrap();
+        tls.flush().await.unwrap();
+        // Hold the connection until the client is done.
+        let _ = tls.read(&mut buf).await;
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_request_larger_than_the_socket_buffers_arrives_whole_over_tls() {
+    let dir = std::env::temp_dir().join(format!("hightick-http1-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.crt");
+    let addr = tiny_buffered_tls_peer(&ca_file).await;
+    let secure = crate::tls::TlsClient::new(Some(&ca_file))
+        .unwrap()
+        .to("localhost")
+        .unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(4096).unwrap();
+    let tcp = socket.connect(addr).await.unwrap();
+    let mut c = Connection::new(secure.handshake(tcp).await.unwrap());
+    let body = vec![b'x'; 1 << 20];
+    let request = Request::post("/big")
+        .header("host", "localhost")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(20), c.round_trip(request))
+        .await
+        .expect("the whole request reached the server (flushed), and it answered");
+    assert_eq!(answer.unwrap(), (200, &b"1048576"[..]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
