@@ -123,12 +123,7 @@ impl<G: Game> UdpClient<G> {
     /// drain at `deadline`, so everything that arrived is in the core.
     pub async fn run_until(&mut self, deadline: Instant) -> Result<(), ClientError> {
         loop {
-            self.receive_waiting();
-            let now = Instant::now();
-            if self.core.poll_timeout().is_some_and(|t| t <= now) {
-                self.core.handle_timeout(now);
-            }
-            self.flush();
+            let now = self.poll_now();
             if now >= deadline {
                 return Ok(());
             }
@@ -140,6 +135,20 @@ impl<G: Game> UdpClient<G> {
                 tokio::time::sleep_until(wake.into()).await;
             }
         }
+    }
+
+    /// Receives what waits in the socket, runs the core's due timers and
+    /// sends what it queued, without waiting; returns the time it ran at.
+    /// One frame's I/O, for a caller that keeps the schedule itself (a task
+    /// stepping many clients at their common tick: one wake-up for all).
+    pub fn poll_now(&mut self) -> Instant {
+        self.receive_waiting();
+        let now = Instant::now();
+        if self.core.poll_timeout().is_some_and(|t| t <= now) {
+            self.core.handle_timeout(now);
+        }
+        self.flush();
+        now
     }
 
     /// Hands every datagram waiting in the socket to the core.

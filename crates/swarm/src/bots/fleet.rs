@@ -1,5 +1,6 @@
-//! [`Fleet`]: many match bots on tokio, one task each, ticking at the match
-//! rate, with live counters while they run and a [`FleetReport`] at the end.
+//! [`Fleet`]: many match bots on tokio, ticking at the match rate in groups
+//! of [`GROUP`] (one task and one timer wake-up a tick for the whole group),
+//! with live counters while they run and a [`FleetReport`] at the end.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -148,20 +149,37 @@ impl fmt::Display for FleetReport {
     }
 }
 
+/// Bots one task steps at their common tick. A task and a timer per bot
+/// cost a wake-up each per bot tick; a group pays one for all of them.
+pub(crate) const GROUP: usize = 32;
+
 struct BotOutcome {
     counters: BotCounters,
     interarrival: Option<Histogram<u64>>,
     quality: Quality,
 }
 
-/// A running fleet: one tokio task per bot, live counters, a report at the end.
+/// A running fleet: one tokio task per group of bots, live counters, a
+/// report at the end.
 #[derive(Debug)]
 pub struct Fleet {
     event_kinds: &'static [&'static str],
     live: Arc<LiveCounters>,
     stop: Arc<AtomicBool>,
-    tasks: Vec<JoinHandle<Result<BotOutcome, SwarmError>>>,
+    /// Each group's task and its number of bots.
+    groups: Vec<(GroupTask, usize)>,
+    bots: usize,
     started: Instant,
+}
+
+/// A group's task: one outcome per bot.
+type GroupTask = JoinHandle<Vec<Result<BotOutcome, SwarmError>>>;
+
+/// One bot of a group, before it binds.
+struct Member {
+    token: ConnectToken,
+    index: u16,
+    config: MatchBotConfig,
 }
 
 impl fmt::Debug for BotOutcome {
@@ -199,25 +217,38 @@ impl Fleet {
         let started = Instant::now();
         let end = started + config.duration;
         let period = Duration::from_nanos(1_000_000_000 / u64::from(config.tick_rate_hz.max(1)));
-        let tasks = tokens
+        let mut members: Vec<Member> = tokens
             .into_iter()
             .zip(targets)
             .enumerate()
             .map(|(i, (token, target))| {
-                let (live, stop, mut bot) = (live.clone(), stop.clone(), config.bot.clone());
+                let mut bot = config.bot.clone();
                 if let Some(r) = config.relays.iter().find(|r| r.server == target.server) {
                     bot.via = Some(r.via);
                 }
-                runtime.spawn(async move {
-                    run_bot::<G>(token, i as u16, bot, end, period, &live, &stop).await
-                })
+                Member {
+                    token,
+                    index: i as u16,
+                    config: bot,
+                }
             })
             .collect();
+        let bots = members.len();
+        let mut groups = Vec::with_capacity(bots.div_ceil(GROUP));
+        while !members.is_empty() {
+            let group: Vec<Member> = members.drain(..GROUP.min(members.len())).collect();
+            let size = group.len();
+            let (live, stop) = (live.clone(), stop.clone());
+            let task = runtime
+                .spawn(async move { run_group::<G>(group, end, period, &live, &stop).await });
+            groups.push((task, size));
+        }
         Ok(Self {
             event_kinds: <G::Event as ReliableEvent>::KINDS,
             live,
             stop,
-            tasks,
+            groups,
+            bots,
             started,
         })
     }
@@ -234,7 +265,7 @@ impl Fleet {
 
     /// Bots in the fleet.
     pub fn bots(&self) -> usize {
-        self.tasks.len()
+        self.bots
     }
 
     /// Asks every bot to stop at its next tick.
@@ -245,7 +276,7 @@ impl Fleet {
     /// Waits for every bot and sums what they saw.
     pub async fn finish(self) -> FleetReport {
         let mut report = FleetReport {
-            bots: self.tasks.len() as u64,
+            bots: self.bots as u64,
             failed: 0,
             counters: BotCounters::default(),
             interarrival: Histogram::new_with_bounds(1, 60_000_000, 2)
@@ -254,17 +285,22 @@ impl Fleet {
             event_kinds: self.event_kinds,
             quality: Quality::default(),
         };
-        for task in self.tasks {
-            match task.await {
-                Ok(Ok(outcome)) => {
-                    report.counters.add(&outcome.counters);
-                    report.quality.add(&outcome.quality);
-                    if let Some(h) = outcome.interarrival {
-                        // Same bounds on both sides: cannot fail.
-                        let _ = report.interarrival.add(&h);
-                    }
+        for (task, size) in self.groups {
+            let Ok(outcomes) = task.await else {
+                report.failed += size as u64;
+                continue;
+            };
+            for outcome in outcomes {
+                let Ok(outcome) = outcome else {
+                    report.failed += 1;
+                    continue;
+                };
+                report.counters.add(&outcome.counters);
+                report.quality.add(&outcome.quality);
+                if let Some(h) = outcome.interarrival {
+                    // Same bounds on both sides: cannot fail.
+                    let _ = report.interarrival.add(&h);
                 }
-                _ => report.failed += 1,
             }
         }
         report.elapsed = self.started.elapsed();
@@ -282,38 +318,65 @@ pub async fn run_fleet<G: BotGame>(
     Ok(Fleet::launch::<G>(targets, config, stop)?.finish().await)
 }
 
-async fn run_bot<G: BotGame>(
-    token: ConnectToken,
-    index: u16,
-    config: MatchBotConfig,
+/// Binds a group's bots and ticks them together every `period` (or at
+/// once when the group fell behind: ticks are skipped rather than bunched)
+/// until `end` or `stop`; a bot whose match ended leaves when the server
+/// closes it. One outcome per bot, in no particular order.
+async fn run_group<G: BotGame>(
+    members: Vec<Member>,
     end: Instant,
     period: Duration,
     live: &LiveCounters,
     stop: &AtomicBool,
-) -> Result<BotOutcome, SwarmError> {
-    let mut bot = MatchBot::<G>::bind(token, index, &config).await?;
-    let mut next = Instant::now();
-    let mut reported = BotCounters::default();
-    while !stop.load(Ordering::Relaxed) {
-        if !bot.tick_on_schedule(&mut next, period, end).await? {
-            break;
+) -> Vec<Result<BotOutcome, SwarmError>> {
+    let mut outcomes = Vec::with_capacity(members.len());
+    let mut bots = Vec::with_capacity(members.len());
+    for m in members {
+        match MatchBot::<G>::bind(m.token, m.index, &m.config).await {
+            Ok(bot) => bots.push((bot, BotCounters::default())),
+            Err(e) => outcomes.push(Err(e)),
         }
-        let counters = bot.counters();
-        live.advance(&reported, &counters);
-        reported = counters;
-        // A bot whose match ended stays until the server closes it.
-        if bot.is_disconnected() {
+    }
+    let mut next = Instant::now();
+    while !bots.is_empty() && !stop.load(Ordering::Relaxed) {
+        next += period;
+        let now = Instant::now();
+        if next < now {
+            next = now;
+        }
+        let last = next >= end;
+        tokio::time::sleep_until(next.min(end).into()).await;
+        let mut i = 0;
+        while i < bots.len() {
+            let (bot, reported) = &mut bots[i];
+            bot.tick_now();
+            let counters = bot.counters();
+            live.advance(reported, &counters);
+            *reported = counters;
+            if bot.is_disconnected() {
+                let (bot, _) = bots.swap_remove(i);
+                outcomes.push(Ok(outcome(bot)));
+            } else {
+                i += 1;
+            }
+        }
+        if last {
             break;
         }
     }
+    outcomes.extend(bots.into_iter().map(|(bot, _)| Ok(outcome(bot))));
+    outcomes
+}
+
+/// What a bot saw, once it says goodbye.
+fn outcome<G: BotGame>(mut bot: MatchBot<G>) -> BotOutcome {
     let counters = bot.counters();
-    live.advance(&reported, &counters);
     let interarrival = Some(bot.interarrival().clone());
     let quality = bot.quality().clone();
     bot.disconnect();
-    Ok(BotOutcome {
+    BotOutcome {
         counters,
         interarrival,
         quality,
-    })
+    }
 }

@@ -189,13 +189,26 @@ impl<G: BotGame> MatchBot<G> {
     /// check the world, then send the next input.
     pub async fn tick(&mut self, deadline: Instant) -> Result<(), SwarmError> {
         self.client.run_until(deadline).await?;
+        self.play();
+        Ok(())
+    }
+
+    /// One bot tick now, without waiting: what arrived since the last one,
+    /// then as [`MatchBot::tick`]. For a caller that keeps the schedule of
+    /// many bots at once.
+    pub fn tick_now(&mut self) {
+        self.client.poll_now();
+        self.play();
+    }
+
+    /// Reads events and checks the world, then sends the next input.
+    fn play(&mut self) {
         self.read();
         let now = Instant::now();
         self.probe.frame(now, self.client.core());
         self.act(now);
         self.client.flush();
         self.count();
-        Ok(())
     }
 
     /// Ticks at the next deadline, one `period` after `next` (or now, when
