@@ -121,6 +121,8 @@ fn swarm(dir: &Path, name: &str, text: &str) -> (std::process::Output, serde_jso
     let out = Command::new(env!("CARGO_BIN_EXE_hightick"))
         .args(["swarm", "run", file.to_str().unwrap(), "--quiet", "--json"])
         .arg(&json)
+        .arg("--report")
+        .arg(dir.join(format!("{name}.html")))
         .output()
         .unwrap();
     let result = std::fs::read_to_string(&json)
