@@ -1,0 +1,123 @@
+//! `#[derive(Wire)]`: a struct writes its fields in order; an enum writes
+//! its variant's index in the fewest bits that hold every index, then the
+//! variant's fields.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Data, DeriveInput, Fields, Ident};
+
+use crate::codec::{WireField, all_or_errors, krate};
+
+/// The `impl Wire` of `input`.
+pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let k = krate();
+    let name = &input.ident;
+    let (write, read) = match &input.data {
+        Data::Struct(s) => struct_body(name, &s.fields)?,
+        Data::Enum(e) => enum_body(name, e)?,
+        Data::Union(_) => {
+            return Err(syn::Error::new_spanned(
+                &input.ident,
+                "Wire is derived for structs and enums, not unions",
+            ));
+        }
+    };
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    Ok(quote! {
+        impl #impl_generics #k::Wire for #name #ty_generics #where_clause {
+            #[inline]
+            fn write(&self, __w: &mut #k::BitWriter) -> ::core::result::Result<(), #k::ProtoError> {
+                __w.all_or_nothing(|__w| {
+                    #write
+                    ::core::result::Result::Ok(())
+                })
+            }
+            #[inline]
+            fn read(__r: &mut #k::BitReader) -> ::core::result::Result<Self, #k::ProtoError> {
+                ::core::result::Result::Ok(#read)
+            }
+        }
+    })
+}
+
+/// The fields of a struct or variant with the names they are bound to when
+/// written (`__f0`, `__f1`, ...) and what errors call them.
+pub(crate) fn wire_fields<'a>(
+    owner: &str,
+    fields: &'a Fields,
+) -> syn::Result<Vec<(WireField<'a>, Ident)>> {
+    all_or_errors(fields.iter().enumerate().map(|(i, f)| {
+        let label = match &f.ident {
+            Some(id) => format!("{owner}.{id}"),
+            None => format!("{owner}.{i}"),
+        };
+        Ok((WireField::new(f, label)?, format_ident!("__f{i}")))
+    }))
+}
+
+/// A pattern or constructor of `path` from `fields` bound to `values`.
+fn shape(path: TokenStream, fields: &Fields, values: &[TokenStream]) -> TokenStream {
+    match fields {
+        Fields::Named(named) => {
+            let names = named.named.iter().map(|f| &f.ident);
+            quote!(#path { #(#names: #values),* })
+        }
+        Fields::Unnamed(_) => quote!(#path ( #(#values),* )),
+        Fields::Unit => path,
+    }
+}
+
+fn struct_body(name: &Ident, fields: &Fields) -> syn::Result<(TokenStream, TokenStream)> {
+    let wf = wire_fields(&name.to_string(), fields)?;
+    let binds: Vec<TokenStream> = wf.iter().map(|(_, b)| quote!(#b)).collect();
+    let pattern = shape(quote!(Self), fields, &binds);
+    let writes = wf.iter().map(|(f, b)| f.write(&quote!(#b)));
+    let reads: Vec<TokenStream> = wf.iter().map(|(f, _)| f.read()).collect();
+    let write = quote! {
+        let #pattern = self;
+        #(#writes)*
+    };
+    Ok((write, shape(quote!(Self), fields, &reads)))
+}
+
+fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, TokenStream)> {
+    let k = krate();
+    let count = data.variants.len();
+    if count == 0 {
+        return Err(syn::Error::new_spanned(
+            name,
+            "Wire needs at least one variant",
+        ));
+    }
+    let tag_bits = usize::BITS - (count - 1).leading_zeros();
+    let kind_label = format!("{name} kind");
+    let mut write_arms = Vec::new();
+    let mut read_arms = Vec::new();
+    for (index, v) in data.variants.iter().enumerate() {
+        let vname = &v.ident;
+        let index = index as u32;
+        let wf = wire_fields(&format!("{name}::{vname}"), &v.fields)?;
+        let binds: Vec<TokenStream> = wf.iter().map(|(_, b)| quote!(#b)).collect();
+        let pattern = shape(quote!(Self::#vname), &v.fields, &binds);
+        let writes = wf.iter().map(|(f, b)| f.write(&quote!(#b)));
+        write_arms.push(quote! {
+            #pattern => {
+                __w.write_bits(#index, #tag_bits)?;
+                #(#writes)*
+            }
+        });
+        let reads: Vec<TokenStream> = wf.iter().map(|(f, _)| f.read()).collect();
+        let value = shape(quote!(Self::#vname), &v.fields, &reads);
+        read_arms.push(quote!(#index => #value,));
+    }
+    let write = quote! {
+        match self { #(#write_arms)* }
+    };
+    let read = quote! {
+        match __r.read_bits(#tag_bits)? {
+            #(#read_arms)*
+            _ => return ::core::result::Result::Err(#k::ProtoError::invalid(#kind_label)),
+        }
+    };
+    Ok((write, read))
+}
