@@ -12,8 +12,10 @@
 //!   snake case, are its `KINDS`, and `kind()` is the variant's index.
 //! - `#[derive(Replicated)]` on an archetype's state: every field carries
 //!   `#[group(n)]` and makes `FieldGroups` (`write_group` for the server,
-//!   `read_group` for the client); `#[replicated(archetype = A)]` makes the
-//!   struct the client's `Replica` too.
+//!   `read_group` for the client) and, for each named field, a push setter
+//!   `set_<field>(world, entity, value)` that stamps the field's group when
+//!   the value changes; `#[replicated(archetype = A)]` makes the struct the
+//!   client's `Replica` too.
 //!
 //! A field travels by its type's own `Wire` codec (integers at full width,
 //! `bool` in one bit, `f32` bit for bit, `EntityId` compact, arrays element

@@ -68,6 +68,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             ::core::result::Result::Ok(())
         })
     });
+    let setters = fields.iter().map(|f| setter(f));
     let max_group = groups.last().copied().unwrap_or(0);
     let replica = replica(input)?;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
@@ -89,12 +90,42 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 }
             }
         }
+        impl #impl_generics #name #ty_generics #where_clause {
+            #(#setters)*
+        }
         const _: () = ::core::assert!(
             #max_group < #k::MAX_GROUPS,
             "#[group(n)]: n must be below MAX_GROUPS",
         );
         #replica
     })
+}
+
+/// `set_<field>(world, entity, value)`: the push setter, which stamps the
+/// field's group as changed when the value differs (named fields only).
+fn setter(f: &GroupField) -> TokenStream {
+    let k = krate();
+    let Member::Named(field) = &f.member else {
+        return TokenStream::new();
+    };
+    let name = quote::format_ident!("set_{}", field.to_string().trim_start_matches("r#"));
+    let (vis, ty, group) = (&f.wire.field.vis, &f.wire.field.ty, f.group);
+    let doc = format!(
+        "Sets `{field}` and, when it changed, stamps field group {group} of `entity` \
+         (`ReplicationWorld::set`); returns whether it changed."
+    );
+    quote! {
+        #[doc = #doc]
+        #[inline]
+        #vis fn #name<A: #k::Archetype>(
+            &mut self,
+            world: &mut #k::ReplicationWorld<A>,
+            entity: #k::EntityId,
+            value: #ty,
+        ) -> bool {
+            world.set(entity, #group, &mut self.#field, value)
+        }
+    }
 }
 
 /// The field's `#[group(n)]`.

@@ -312,3 +312,18 @@ fn the_sizes_are_the_attributes() {
         4 + 8 + 5 + 5 + 11 + 8 + 16 + 22 + 12 + 7 + 1 + 64 + 1
     );
 }
+
+#[test]
+fn setters_stamp_the_fields_group_only_on_a_change() {
+    use hightick_engine::world::ReplicationWorld;
+    let mut world = ReplicationWorld::new(4, 0);
+    world.begin_tick(1);
+    let e = world.spawn(Ship).unwrap();
+    let mut ship = ShipState::default();
+    world.begin_tick(5);
+    assert!(ship.set_hull(&mut world, e, 40));
+    assert!(!ship.set_heading(&mut world, e, 0.0), "unchanged");
+    assert_eq!(ship.hull, 40);
+    assert_eq!(world.changed_tick(e, 1), 5);
+    assert_eq!(world.changed_tick(e, 0), 1);
+}

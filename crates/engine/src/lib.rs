@@ -165,7 +165,8 @@ pub use replication::FieldGroups;
 pub mod __derive {
     pub use crate::events::{MAX_EVENT_KINDS, ReliableEvent};
     pub use crate::replication::{FieldGroups, Replica};
-    pub use crate::world::{GroupMask, MAX_GROUPS};
+    pub use crate::world::{Archetype, GroupMask, MAX_GROUPS, ReplicationWorld};
+    pub use hightick_proto::EntityId;
     pub use hightick_proto::message::{read_entity_id, write_entity_id};
     pub use hightick_proto::wire::{array, int};
     pub use hightick_proto::{BitReader, BitWriter, InputPayload, ProtoError, Wire, quantize};

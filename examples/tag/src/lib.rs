@@ -199,9 +199,9 @@ impl Game for Tag {
         let players = self.runner_of.len().max(1) as f32;
         let angle = f32::from(p.0) * std::f32::consts::TAU / players;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
-        ctx.world.set(e, 0, &mut self.runners[i].position, spot);
+        self.runners[i].set_position(ctx.world, e, spot);
         let first = self.the_it().is_none();
-        ctx.world.set(e, 1, &mut self.runners[i].it, first);
+        self.runners[i].set_it(ctx.world, e, first);
         self.runner_of[usize::from(p.0)] = Some(e);
         Ok(())
     }
@@ -239,7 +239,7 @@ impl Game for Tag {
             (x + (f32::from(cmd.payload.x) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
             (z + (f32::from(cmd.payload.z) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
         ];
-        ctx.world.set(e, 0, &mut self.runners[i].position, moved);
+        self.runners[i].set_position(ctx.world, e, moved);
     }
 
     fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
@@ -268,10 +268,8 @@ impl Game for Tag {
                 && (x - at[0]).abs().max((z - at[1]).abs()) <= TAG_REACH_CM
         });
         if let Some(caught) = caught {
-            ctx.world
-                .set(it, 1, &mut self.runners[usize::from(it.0)].it, false);
-            ctx.world
-                .set(caught, 1, &mut self.runners[usize::from(caught.0)].it, true);
+            self.runners[usize::from(it.0)].set_it(ctx.world, it, false);
+            self.runners[usize::from(caught.0)].set_it(ctx.world, caught, true);
             self.it_since = self.now;
             self.previous_it = Some(it);
             ctx.broadcast_event(TagEvent::Tagged {
