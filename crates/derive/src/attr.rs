@@ -15,7 +15,7 @@ pub(crate) enum Encoding {
     /// An integer in this many bits (two's complement when signed).
     Bits(u32),
     /// An integer in `lo..=hi`, as its offset from `lo`.
-    Range(i128, i128),
+    Range(Bound, Bound),
     /// An integer as a varint (zigzag when signed).
     Varint,
     /// An `f32` over `lo..=hi`, quantized in a number of bits or to a step.
@@ -26,6 +26,39 @@ pub(crate) enum Encoding {
     UnitVector(u32),
     /// An entity id in its compact code.
     Entity,
+}
+
+/// An end of an integer range: a literal, or a constant's path (checked
+/// when the expanded code is compiled).
+#[derive(Clone)]
+pub(crate) enum Bound {
+    /// `-100`, `1023`.
+    Lit(i128),
+    /// `MAX_ROUND`, `Self::LIMIT`.
+    Path(syn::Path),
+}
+
+impl Bound {
+    /// The bound as written, for comparing and printing (syn's paths have
+    /// neither without its `extra-traits`).
+    fn text(&self) -> String {
+        match self {
+            Bound::Lit(v) => v.to_string(),
+            Bound::Path(p) => quote::quote!(#p).to_string(),
+        }
+    }
+}
+
+impl PartialEq for Bound {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
 }
 
 /// How finely a quantized float is written.
@@ -45,7 +78,7 @@ impl Encoding {
     }
 }
 
-const KEYS: &str = "bits = N, range = LO..=HI, varint, float(range = LO..=HI, step = S | bits = N), angle, unit_vector(bits = N), entity";
+const KEYS: &str = "bits = N, range = LO..=HI (literals or constants), varint, float(range = LO..=HI, step = S | bits = N), angle, unit_vector(bits = N), entity";
 
 /// The encoding the `#[wire(...)]` attributes among `attrs` ask for
 /// ([`Encoding::Plain`] without one); at most one attribute, one encoding.
@@ -63,7 +96,9 @@ pub(crate) fn encoding(attrs: &[Attribute]) -> syn::Result<Encoding> {
                 "bits" => Encoding::Bits(int_in(&meta.value()?.parse()?, 1, 64, "bits")?),
                 "range" => {
                     let (lo, hi) = int_range(meta.value()?)?;
-                    if hi - lo > i128::from(u64::MAX) {
+                    if let (Bound::Lit(lo), Bound::Lit(hi)) = (&lo, &hi)
+                        && hi - lo > i128::from(u64::MAX)
+                    {
                         return Err(meta.error("range: more than 64 bits apart"));
                     }
                     Encoding::Range(lo, hi)
@@ -148,16 +183,27 @@ fn int_in(lit: &syn::LitInt, min: u32, max: u32, what: &str) -> syn::Result<u32>
     }
 }
 
-/// `LO..=HI` of integer literals, `LO <= HI`.
-fn int_range(input: ParseStream) -> syn::Result<(i128, i128)> {
+/// `LO..=HI` of integer literals or constants, `LO <= HI` when both are
+/// literals.
+fn int_range(input: ParseStream) -> syn::Result<(Bound, Bound)> {
     let start = input.span();
-    let lo = signed_int(input)?;
+    let lo = bound(input)?;
     input.parse::<Token![..=]>()?;
-    let hi = signed_int(input)?;
-    if lo > hi {
+    let hi = bound(input)?;
+    if let (Bound::Lit(lo), Bound::Lit(hi)) = (&lo, &hi)
+        && lo > hi
+    {
         return Err(syn::Error::new(start, "range: LO must not be above HI"));
     }
     Ok((lo, hi))
+}
+
+/// An integer literal (maybe negative) or a constant's path.
+fn bound(input: ParseStream) -> syn::Result<Bound> {
+    if input.peek(syn::Ident) || input.peek(Token![::]) || input.peek(Token![Self]) {
+        return Ok(Bound::Path(input.parse()?));
+    }
+    signed_int(input).map(Bound::Lit)
 }
 
 /// `LO..=HI` of number literals.
@@ -203,7 +249,11 @@ mod tests {
         );
         assert_eq!(
             of(parse_quote!(#[wire(range = -100..=100)])).unwrap(),
-            Encoding::Range(-100, 100)
+            Encoding::Range(Bound::Lit(-100), Bound::Lit(100))
+        );
+        assert_eq!(
+            of(parse_quote!(#[wire(range = 0..=MAX_ROUND)])).unwrap(),
+            Encoding::Range(Bound::Lit(0), Bound::Path(parse_quote!(MAX_ROUND)))
         );
         assert_eq!(of(parse_quote!(#[wire(varint)])).unwrap(), Encoding::Varint);
         assert_eq!(

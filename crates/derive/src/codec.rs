@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Field, Type};
 
-use crate::attr::{Encoding, FloatSize, encoding};
+use crate::attr::{Bound, Encoding, FloatSize, encoding};
 
 /// The path the expanded code names `hightick_proto` and the engine by.
 pub(crate) fn krate() -> TokenStream {
@@ -87,7 +87,10 @@ fn write_value(ty: &Type, enc: &Encoding, v: &TokenStream) -> TokenStream {
     match enc {
         Encoding::Plain => quote!(<#ty as #k::Wire>::write(#v, __w)),
         Encoding::Bits(bits) => quote!(#k::int::write_bits(__w, *#v, #bits)),
-        Encoding::Range(lo, hi) => quote!(#k::int::write_range(__w, *#v, #lo, #hi)),
+        Encoding::Range(lo, hi) => {
+            let (lo, hi) = range_bounds(lo, hi);
+            quote!(#k::int::write_range(__w, *#v, #lo, #hi))
+        }
         Encoding::Varint => quote!(#k::int::write_varint(__w, *#v)),
         Encoding::Float { .. } => {
             let q = float_quantizer(enc);
@@ -111,7 +114,10 @@ fn read_value(ty: &Type, enc: &Encoding) -> TokenStream {
     match enc {
         Encoding::Plain => quote!(<#ty as #k::Wire>::read(__r)),
         Encoding::Bits(bits) => quote!(#k::int::read_bits::<#ty>(__r, #bits)),
-        Encoding::Range(lo, hi) => quote!(#k::int::read_range::<#ty>(__r, #lo, #hi)),
+        Encoding::Range(lo, hi) => {
+            let (lo, hi) = range_bounds(lo, hi);
+            quote!(#k::int::read_range::<#ty>(__r, #lo, #hi))
+        }
         Encoding::Varint => quote!(#k::int::read_varint::<#ty>(__r)),
         Encoding::Float { .. } => {
             let q = float_quantizer(enc);
@@ -124,6 +130,21 @@ fn read_value(ty: &Type, enc: &Encoding) -> TokenStream {
         }
         Encoding::Entity => quote!(#k::read_entity_id(__r)),
     }
+}
+
+/// The bounds of a range as constant `i128` expressions; bounds named by
+/// constants are checked (`LO <= HI`) when the expanded code compiles.
+fn range_bounds(lo: &Bound, hi: &Bound) -> (TokenStream, TokenStream) {
+    let expr = |b: &Bound| match b {
+        Bound::Lit(v) => quote!(#v),
+        Bound::Path(p) => quote!((#p as i128)),
+    };
+    let (lo, hi) = (expr(lo), expr(hi));
+    let checked_hi = quote!({
+        const { ::core::assert!(#lo <= #hi, "wire(range = LO..=HI): LO is above HI") };
+        #hi
+    });
+    (lo, checked_hi)
 }
 
 /// `const Q: FloatQuantizer = ...;`, made at compile time: a configuration

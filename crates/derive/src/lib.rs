@@ -24,7 +24,7 @@
 //! | attribute | for | on the wire |
 //! |---|---|---|
 //! | `bits = N` | integers | `N` bits (two's complement when signed) |
-//! | `range = LO..=HI` | integers | the offset from `LO` in the fewest bits for `HI - LO` |
+//! | `range = LO..=HI` | integers | the offset from `LO` in the fewest bits for `HI - LO` (bounds: literals or constants) |
 //! | `varint` | integers | 5, 10, 19 or 35 bits, small first (zigzag when signed) |
 //! | `float(range = LO..=HI, step = S)` | `f32` | quantized, codes at most `S` apart |
 //! | `float(range = LO..=HI, bits = N)` | `f32` | quantized in `N` bits (1..=24) |

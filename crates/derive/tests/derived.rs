@@ -327,3 +327,24 @@ fn setters_stamp_the_fields_group_only_on_a_change() {
     assert_eq!(world.changed_tick(e, 1), 5);
     assert_eq!(world.changed_tick(e, 0), 1);
 }
+
+const MAX_SCORE: u16 = 999;
+
+/// A range bounded by a constant.
+#[derive(Debug, Clone, Copy, PartialEq, Wire)]
+struct Score(#[wire(range = 1..=MAX_SCORE)] u16);
+
+#[test]
+fn ranges_may_name_constants() {
+    let bytes = encode(&Score(MAX_SCORE)).unwrap();
+    assert_eq!(bytes.len(), 2, "10 bits for 1..=999");
+    assert_eq!(
+        Score::read(&mut BitReader::new(&bytes)),
+        Ok(Score(MAX_SCORE))
+    );
+    assert_eq!(encode(&Score(0)), Err(ProtoError::invalid("Score.0")));
+    assert_eq!(
+        Score::read(&mut BitReader::new(&[0xFF, 0x03])),
+        Err(ProtoError::invalid("Score.0"))
+    );
+}
