@@ -6,6 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Ident};
 
+use crate::attr::{Encoding, encoding};
 use crate::codec::{WireField, all_or_errors, krate};
 
 /// The `impl Wire` of `input`.
@@ -22,7 +23,8 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             ));
         }
     };
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let generics = bounded(input)?;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     Ok(quote! {
         impl #impl_generics #k::Wire for #name #ty_generics #where_clause {
             #[inline]
@@ -38,6 +40,30 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// The type's generics, with `FieldType: Wire` for every field that travels
+/// by its own codec when the type has type parameters (as serde bounds
+/// its derives), so `Pair<T>` is `Wire` whenever its fields are.
+fn bounded(input: &DeriveInput) -> syn::Result<syn::Generics> {
+    let k = krate();
+    let mut generics = input.generics.clone();
+    if generics.type_params().next().is_none() {
+        return Ok(generics);
+    }
+    let fields: Vec<&syn::Field> = match &input.data {
+        Data::Struct(s) => s.fields.iter().collect(),
+        Data::Enum(e) => e.variants.iter().flat_map(|v| v.fields.iter()).collect(),
+        Data::Union(_) => Vec::new(),
+    };
+    let clause = generics.make_where_clause();
+    for f in fields {
+        if encoding(&f.attrs)? == Encoding::Plain {
+            let ty = &f.ty;
+            clause.predicates.push(syn::parse_quote!(#ty: #k::Wire));
+        }
+    }
+    Ok(generics)
 }
 
 /// The fields of a struct or variant with the names they are bound to when

@@ -348,3 +348,29 @@ fn ranges_may_name_constants() {
         Err(ProtoError::invalid("Score.0"))
     );
 }
+
+/// A generic message: `Wire` whenever its fields are.
+#[derive(Debug, Clone, Copy, PartialEq, Wire)]
+struct Pair<T> {
+    first: T,
+    second: Option<T>,
+    #[wire(bits = 3)]
+    flags: u8,
+}
+
+#[test]
+fn generic_types_are_wire_when_their_fields_are() {
+    let p = Pair {
+        first: EntityId(2),
+        second: Some(EntityId(900)),
+        flags: 5,
+    };
+    let bytes = encode(&p).unwrap();
+    assert_eq!(Pair::<EntityId>::read(&mut BitReader::new(&bytes)), Ok(p));
+    let q = Pair {
+        first: -1i16,
+        second: None,
+        flags: 0,
+    };
+    assert_eq!(encode(&q).unwrap().len(), 3, "16 + 1 + 3 bits");
+}
