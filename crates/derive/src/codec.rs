@@ -164,8 +164,10 @@ fn float_quantizer(enc: &Encoding) -> TokenStream {
     };
     quote! {
         const Q: #k::quantize::FloatQuantizer = match #make {
-            Ok(q) => q,
-            Err(_) => panic!("wire(float(...)): a step that fine needs more than 24 bits"),
+            ::core::result::Result::Ok(q) => q,
+            ::core::result::Result::Err(_) => {
+                ::core::panic!("wire(float(...)): a step that fine needs more than 24 bits")
+            }
         };
     }
 }
@@ -178,8 +180,8 @@ fn unit_vector_quantizer(enc: &Encoding) -> TokenStream {
     };
     quote! {
         const Q: #k::quantize::UnitVectorQuantizer = match #k::quantize::UnitVectorQuantizer::new(#bits) {
-            Ok(q) => q,
-            Err(_) => panic!("wire(unit_vector(bits)) must be in 2..=16"),
+            ::core::result::Result::Ok(q) => q,
+            ::core::result::Result::Err(_) => ::core::panic!("wire(unit_vector(bits)) must be in 2..=16"),
         };
     }
 }
