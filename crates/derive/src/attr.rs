@@ -34,8 +34,8 @@ pub(crate) enum Encoding {
 pub(crate) enum Bound {
     /// `-100`, `1023`.
     Lit(i128),
-    /// `MAX_ROUND`, `Self::LIMIT`.
-    Path(syn::Path),
+    /// `MAX_ROUND`, `-HALF_FIELD` (negated when `true`).
+    Path(bool, syn::Path),
 }
 
 impl Bound {
@@ -44,7 +44,7 @@ impl Bound {
     fn text(&self) -> String {
         match self {
             Bound::Lit(v) => v.to_string(),
-            Bound::Path(p) => quote::quote!(#p).to_string(),
+            Bound::Path(neg, p) => format!("{}{}", if *neg { "-" } else { "" }, quote::quote!(#p)),
         }
     }
 }
@@ -198,12 +198,14 @@ fn int_range(input: ParseStream) -> syn::Result<(Bound, Bound)> {
     Ok((lo, hi))
 }
 
-/// An integer literal (maybe negative) or a constant's path.
+/// An integer literal or a constant's path, maybe negated.
 fn bound(input: ParseStream) -> syn::Result<Bound> {
+    let neg = input.parse::<Option<Token![-]>>()?.is_some();
     if input.peek(syn::Ident) || input.peek(Token![::]) || input.peek(Token![Self]) {
-        return Ok(Bound::Path(input.parse()?));
+        return Ok(Bound::Path(neg, input.parse()?));
     }
-    signed_int(input).map(Bound::Lit)
+    let v: i128 = input.parse::<syn::LitInt>()?.base10_parse()?;
+    Ok(Bound::Lit(if neg { -v } else { v }))
 }
 
 /// `LO..=HI` of number literals.
@@ -211,14 +213,6 @@ fn float_range(input: ParseStream) -> syn::Result<(f64, f64)> {
     let lo = signed_float(input)?;
     input.parse::<Token![..=]>()?;
     Ok((lo, signed_float(input)?))
-}
-
-/// An optional `-`, then an integer literal.
-fn signed_int(input: ParseStream) -> syn::Result<i128> {
-    let neg = input.parse::<Option<Token![-]>>()?.is_some();
-    let lit: syn::LitInt = input.parse()?;
-    let v: i128 = lit.base10_parse()?;
-    Ok(if neg { -v } else { v })
 }
 
 /// An optional `-`, then a float or integer literal.
@@ -253,7 +247,14 @@ mod tests {
         );
         assert_eq!(
             of(parse_quote!(#[wire(range = 0..=MAX_ROUND)])).unwrap(),
-            Encoding::Range(Bound::Lit(0), Bound::Path(parse_quote!(MAX_ROUND)))
+            Encoding::Range(Bound::Lit(0), Bound::Path(false, parse_quote!(MAX_ROUND)))
+        );
+        assert_eq!(
+            of(parse_quote!(#[wire(range = -HALF..=HALF)])).unwrap(),
+            Encoding::Range(
+                Bound::Path(true, parse_quote!(HALF)),
+                Bound::Path(false, parse_quote!(HALF))
+            )
         );
         assert_eq!(of(parse_quote!(#[wire(varint)])).unwrap(), Encoding::Varint);
         assert_eq!(

@@ -137,7 +137,8 @@ fn read_value(ty: &Type, enc: &Encoding) -> TokenStream {
 fn range_bounds(lo: &Bound, hi: &Bound) -> (TokenStream, TokenStream) {
     let expr = |b: &Bound| match b {
         Bound::Lit(v) => quote!(#v),
-        Bound::Path(p) => quote!((#p as i128)),
+        Bound::Path(false, p) => quote!((#p as i128)),
+        Bound::Path(true, p) => quote!((-(#p as i128))),
     };
     let (lo, hi) = (expr(lo), expr(hi));
     let checked_hi = quote!({

@@ -32,8 +32,8 @@ use hightick_engine::{
 use hightick_proto::{BitWriter, InputCommand, ProtoError};
 use serde::{Deserialize, Serialize};
 
-/// The field is `-HALF_FIELD..HALF_FIELD` centimetres on both axes.
-const HALF_FIELD: i32 = 2_000;
+/// The field is `-HALF_FIELD..=HALF_FIELD` centimetres on both axes.
+pub const HALF_FIELD: i32 = 2_000;
 const SPEED_CM_S: f32 = 500.0;
 const TAG_REACH_CM: i32 = 100;
 const VIEW_RADIUS_CM: i32 = 1_500;
@@ -107,9 +107,9 @@ pub enum TagEvent {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Replicated)]
 #[replicated(archetype = Runner)]
 pub struct RunnerState {
-    /// Centimetres, x and z (varints: small near the centre).
+    /// Centimetres, x and z, on the field (12 bits each).
     #[group(0)]
-    #[wire(varint)]
+    #[wire(range = -HALF_FIELD..=HALF_FIELD)]
     pub position: [i32; 2],
     /// Whether it is "it".
     #[group(1)]
