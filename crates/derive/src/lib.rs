@@ -14,7 +14,8 @@
 //!   `#[group(n)]` and makes `FieldGroups` (`write_group` for the server,
 //!   `read_group` for the client) and, for each named field, a push setter
 //!   `set_<field>(world, entity, value)` that stamps the field's group when
-//!   the value changes; `#[replicated(archetype = A)]` makes the struct the
+//!   the value changes (so replicated fields are `PartialEq`, as
+//!   `ReplicationWorld::set` asks); `#[replicated(archetype = A)]` makes the struct the
 //!   client's `Replica` too.
 //!
 //! A field travels by its type's own `Wire` codec (integers at full width,

@@ -374,3 +374,32 @@ fn generic_types_are_wire_when_their_fields_are() {
     };
     assert_eq!(encode(&q).unwrap().len(), 3, "16 + 1 + 3 bits");
 }
+
+/// Attributes on nested arrays apply to each element (`unit_vector` to
+/// each `[f32; 3]`).
+#[derive(Debug, Clone, Copy, PartialEq, Wire)]
+struct Nested {
+    #[wire(unit_vector(bits = 8))]
+    dirs: [[f32; 3]; 2],
+    #[wire(bits = 2)]
+    grid: [[u8; 2]; 2],
+}
+
+#[test]
+fn attributes_reach_nested_elements() {
+    let n = Nested {
+        dirs: [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0]],
+        grid: [[0, 1], [2, 3]],
+    };
+    let mut buf = [0u8; 16];
+    let mut w = BitWriter::new(&mut buf);
+    n.write(&mut w).unwrap();
+    assert_eq!(w.bits_written(), 2 * 16 + 4 * 2);
+    let len = w.finish();
+    let back = Nested::read(&mut BitReader::new(&buf[..len])).unwrap();
+    assert_eq!(back.grid, n.grid);
+    assert_eq!(
+        back.dirs.map(|d| d.map(|c| c + 0.0)),
+        n.dirs.map(|d| d.map(|c| c + 0.0))
+    );
+}
