@@ -49,6 +49,7 @@
 //!
 //! ```
 //! use hightick_engine::{EntityId, ReliableEvent, Wire};
+//! use hightick_proto::BitWriter;
 //!
 //! #[derive(Debug, Clone, Copy, PartialEq, Wire, ReliableEvent)]
 //! enum Happening {
@@ -61,7 +62,7 @@
 //! }
 //!
 //! let mut buf = [0u8; 8];
-//! let mut w = hightick_engine::__derive::BitWriter::new(&mut buf);
+//! let mut w = BitWriter::new(&mut buf);
 //! Happening::Hit { target: EntityId(3), damage: 42 }.write(&mut w).unwrap();
 //! assert_eq!(w.bits_written(), 1 + 7 + 7);
 //! assert_eq!(Happening::KINDS, &["hit", "round_end"]);
