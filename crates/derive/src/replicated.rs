@@ -22,6 +22,7 @@ struct GroupField<'a> {
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
+    crate::wire::misplaced(input)?;
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new_spanned(
             name,

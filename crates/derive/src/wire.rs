@@ -13,6 +13,7 @@ use crate::codec::{WireField, all_or_errors, krate};
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
+    misplaced(input)?;
     let (write, read) = match &input.data {
         Data::Struct(s) => struct_body(name, &s.fields)?,
         Data::Enum(e) => enum_body(name, e)?,
@@ -40,6 +41,27 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// `#[wire(...)]` on the type or on a variant says nothing: an error there,
+/// rather than an attribute silently ignored.
+pub(crate) fn misplaced(input: &DeriveInput) -> syn::Result<()> {
+    let variants: Vec<&syn::Attribute> = match &input.data {
+        Data::Enum(e) => e.variants.iter().flat_map(|v| &v.attrs).collect(),
+        _ => Vec::new(),
+    };
+    let wrong = input
+        .attrs
+        .iter()
+        .chain(variants)
+        .find(|a| a.path().is_ident("wire"));
+    match wrong {
+        Some(attr) => Err(syn::Error::new_spanned(
+            attr,
+            "#[wire(...)] goes on a field: it says how that field travels",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The type's generics, with `FieldType: Wire` for every field that travels
@@ -146,4 +168,35 @@ fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, To
         }
     };
     Ok((write, read))
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    #[test]
+    fn wire_attributes_off_a_field_are_errors() {
+        for input in [
+            parse_quote!(
+                #[wire(bits = 3)]
+                struct A(u8);
+            ),
+            parse_quote!(
+                enum B {
+                    #[wire(varint)]
+                    X(u8),
+                }
+            ),
+        ] {
+            assert!(super::derive(&input).is_err());
+        }
+        assert!(
+            super::derive(&parse_quote!(
+                enum C {
+                    X(#[wire(varint)] u8),
+                }
+            ))
+            .is_ok()
+        );
+    }
 }
