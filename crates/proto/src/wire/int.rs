@@ -38,6 +38,27 @@ macro_rules! wire_int {
 
 wire_int!(u8: false, u16: false, u32: false, u64: false, i8: true, i16: true, i32: true, i64: true);
 
+/// Writes the low `bits` (`0..=64`) of `v`: one `write_bits` when they fit
+/// 32 (the common case, and the cheap one).
+#[inline]
+fn put(w: &mut BitWriter, v: u64, bits: u32) -> Result<(), ProtoError> {
+    if bits <= 32 {
+        w.write_bits(v as u32, bits)
+    } else {
+        w.write_bits_u64(v, bits)
+    }
+}
+
+/// Reads `bits` (`0..=64`) bits as [`put`] wrote them.
+#[inline]
+fn take(r: &mut BitReader, bits: u32) -> Result<u64, ProtoError> {
+    if bits <= 32 {
+        r.read_bits(bits).map(u64::from)
+    } else {
+        r.read_bits_u64(bits)
+    }
+}
+
 /// The values `bits` bits hold for a type of this signedness (`bits` in
 /// `0..=64`): `0..2^bits`, or `-2^(bits-1)..2^(bits-1)` two's complement.
 #[inline]
@@ -66,14 +87,14 @@ pub fn write_bits<T: WireInt>(w: &mut BitWriter, v: T, bits: u32) -> Result<(), 
     } else {
         (1u64 << bits) - 1
     };
-    w.write_bits_u64(v as u64 & mask, bits)
+    put(w, v as u64 & mask, bits)
 }
 
 /// Reads a value written by [`write_bits`]; one that does not fit `T` is
 /// [`ProtoError::InvalidValue`].
 #[inline]
 pub fn read_bits<T: WireInt>(r: &mut BitReader, bits: u32) -> Result<T, ProtoError> {
-    let raw = i128::from(r.read_bits_u64(bits)?);
+    let raw = i128::from(take(r, bits)?);
     let v = if T::SIGNED && bits > 0 && raw >> (bits - 1) == 1 {
         raw - (1i128 << bits)
     } else {
@@ -110,7 +131,7 @@ pub fn write_range<T: WireInt>(
     if v < lo || v > hi {
         return Err(ProtoError::invalid("value out of range"));
     }
-    w.write_bits_u64((v - lo) as u64, bits)
+    put(w, (v - lo) as u64, bits)
 }
 
 /// Reads a value written by [`write_range`]; an offset past `hi` is
@@ -118,7 +139,7 @@ pub fn write_range<T: WireInt>(
 #[inline]
 pub fn read_range<T: WireInt>(r: &mut BitReader, lo: i128, hi: i128) -> Result<T, ProtoError> {
     let bits = range_bits(lo, hi)?;
-    let v = lo + i128::from(r.read_bits_u64(bits)?);
+    let v = lo + i128::from(take(r, bits)?);
     if v > hi {
         return Err(ProtoError::invalid("value out of range"));
     }
