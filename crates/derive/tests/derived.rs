@@ -403,3 +403,19 @@ fn attributes_reach_nested_elements() {
         n.dirs.map(|d| d.map(|c| c + 0.0))
     );
 }
+
+/// A struct is an event of one kind, named after it.
+#[derive(Debug, Clone, Copy, PartialEq, Wire, ReliableEvent)]
+struct RoundOver {
+    #[wire(range = 0..=30)]
+    round: u8,
+}
+
+#[test]
+fn a_struct_event_has_one_kind() {
+    assert_eq!(RoundOver::KINDS, &["round_over"]);
+    assert_eq!(RoundOver { round: 3 }.kind(), 0);
+    let mut buf = [0u8; 4];
+    let n = RoundOver { round: 30 }.write_message(&mut buf).unwrap();
+    assert_eq!(n, 2, "the message tag, then 5 bits");
+}
