@@ -1,11 +1,13 @@
 //! Every message decoder on arbitrary bytes, as a server or client reads a
 //! message the packet layer handed over: the engine's own (hightick-proto)
-//! and the arena's payloads inside them (its input and events). Checks: no
-//! panic, and decoding always stops (each record read consumes bits).
+//! and the arena's payloads inside them (its input and events, the events'
+//! codec derived: `#[derive(Wire, ReliableEvent)]`). Checks: no panic, and
+//! decoding always stops (each record read consumes bits).
 #![no_main]
 
 use hightick_arena::event::ArenaEvent;
 use hightick_arena::input::ArenaInput;
+use hightick_engine::events::ReliableEvent;
 use hightick_proto::message::read_entity_record_header;
 use hightick_proto::{BitReader, MessageKind, ResyncRequest, SnapshotHeader};
 

@@ -1,9 +1,11 @@
 //! The two sides of a match.
 
+use hightick_engine::Wire;
 use serde::Deserialize;
 
 /// A side. Maps give each side its own spawn zones and buy zone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+/// On the wire one bit: 0 attackers, 1 defenders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Wire)]
 #[serde(rename_all = "snake_case")]
 pub enum Team {
     /// The side that opens the round by pushing in.

@@ -5,8 +5,89 @@ use hightick_arena::Team;
 use hightick_arena::event::{
     ArenaEvent, LeaveReason, MAX_DAMAGE, MAX_MONEY, MAX_ROUND, RoundEndReason, RoundPhase,
 };
-use hightick_proto::{BitReader, BitWriter, EntityId};
+use hightick_engine::events::ReliableEvent;
+use hightick_proto::message::write_entity_id;
+use hightick_proto::{BitReader, BitWriter, EntityId, ProtoError};
 use proptest::prelude::*;
+
+/// The hand-written encoder the derived codec replaced, kept to show the
+/// bytes did not change.
+fn encode_by_hand(e: &ArenaEvent, w: &mut BitWriter) -> Result<(), ProtoError> {
+    let round = |w: &mut BitWriter, v: u16| w.write_ranged(u32::from(v), 0, u32::from(MAX_ROUND));
+    let team = |w: &mut BitWriter, t: Team| w.write_bool(t == Team::Defenders);
+    let id = write_entity_id;
+    w.write_bits(e.tag(), 4)?;
+    match *e {
+        ArenaEvent::RoundStart {
+            round: r,
+            phase,
+            phase_end_tick,
+        } => {
+            round(w, r)?;
+            w.write_bits(phase as u32, 2)?;
+            w.write_u32(phase_end_tick)
+        }
+        ArenaEvent::RoundEnd {
+            round: r,
+            winner,
+            reason,
+            score,
+        } => {
+            round(w, r)?;
+            team(w, winner)?;
+            w.write_bits(reason as u32, 3)?;
+            round(w, score[0])?;
+            round(w, score[1])
+        }
+        ArenaEvent::ShotHit {
+            shooter,
+            target,
+            damage,
+            headshot,
+        } => {
+            id(w, shooter)?;
+            id(w, target)?;
+            w.write_ranged(u32::from(damage), 0, u32::from(MAX_DAMAGE))?;
+            w.write_bool(headshot)
+        }
+        ArenaEvent::Kill {
+            killer,
+            victim,
+            weapon,
+            headshot,
+        } => {
+            id(w, killer)?;
+            id(w, victim)?;
+            w.write_u8(weapon)?;
+            w.write_bool(headshot)
+        }
+        ArenaEvent::Purchase {
+            player,
+            item,
+            cost,
+            balance,
+        } => {
+            id(w, player)?;
+            w.write_u8(item)?;
+            w.write_ranged(cost, 0, MAX_MONEY)?;
+            w.write_ranged(balance, 0, MAX_MONEY)
+        }
+        ArenaEvent::PlayerJoined { player, team: t } | ArenaEvent::Welcome { player, team: t } => {
+            id(w, player)?;
+            team(w, t)
+        }
+        ArenaEvent::PlayerLeft { player, reason } => {
+            id(w, player)?;
+            w.write_bits(reason as u32, 2)
+        }
+        ArenaEvent::MatchEnd { score, winner } => {
+            round(w, score[0])?;
+            round(w, score[1])?;
+            w.write_bool(winner.is_some())?;
+            winner.map_or(Ok(()), |t| team(w, t))
+        }
+    }
+}
 
 fn entity_id() -> impl Strategy<Value = EntityId> {
     prop_oneof![0u16..64, 0u16..1024, any::<u16>()].prop_map(EntityId)
@@ -86,6 +167,18 @@ proptest! {
         let mut r = BitReader::new(&buf[..len]);
         prop_assert_eq!(ArenaEvent::decode(&mut r).unwrap(), event);
         prop_assert!(r.remaining_bits() < 8);
+    }
+
+    #[test]
+    fn the_derived_codec_writes_the_hand_written_bytes(event in arena_event()) {
+        let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
+        let mut w = BitWriter::new(&mut a);
+        event.encode(&mut w).unwrap();
+        let derived = w.bits_written();
+        let mut w = BitWriter::new(&mut b);
+        encode_by_hand(&event, &mut w).unwrap();
+        prop_assert_eq!(derived, w.bits_written());
+        prop_assert_eq!(a, b);
     }
 
     #[test]

@@ -14,6 +14,11 @@
 //! Everything is allocated when the match is created; a steady-state tick
 //! allocates nothing (`tests/zero_alloc.rs` guards it).
 //!
+//! A game declares its input, events and replicated state once with the
+//! derives re-exported here ([`Wire`], [`ReliableEvent`], [`InputPayload`],
+//! [`Replicated`]; crate `hightick-derive`): the server's writer and the
+//! client's reader come from the same declaration.
+//!
 //! Around the rules, a game tells the host what it offers ([`HostedGame`]:
 //! its modes, match settings and the result hook) and, to be load-tested,
 //! how a virtual player plays it ([`BotGame`]).
@@ -147,3 +152,22 @@ pub use mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport
 pub use player::PlayerId;
 pub use prediction::Predict;
 pub use runtime::{MIN_SNAPSHOT_BUDGET_BYTES, Match};
+
+// A game's wire vocabulary, declared once: each trait beside its derive
+// (`hightick-derive`), as serde pairs `Serialize` with its derive.
+pub use events::ReliableEvent;
+pub use hightick_derive::{InputPayload, ReliableEvent, Replicated, Wire};
+pub use hightick_proto::{InputPayload, Wire};
+pub use replication::FieldGroups;
+
+/// What the derives' expanded code names; not an API.
+#[doc(hidden)]
+pub mod __derive {
+    pub use crate::events::{MAX_EVENT_KINDS, ReliableEvent};
+    pub use crate::replication::{FieldGroups, Replica};
+    pub use crate::world::{Archetype, GroupMask, MAX_GROUPS, ReplicationWorld};
+    pub use hightick_proto::EntityId;
+    pub use hightick_proto::message::{read_entity_id, write_entity_id};
+    pub use hightick_proto::wire::{array, int};
+    pub use hightick_proto::{BitReader, BitWriter, InputPayload, ProtoError, Wire, quantize};
+}

@@ -17,6 +17,9 @@
 //!   game's [`InputPayload`]), snapshot framing ([`SnapshotHeader`],
 //!   [`EntityRecordHeader`], the end marker) and [`ResyncRequest`], behind a
 //!   [`MessageKind`] tag. Every decoder validates every field.
+//! - [`wire`]: the [`Wire`] trait, one codec per type for both sides, that
+//!   `#[derive(Wire)]` (crate `hightick-derive`) implements from field
+//!   attributes, with the integer and array helpers it calls.
 //!
 //! What it is not: it knows no sockets, sequence numbers, acks or encryption
 //! (that is `hightick-net`), and no game's vocabulary: a snapshot's group
@@ -65,6 +68,7 @@ mod error;
 pub mod message;
 pub mod quantize;
 mod reader;
+pub mod wire;
 mod writer;
 
 pub use bits::{BitMark, bits_required, unzigzag, varint_bits, zigzag};
@@ -74,6 +78,7 @@ pub use message::{
     ResyncRequest, SnapshotHeader, SnapshotKind,
 };
 pub use reader::BitReader;
+pub use wire::Wire;
 pub use writer::BitWriter;
 
 /// The netcode.io protocol id of hightick's game protocol (this wire format's

@@ -9,8 +9,10 @@
 //!
 //! What a game writes, all in this file:
 //! - the state and rules ([`Tag`]: [`Game`] and [`ReplicationSource`]);
-//! - its wire vocabulary: the input ([`Stick`]), the reliable events
-//!   ([`TagEvent`]) and the client's copy of a runner ([`RunnerView`]);
+//! - its wire vocabulary, declared once with the engine's derives (no
+//!   hand-written bit codec): the input ([`Stick`]), the reliable events
+//!   ([`TagEvent`]) and a runner's replicated state ([`RunnerState`], the
+//!   server's copy and the client's);
 //! - what the host needs ([`HostedGame`]: modes, settings, the result hook);
 //! - a bot that plays from what its client receives ([`TagBot`], [`BotGame`]).
 //!
@@ -18,21 +20,20 @@
 //! sweeps it: `cargo run --release -p hightick-example-tag -- demo`.
 
 use hightick_engine::bot::{Bot, BotGame};
-use hightick_engine::events::ReliableEvent;
 use hightick_engine::input::InputSource;
 use hightick_engine::mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
-use hightick_engine::replication::{ClientWorld, Replica, ReplicationSource};
+use hightick_engine::replication::{ClientWorld, ReplicationSource};
 use hightick_engine::tick::Tick;
 use hightick_engine::world::{Archetype, GroupMask, ReplicationWorld};
 use hightick_engine::{
-    EntityId, Game, InterestSet, JoinRefused, MatchConfig, PlayerId, TickContext,
+    EntityId, FieldGroups, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
+    ReliableEvent, Replicated, TickContext, Wire,
 };
-use hightick_proto::message::{read_entity_id, write_entity_id};
-use hightick_proto::{BitReader, BitWriter, InputCommand, InputPayload, ProtoError};
+use hightick_proto::{BitWriter, InputCommand, ProtoError};
 use serde::{Deserialize, Serialize};
 
-/// The field is `-HALF_FIELD..HALF_FIELD` centimetres on both axes.
-const HALF_FIELD: i32 = 2_000;
+/// The field is `-HALF_FIELD..=HALF_FIELD` centimetres on both axes.
+pub const HALF_FIELD: i32 = 2_000;
 const SPEED_CM_S: f32 = 500.0;
 const TAG_REACH_CM: i32 = 100;
 const VIEW_RADIUS_CM: i32 = 1_500;
@@ -53,8 +54,8 @@ pub const MODES: &[Mode] = &[
     },
 ];
 
-/// The only archetype. Field group 0 is the position, group 1 the "it" flag:
-/// a client receives a group again only when it changed since the tick it
+/// The only archetype, with the field groups of [`RunnerState`]: a client
+/// receives a group again only when it changed since the tick it
 /// acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Runner;
@@ -67,12 +68,13 @@ impl Archetype for Runner {
         (id == 0).then_some(Runner)
     }
     fn groups(self) -> GroupMask {
-        GroupMask::first(2)
+        RunnerState::GROUPS
     }
 }
 
-/// A runner's input for one tick: a stick, `-127..=127` on each axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A runner's input for one tick: a stick, `-127..=127` on each axis (a
+/// byte each on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, InputPayload)]
 pub struct Stick {
     /// Left/right.
     pub x: i8,
@@ -80,21 +82,9 @@ pub struct Stick {
     pub z: i8,
 }
 
-impl InputPayload for Stick {
-    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        w.write_u8(self.x as u8)?;
-        w.write_u8(self.z as u8)
-    }
-    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
-        Ok(Self {
-            x: r.read_u8()? as i8,
-            z: r.read_u8()? as i8,
-        })
-    }
-}
-
-/// What the game tells its clients reliably.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the game tells its clients reliably: on the wire the variant in 2
+/// bits, then its runners' ids; its kinds are `you`, `tagged` and `over`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
 pub enum TagEvent {
     /// To one client when it (re)connects: "you are this runner".
     You {
@@ -112,64 +102,18 @@ pub enum TagEvent {
     Over,
 }
 
-impl ReliableEvent for TagEvent {
-    const KINDS: &'static [&'static str] = &["you", "tagged", "over"];
-
-    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        w.all_or_nothing(|w| {
-            w.write_bits(self.kind() as u32, 2)?;
-            match *self {
-                TagEvent::You { runner } => write_entity_id(w, runner),
-                TagEvent::Tagged { by, now_it } => {
-                    write_entity_id(w, by)?;
-                    write_entity_id(w, now_it)
-                }
-                TagEvent::Over => Ok(()),
-            }
-        })
-    }
-
-    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
-        Ok(match r.read_bits(2)? {
-            0 => TagEvent::You {
-                runner: read_entity_id(r)?,
-            },
-            1 => TagEvent::Tagged {
-                by: read_entity_id(r)?,
-                now_it: read_entity_id(r)?,
-            },
-            2 => TagEvent::Over,
-            _ => return Err(ProtoError::invalid("tag event kind")),
-        })
-    }
-
-    fn kind(&self) -> usize {
-        match self {
-            TagEvent::You { .. } => 0,
-            TagEvent::Tagged { .. } => 1,
-            TagEvent::Over => 2,
-        }
-    }
-}
-
-/// A client's copy of a runner, filled from snapshots.
-#[derive(Debug, Default)]
-pub struct RunnerView {
-    /// Centimetres, x and z.
+/// A runner's replicated state, the server's and the client's copy alike:
+/// field group 0 is the position, group 1 the "it" flag.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Replicated)]
+#[replicated(archetype = Runner)]
+pub struct RunnerState {
+    /// Centimetres, x and z, on the field (12 bits each).
+    #[group(0)]
+    #[wire(range = -HALF_FIELD..=HALF_FIELD)]
     pub position: [i32; 2],
     /// Whether it is "it".
+    #[group(1)]
     pub it: bool,
-}
-
-impl Replica for RunnerView {
-    type Archetype = Runner;
-    fn read_group(&mut self, _: Runner, group: u8, r: &mut BitReader) -> Result<(), ProtoError> {
-        match group {
-            0 => self.position = [r.read_signed_varint()?, r.read_signed_varint()?],
-            _ => self.it = r.read_bool()?,
-        }
-        Ok(())
-    }
 }
 
 /// What a create-match request may change: the match's length.
@@ -180,12 +124,11 @@ pub struct TagSettings {
     pub seconds: Option<u32>,
 }
 
-/// The server's game state, indexed by entity (positions, flag) or player
-/// (runner, score).
+/// The server's game state, indexed by entity (runners) or player (runner,
+/// score).
 #[derive(Debug, Default)]
 pub struct Tag {
-    position: Vec<[i32; 2]>,
-    it: Vec<bool>,
+    runners: Vec<RunnerState>,
     runner_of: Vec<Option<EntityId>>,
     score: Vec<u32>,
     it_since: Tick,
@@ -201,8 +144,7 @@ impl Tag {
     /// `end_tick` ticks.
     pub fn new(players: usize, entities: usize, end_tick: Tick) -> Self {
         Self {
-            position: vec![[0, 0]; entities],
-            it: vec![false; entities],
+            runners: vec![RunnerState::default(); entities],
             runner_of: vec![None; players],
             score: vec![0; players],
             end_tick,
@@ -215,12 +157,16 @@ impl Tag {
         &self.score
     }
 
+    fn runner(&self, e: EntityId) -> &RunnerState {
+        &self.runners[usize::from(e.0)]
+    }
+
     fn the_it(&self) -> Option<EntityId> {
         self.runner_of
             .iter()
             .flatten()
             .copied()
-            .find(|e| self.it[usize::from(e.0)])
+            .find(|e| self.runner(*e).it)
     }
 }
 
@@ -233,21 +179,14 @@ impl ReplicationSource for Tag {
         group: u8,
         w: &mut BitWriter,
     ) -> Result<(), ProtoError> {
-        let i = usize::from(e.0);
-        match group {
-            0 => {
-                w.write_signed_varint(self.position[i][0])?;
-                w.write_signed_varint(self.position[i][1])
-            }
-            _ => w.write_bool(self.it[i]),
-        }
+        self.runner(e).write_group(group, w)
     }
 }
 
 impl Game for Tag {
     type Input = Stick;
     type Event = TagEvent;
-    type Replica = RunnerView;
+    type Replica = RunnerState;
     type MatchResult = Vec<u32>;
 
     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
@@ -260,9 +199,9 @@ impl Game for Tag {
         let players = self.runner_of.len().max(1) as f32;
         let angle = f32::from(p.0) * std::f32::consts::TAU / players;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
-        ctx.world.set(e, 0, &mut self.position[i], spot);
+        self.runners[i].set_position(ctx.world, e, spot);
         let first = self.the_it().is_none();
-        ctx.world.set(e, 1, &mut self.it[i], first);
+        self.runners[i].set_it(ctx.world, e, first);
         self.runner_of[usize::from(p.0)] = Some(e);
         Ok(())
     }
@@ -293,14 +232,14 @@ impl Game for Tag {
             return;
         }
         let i = usize::from(e.0);
-        let boost = if self.it[i] { 1.25 } else { 1.0 };
+        let boost = if self.runners[i].it { 1.25 } else { 1.0 };
         let step = SPEED_CM_S * boost * ctx.dt() / 127.0;
-        let [x, z] = self.position[i];
+        let [x, z] = self.runners[i].position;
         let moved = [
             (x + (f32::from(cmd.payload.x) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
             (z + (f32::from(cmd.payload.z) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
         ];
-        ctx.world.set(e, 0, &mut self.position[i], moved);
+        self.runners[i].set_position(ctx.world, e, moved);
     }
 
     fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
@@ -321,17 +260,16 @@ impl Game for Tag {
         if self.now < self.it_since + ctx.tick_rate_hz() {
             return;
         }
-        let at = self.position[usize::from(it.0)];
+        let at = self.runner(it).position;
         let caught = self.runner_of.iter().flatten().copied().find(|e| {
-            let [x, z] = self.position[usize::from(e.0)];
+            let [x, z] = self.runner(*e).position;
             *e != it
                 && Some(*e) != self.previous_it
                 && (x - at[0]).abs().max((z - at[1]).abs()) <= TAG_REACH_CM
         });
         if let Some(caught) = caught {
-            ctx.world.set(it, 1, &mut self.it[usize::from(it.0)], false);
-            ctx.world
-                .set(caught, 1, &mut self.it[usize::from(caught.0)], true);
+            self.runners[usize::from(it.0)].set_it(ctx.world, it, false);
+            self.runners[usize::from(caught.0)].set_it(ctx.world, caught, true);
             self.it_since = self.now;
             self.previous_it = Some(it);
             ctx.broadcast_event(TagEvent::Tagged {
@@ -350,11 +288,14 @@ impl Game for Tag {
         let Some(me) = self.runner_of[usize::from(viewer.0)] else {
             return;
         };
-        let [mx, mz] = self.position[usize::from(me.0)];
+        let [mx, mz] = self.runner(me).position;
         for e in world.alive().iter() {
-            let [x, z] = self.position[usize::from(e.0)];
+            let RunnerState {
+                position: [x, z],
+                it,
+            } = *self.runner(e);
             let near = (x - mx).pow(2) + (z - mz).pow(2) <= VIEW_RADIUS_CM.pow(2);
-            if near || self.it[usize::from(e.0)] {
+            if near || it {
                 relevant.insert(e);
             }
         }
@@ -473,13 +414,13 @@ impl Bot<Tag> for TagBot {
         true
     }
 
-    fn check_world(&mut self, world: &ClientWorld<RunnerView>) -> u64 {
+    fn check_world(&mut self, world: &ClientWorld<RunnerState>) -> u64 {
         // Exactly one runner is "it" among those seen, or none in sight;
         // two would mean a stale copy.
         u64::from(world.iter().filter(|r| r.state.it).count() > 1)
     }
 
-    fn command(&mut self, view: &ClientWorld<RunnerView>, tick: Tick) -> InputCommand<Stick> {
+    fn command(&mut self, view: &ClientWorld<RunnerState>, tick: Tick) -> InputCommand<Stick> {
         let aim_tick = view.server_tick();
         let mut cmd = InputCommand::new(tick, aim_tick, Stick::default());
         let Some(me) = self.me else { return cmd };
@@ -536,30 +477,6 @@ mod guide {}
 mod tests {
     use super::*;
     use hightick_engine::Match;
-
-    #[test]
-    fn events_round_trip_and_bad_kinds_are_errors() {
-        let runner = EntityId(3);
-        for event in [
-            TagEvent::You { runner },
-            TagEvent::Tagged {
-                by: EntityId(1),
-                now_it: runner,
-            },
-            TagEvent::Over,
-        ] {
-            let mut buf = [0u8; 16];
-            let mut w = BitWriter::new(&mut buf);
-            event.encode(&mut w).unwrap();
-            let len = w.finish();
-            assert_eq!(
-                TagEvent::decode(&mut BitReader::new(&buf[..len])).unwrap(),
-                event
-            );
-            assert!(!TagEvent::KINDS[event.kind()].is_empty());
-        }
-        assert!(TagEvent::decode(&mut BitReader::new(&[3])).is_err());
-    }
 
     #[test]
     fn a_match_ends_on_time_and_reports_every_player() {

@@ -13,6 +13,8 @@
 //!   depends only on the entity, its groups and the client's acked tick, so
 //!   within a tick the clients that need the same one share its encoding
 //!   (`shared`).
+//! - [`FieldGroups`]: an archetype's state written and read group by group
+//!   from one declaration (`#[derive(Replicated)]`).
 //! - [`ClientWorld`] applies snapshots on the client ([`SnapshotReader`]
 //!   parses them).
 //! - [`ValueComparison`] turns the writer into the naive polling writer the
@@ -20,6 +22,7 @@
 
 mod client;
 mod detect;
+mod groups;
 mod sent;
 mod shared;
 mod source;
@@ -29,6 +32,7 @@ pub use client::{
     ApplyStats, ClientEntity, ClientWorld, Replica, SnapshotInfo, SnapshotReader, read_whole_group,
 };
 pub use detect::{ChangeDetection, ChangedTicks, EntityView, ShadowValues, ValueComparison};
+pub use groups::FieldGroups;
 pub use shared::SharedRecordStats;
 pub use source::{RecordTicks, ReplicationSource};
 pub use writer::{

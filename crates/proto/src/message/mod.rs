@@ -16,7 +16,8 @@
 //! (counts bounded, tags known, numbers in range) and never panics.
 
 /// Declares a field-less enum written as a fixed number of bits, with a
-/// validating read (an unknown code is `InvalidValue` naming `$field`).
+/// validating read (an unknown code is `InvalidValue` naming `$field`),
+/// and its [`Wire`](crate::Wire) codec, the same.
 /// Games use it for the enums of their own messages.
 ///
 /// ```
@@ -62,6 +63,18 @@ macro_rules! wire_enum {
                     $($code => Ok(Self::$variant),)+
                     _ => Err($crate::ProtoError::invalid($field)),
                 }
+            }
+        }
+
+        /// The same codec, for derived ones (`#[derive(Wire)]`).
+        impl $crate::Wire for $name {
+            #[inline]
+            fn write(&self, w: &mut $crate::BitWriter) -> Result<(), $crate::ProtoError> {
+                w.write_bits(*self as u32, $bits)
+            }
+            #[inline]
+            fn read(r: &mut $crate::BitReader) -> Result<Self, $crate::ProtoError> {
+                Self::read(r)
             }
         }
     };

@@ -35,8 +35,10 @@ pub struct FloatQuantizer {
 
 impl FloatQuantizer {
     /// A quantizer with `bits` bits (1..=[`MAX_FLOAT_BITS`]) over `min..=max`.
+    /// A `const fn`, so a quantizer can be a constant (derived codecs make
+    /// theirs at compile time).
     #[inline]
-    pub fn with_bits(min: f32, max: f32, bits: u32) -> Result<Self, ProtoError> {
+    pub const fn with_bits(min: f32, max: f32, bits: u32) -> Result<Self, ProtoError> {
         if !min.is_finite() || !max.is_finite() {
             return Err(ProtoError::InvalidConfig {
                 what: "bounds must be finite",
@@ -53,21 +55,22 @@ impl FloatQuantizer {
             });
         }
         let max_code = (1u32 << bits) - 1;
-        let extent = f64::from(max) - f64::from(min);
+        let extent = max as f64 - min as f64;
         Ok(Self {
             min,
             max,
             bits,
             max_code,
-            step: extent / f64::from(max_code),
-            codes_per_unit: f64::from(max_code) / extent,
+            step: extent / max_code as f64,
+            codes_per_unit: max_code as f64 / extent,
         })
     }
 
     /// A quantizer over `min..=max` with the fewest bits whose error stays
-    /// within `precision` (a positive absolute error bound).
+    /// within `precision` (a positive absolute error bound). A `const fn`,
+    /// like [`with_bits`](Self::with_bits).
     #[inline]
-    pub fn with_precision(min: f32, max: f32, precision: f32) -> Result<Self, ProtoError> {
+    pub const fn with_precision(min: f32, max: f32, precision: f32) -> Result<Self, ProtoError> {
         if !precision.is_finite() || precision <= 0.0 {
             return Err(ProtoError::InvalidConfig {
                 what: "precision must be positive and finite",
@@ -77,14 +80,15 @@ impl FloatQuantizer {
             // Let `with_bits` name the fault.
             return Self::with_bits(min, max, 1);
         }
-        let extent = f64::from(max) - f64::from(min);
-        let steps = (extent / (2.0 * f64::from(precision))).ceil();
-        if steps > f64::from(1u32 << MAX_FLOAT_BITS) - 1.0 {
+        let extent = max as f64 - min as f64;
+        let steps = (extent / (2.0 * precision as f64)).ceil();
+        if steps > (1u32 << MAX_FLOAT_BITS) as f64 - 1.0 {
             return Err(ProtoError::InvalidConfig {
                 what: "precision too fine for the bounds (more than 24 bits)",
             });
         }
-        Self::with_bits(min, max, bits_required(steps as u32).max(1))
+        let bits = bits_required(steps as u32);
+        Self::with_bits(min, max, if bits == 0 { 1 } else { bits })
     }
 
     /// Bits per written value.

@@ -22,10 +22,11 @@ pub struct UnitVectorQuantizer {
 }
 
 impl UnitVectorQuantizer {
-    /// A quantizer with `bits` bits per component, in `2..=16`.
+    /// A quantizer with `bits` bits per component, in `2..=16` (a `const
+    /// fn`: derived codecs make theirs at compile time).
     #[inline]
-    pub fn new(bits: u32) -> Result<Self, ProtoError> {
-        if !(2..=16).contains(&bits) {
+    pub const fn new(bits: u32) -> Result<Self, ProtoError> {
+        if bits < 2 || bits > 16 {
             return Err(ProtoError::InvalidConfig {
                 what: "unit vector bits per component must be in 2..=16",
             });
