@@ -28,6 +28,7 @@ pub(crate) fn git_commit() -> Option<String> {
 }
 
 /// `debug` or `release`: how this code was compiled.
+#[cfg(feature = "history")]
 pub(crate) fn build_profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
