@@ -24,6 +24,8 @@ use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use hightick_store::clock::now_ms;
+
 use crate::error::GatewayError;
 
 /// Lines waiting for the writer; past it lines are dropped.
@@ -112,13 +114,13 @@ impl AccessLog {
         Ok((log, Some(AccessLogWriter { stop, task })))
     }
 
-    /// Logs `entry` at `now_ms`, or drops it (counted) when the writer is
-    /// behind.
-    pub fn record(&self, entry: &Entry<'_>, now_ms: i64) {
+    /// Logs `entry` now, or drops it (counted) when the writer is behind.
+    /// With no log, nothing is done (the clock is not read).
+    pub fn record(&self, entry: &Entry<'_>) {
         let Some(lines) = &self.lines else {
             return;
         };
-        if lines.try_send(line(entry, now_ms)).is_err() {
+        if lines.try_send(line(entry, now_ms())).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -234,7 +236,7 @@ mod tests {
             status: 200,
             elapsed: Duration::ZERO,
         };
-        off.record(&entry, 1);
+        off.record(&entry);
         assert_eq!(off.dropped(), 0);
 
         let path = std::env::temp_dir().join(format!("access-log-{}.jsonl", std::process::id()));
@@ -242,8 +244,8 @@ mod tests {
         let (log, writer) = AccessLog::open(&Destination::File(path.clone()))
             .await
             .unwrap();
-        for ts in 0..100 {
-            log.record(&entry, ts);
+        for _ in 0..100 {
+            log.record(&entry);
         }
         writer.unwrap().close().await;
         let text = std::fs::read_to_string(&path).unwrap();

@@ -27,7 +27,6 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
-use hightick_store::clock::now_ms;
 
 pub use error::{ApiError, ErrorBody, JsonBody, parse_json, query_int};
 pub(crate) use state::{AppState, Shared};
@@ -171,7 +170,7 @@ async fn track(State(state): State<Shared>, request: Request, next: Next) -> Res
             status: status.as_u16(),
             elapsed: started.elapsed(),
         };
-        state.access_log.record(&entry, now_ms());
+        state.access_log.record(&entry);
     }
     if status == StatusCode::METHOD_NOT_ALLOWED {
         return ApiError::new(status, "method_not_allowed", "method not allowed").into_response();

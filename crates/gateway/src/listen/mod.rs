@@ -183,24 +183,38 @@ async fn connection(
     let Some(tls) = tls else {
         return http(watched, track, peer, router, requests, counts, stop).await;
     };
-    // Nothing of a request can come before the handshake ends: it runs
-    // under the first header deadline.
-    let Some((due, why)) = track.deadline() else {
-        return;
-    };
-    let handshake = tokio::time::timeout_at(due.into(), tls.accept(watched));
-    let mut stopped = stop.clone();
-    let secured = tokio::select! {
-        done = handshake => done,
-        _ = stopped.wait_for(|stopping| *stopping) => return,
-    };
-    match secured {
-        Err(_) => counts.expired(why),
-        Ok(Err(_)) => counts.tls_failed(),
-        Ok(Ok(stream)) => {
+    // Nothing of a request can come before the handshake ends.
+    match before_first_request(&track, &counts, &stop, tls.accept(watched)).await {
+        None => {}
+        Some(Err(_)) => counts.tls_failed(),
+        Some(Ok(stream)) => {
             counts.tls_handshake(stream.get_ref().1.handshake_kind());
             http(stream, track, peer, router, requests, counts, stop).await;
         }
+    }
+}
+
+/// Runs `work`, which must end before a request can begin (a PROXY header,
+/// a TLS handshake), under the connection's first header deadline: its
+/// output, or `None` when the listener stops first or the deadline passes
+/// (counted in `counts`, as for headers that come too slowly).
+async fn before_first_request<F: std::future::Future>(
+    track: &Track,
+    counts: &ConnectionCounts,
+    stop: &watch::Receiver<bool>,
+    work: F,
+) -> Option<F::Output> {
+    let (due, why) = track.deadline()?;
+    let mut stopped = stop.clone();
+    tokio::select! {
+        done = tokio::time::timeout_at(due.into(), work) => match done {
+            Ok(output) => Some(output),
+            Err(_) => {
+                counts.expired(why);
+                None
+            }
+        },
+        _ = stopped.wait_for(|stopping| *stopping) => None,
     }
 }
 
@@ -217,26 +231,17 @@ async fn proxied_client<S: AsyncRead + Unpin>(
     counts: &ConnectionCounts,
     stop: &watch::Receiver<bool>,
 ) -> Option<(Option<SocketAddr>, Option<IpSeat>)> {
-    let (due, why) = track.deadline()?;
-    let mut stopped = stop.clone();
-    let read = tokio::select! {
-        read = tokio::time::timeout_at(due.into(), proxy_protocol::read_header(io)) => read,
-        _ = stopped.wait_for(|stopping| *stopping) => return None,
-    };
+    let read = before_first_request(track, counts, stop, proxy_protocol::read_header(io)).await?;
     match read {
         Err(_) => {
-            counts.expired(why);
-            None
-        }
-        Ok(Err(_)) => {
             counts.refused_proxy_header();
             None
         }
-        Ok(Ok(Origin::Proxy)) => Some((None, None)),
-        Ok(Ok(Origin::Client(client))) if requests.proxies.trusts(client.ip()) => {
+        Ok(Origin::Proxy) => Some((None, None)),
+        Ok(Origin::Client(client)) if requests.proxies.trusts(client.ip()) => {
             Some((Some(client), None))
         }
-        Ok(Ok(Origin::Client(client))) => match caps.admit(client.ip()) {
+        Ok(Origin::Client(client)) => match caps.admit(client.ip()) {
             Some(seat) => Some((Some(client), Some(seat))),
             None => {
                 counts.refused_per_ip();
