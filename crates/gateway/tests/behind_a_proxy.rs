@@ -184,6 +184,34 @@ async fn closed_unanswered(source: IpAddr, target: SocketAddr) -> bool {
     matches!(read.expect("an answer or a close"), Ok(0) | Err(_))
 }
 
+/// A gateway trusting the proxies on 127.0.0.1 (sending the PROXY protocol
+/// if `proxy_protocol`), logging to `log`: three requests per address, then
+/// 429 for a long while, and one connection per address (a proxy opens
+/// many).
+fn behind_a_proxy(log: &std::path::Path, proxy_protocol: bool) -> GatewayConfig {
+    GatewayConfig {
+        rate_limit_per_s: 0.01,
+        rate_limit_burst: 3,
+        http: HttpConfig {
+            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
+            proxy_protocol,
+            max_connections_per_ip: 1,
+            access_log: log.display().to_string(),
+            ..HttpConfig::default()
+        },
+        ..common::test_config()
+    }
+}
+
+/// The access log's lines, each a JSON object.
+fn access_log(log: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
 }
@@ -191,19 +219,7 @@ fn ip(s: &str) -> IpAddr {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers_change_nothing() {
     let log = common::temp_dir("behind_a_proxy_log").join("access.jsonl");
-    let config = GatewayConfig {
-        // Three requests per address, then 429 for a long while.
-        rate_limit_per_s: 0.01,
-        rate_limit_burst: 3,
-        http: HttpConfig {
-            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
-            // One connection per address: the proxy opens many.
-            max_connections_per_ip: 1,
-            access_log: log.display().to_string(),
-            ..HttpConfig::default()
-        },
-        ..common::test_config()
-    };
+    let config = behind_a_proxy(&log, false);
     let (gateway, _, _) = common::sqlite_gateway("behind_a_proxy", &config).await;
     let proxy = reverse_proxy(gateway.address()).await;
     // The proxy's address already holds a connection: with the cap of one,
@@ -245,10 +261,7 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
     gateway.shutdown().await.unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains("ticket-secret"), "{text}");
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect();
+    let lines = access_log(&log);
     let of = |client: &str| -> Vec<(String, u64)> {
         lines
             .iter()
@@ -294,18 +307,7 @@ async fn clients_behind_a_trusted_proxy_get_their_own_budgets_and_forged_headers
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_a_proxy_protocol_proxy_each_client_is_the_one_its_header_names() {
     let log = common::temp_dir("proxy_protocol_log").join("access.jsonl");
-    let config = GatewayConfig {
-        rate_limit_per_s: 0.01,
-        rate_limit_burst: 3,
-        http: HttpConfig {
-            trusted_proxies: vec!["127.0.0.1/32".to_owned()],
-            proxy_protocol: true,
-            max_connections_per_ip: 1,
-            access_log: log.display().to_string(),
-            ..HttpConfig::default()
-        },
-        ..common::test_config()
-    };
+    let config = behind_a_proxy(&log, true);
     let (gateway, _, _) = common::sqlite_gateway("proxy_protocol", &config).await;
     let proxy = proxy_protocol_proxy(gateway.address()).await;
     let mut a = Client::connect(ip("127.0.0.2"), proxy).await;
@@ -339,10 +341,8 @@ async fn behind_a_proxy_protocol_proxy_each_client_is_the_one_its_header_names()
         assert!(value >= at_least, "{name} = {value}");
     }
     gateway.shutdown().await.unwrap();
-    let text = std::fs::read_to_string(&log).unwrap();
-    let clients: Vec<(String, String)> = text
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let clients: Vec<(String, String)> = access_log(&log)
+        .into_iter()
         .filter(|l| l["route"] == path)
         .map(|l| {
             let peer: SocketAddr = l["peer"].as_str().unwrap().parse().unwrap();

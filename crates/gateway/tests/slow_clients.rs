@@ -137,16 +137,31 @@ async fn byte_at_a_time_clients_starve_no_one_and_are_closed_at_the_header_deadl
     };
     let (gateway, _, http) = common::sqlite_gateway("slow_headers", &config).await;
     let address = gateway.address();
-    let slow: Vec<_> = (0..SLOW).map(|_| tokio::spawn(trickle(address))).collect();
+    slow_ones_are_closed_while_players_are_served(address, address, &http, SLOW, 20).await;
+    gateway.shutdown().await.unwrap();
+}
+
+/// `slow` byte-at-a-time clients reach the gateway at `gateway` through
+/// `via` while `players` real ones log in and read their profiles through
+/// `http`: every real request is served, every slow client is closed and
+/// never answered, and the gateway counts at least `slow` header timeouts.
+async fn slow_ones_are_closed_while_players_are_served(
+    gateway: SocketAddr,
+    via: SocketAddr,
+    http: &common::Http,
+    slow: usize,
+    players: usize,
+) {
+    let clients: Vec<_> = (0..slow).map(|_| tokio::spawn(trickle(via))).collect();
     // Real players are served while the slow ones hold their connections.
-    for i in 0..20 {
+    for i in 0..players {
         assert_eq!(http.get("/healthz", None).await.status, 200);
         let (_, token) = http.guest(&format!("slow-headers-{i}")).await;
         assert_eq!(http.get("/v1/me/profile", Some(&token)).await.status, 200);
     }
     // Each slow one is closed (before its 4,900 bytes could be sent at
     // 10 a second), never answered.
-    for (i, client) in slow.into_iter().enumerate() {
+    for (i, client) in clients.into_iter().enumerate() {
         let closed = tokio::time::timeout(PATIENCE * 2, client)
             .await
             .expect("each slow client ends")
@@ -154,11 +169,10 @@ async fn byte_at_a_time_clients_starve_no_one_and_are_closed_at_the_header_deadl
         assert!(closed, "slow client {i} was not closed");
     }
     let closed = counter(
-        &metrics(address).await,
+        &metrics(gateway).await,
         "hightick_gateway_connections_closed_header_timeout_total",
     );
-    assert!(closed >= SLOW as u64, "{closed} counted");
-    gateway.shutdown().await.unwrap();
+    assert!(closed >= slow as u64, "{closed} counted");
 }
 
 /// A TCP (layer 4) proxy on 127.0.0.1 in front of `upstream`, as a cloud
@@ -181,7 +195,6 @@ async fn tcp_proxy(upstream: SocketAddr) -> SocketAddr {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_a_tcp_proxy_byte_at_a_time_clients_are_still_closed_at_the_header_deadline() {
-    let slow_count = SLOW / 3;
     let config = hightick_gateway::GatewayConfig {
         http: HttpConfig {
             header_timeout_ms: 2_000,
@@ -196,26 +209,8 @@ async fn behind_a_tcp_proxy_byte_at_a_time_clients_are_still_closed_at_the_heade
     let (gateway, _, _) = common::sqlite_gateway("slow_behind_proxy", &config).await;
     let proxy = tcp_proxy(gateway.address()).await;
     let http = common::Http::new(proxy, 4);
-    let slow: Vec<_> = (0..slow_count)
-        .map(|_| tokio::spawn(trickle(proxy)))
-        .collect();
-    for i in 0..10 {
-        assert_eq!(http.get("/healthz", None).await.status, 200);
-        let (_, token) = http.guest(&format!("slow-proxy-{i}")).await;
-        assert_eq!(http.get("/v1/me/profile", Some(&token)).await.status, 200);
-    }
-    for (i, client) in slow.into_iter().enumerate() {
-        let closed = tokio::time::timeout(PATIENCE * 2, client)
-            .await
-            .expect("each slow client ends")
-            .unwrap();
-        assert!(closed, "slow client {i} was not closed");
-    }
-    let closed = counter(
-        &metrics(gateway.address()).await,
-        "hightick_gateway_connections_closed_header_timeout_total",
-    );
-    assert!(closed >= slow_count as u64, "{closed} counted");
+    slow_ones_are_closed_while_players_are_served(gateway.address(), proxy, &http, SLOW / 3, 10)
+        .await;
     gateway.shutdown().await.unwrap();
 }
 
