@@ -4,6 +4,8 @@
 //! impostor agent get nothing; a target or game server off the agent's
 //! allow-list gets nothing; the right coordinator runs.
 
+mod common;
+
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -19,33 +21,10 @@ use hightick_swarm::distributed::{
 use hightick_swarm::driver::Shard;
 use hightick_swarm::result::RunResult;
 use hightick_swarm::scenario::Overrides;
-use hightick_swarm::target::{Target, TargetConfig};
 use hightick_swarm::{MatchPlayer, Scenario, SwarmError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
-
-const SCENARIO: &str = r#"
-users = 4
-ramp_up = "200ms"
-duration = "1s"
-drivers = 1
-[targets]
-t = "http://127.0.0.1:9"
-[[behaviour]]
-name = "ping"
-[[behaviour.step]]
-name = "ping"
-url = "/ping"
-think = "100ms"
-"#;
-
-/// The HTTP target every test aims at; it counts connections and requests.
-async fn local_target() -> Target {
-    Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
-        .await
-        .unwrap()
-}
 
 fn secret(byte: u8) -> SharedSecret {
     SharedSecret::new(&[byte; 32], "test").unwrap()
@@ -129,7 +108,7 @@ async fn wait_for_refusals(agent: &RunningAgent, n: usize) -> Vec<RefusalReason>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator_runs() {
-    let target = local_target().await;
+    let target = common::target().await;
     let good = secret(0x11);
     let agent = start_agent(good.clone(), AllowList::loopback()).await;
 
@@ -139,7 +118,7 @@ async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator
     // A coordinator of the old protocol: a Start frame straight away.
     let mut old = TcpStream::connect(&agent.addr).await.unwrap();
     let plan = StartPlan {
-        scenario: SCENARIO.replace("127.0.0.1:9", &target.addr.to_string()),
+        scenario: common::PING_SCENARIO.replace("127.0.0.1:9", &target.addr.to_string()),
         file: "auth.toml".into(),
         overrides: Overrides::default(),
         shard: Shard { index: 0, count: 1 },
@@ -159,10 +138,15 @@ async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator
     );
 
     // A coordinator with the wrong secret.
-    let err = coordinate(SCENARIO, target.addr, &agent.addr, &secret(0x22))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = coordinate(
+        common::PING_SCENARIO,
+        target.addr,
+        &agent.addr,
+        &secret(0x22),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("refused"), "{err}");
 
     let mut refusals = wait_for_refusals(&agent, 2).await;
@@ -175,7 +159,7 @@ async fn strangers_are_refused_and_the_target_hears_nothing_then_the_coordinator
     assert_eq!(target.served(), 0);
 
     // The agent still listens, and the right coordinator runs.
-    let result = coordinate(SCENARIO, target.addr, &agent.addr, &good)
+    let result = coordinate(common::PING_SCENARIO, target.addr, &agent.addr, &good)
         .await
         .unwrap();
     let run = agent.task.await.unwrap().unwrap();
@@ -202,7 +186,7 @@ async fn a_coordinator_does_not_hand_its_scenario_to_an_impostor() {
         bytes_until_hang_up(&mut s).await
     });
     let err = coordinate(
-        SCENARIO,
+        common::PING_SCENARIO,
         "127.0.0.1:9".parse().unwrap(),
         &addr,
         &secret(0x11),
@@ -216,11 +200,11 @@ async fn a_coordinator_does_not_hand_its_scenario_to_an_impostor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_off_the_allow_list_is_refused_by_name() {
-    let target = local_target().await;
+    let target = common::target().await;
     let good = secret(0x33);
     let allow = AllowList::parse(&["192.0.2.0/24"]).unwrap();
     let agent = start_agent(good.clone(), allow).await;
-    let err = coordinate(SCENARIO, target.addr, &agent.addr, &good)
+    let err = coordinate(common::PING_SCENARIO, target.addr, &agent.addr, &good)
         .await
         .unwrap_err()
         .to_string();
@@ -240,7 +224,7 @@ async fn a_target_off_the_allow_list_is_refused_by_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_server_off_the_allow_list_gets_no_packet() {
-    let target = local_target().await;
+    let target = common::target().await;
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     server.set_nonblocking(true).unwrap();
     let servers = [server.local_addr().unwrap()];
@@ -258,7 +242,8 @@ async fn a_game_server_off_the_allow_list_gets_no_packet() {
     let token = base64::engine::general_purpose::STANDARD.encode(token.encode());
     // The HTTP target is allowed (by host and port); the game server is not.
     let text = format!(
-        "{SCENARIO}[[behaviour.step]]\nname = \"play\"\nplay_match = {{ token = \"{token}\", duration = \"500ms\" }}\n"
+        "{}[[behaviour.step]]\nname = \"play\"\nplay_match = {{ token = \"{token}\", duration = \"500ms\" }}\n",
+        common::PING_SCENARIO
     );
     let good = secret(0x44);
     let allow = AllowList::parse(&[target.addr.to_string()]).unwrap();

@@ -28,21 +28,6 @@ use tokio::task::JoinHandle;
 /// The longest a test may take before it counts as hung.
 const BOUND: Duration = Duration::from_secs(60);
 
-const SCENARIO: &str = r#"
-users = 4
-ramp_up = "200ms"
-duration = "1s"
-drivers = 1
-[targets]
-t = "http://127.0.0.1:9"
-[[behaviour]]
-name = "ping"
-[[behaviour.step]]
-name = "ping"
-url = "/ping"
-think = "100ms"
-"#;
-
 /// What the relay does to one direction's frames after the handshake
 /// (frames counted from 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +122,7 @@ async fn run_through_relay(to_agent: Tamper, to_coordinator: Tamper) -> Run {
     let secret = SharedSecret::new(&[0x5c; 32], "test").unwrap();
     let (addrs, mut agents) = common::start_agents(1, &secret).await;
     let agent_addr = relay(addrs[0].clone(), to_agent, to_coordinator).await;
-    let scenario = Arc::new(Scenario::parse(SCENARIO, "frames.toml").unwrap());
+    let scenario = Arc::new(Scenario::parse(common::PING_SCENARIO, "frames.toml").unwrap());
     let overrides = Overrides {
         targets: vec![("t".into(), format!("http://{}", target.addr))],
         ..Overrides::default()

@@ -15,6 +15,23 @@ use hightick_swarm::target::{Target, TargetConfig};
 use hightick_swarm::{MatchPlayer, Scenario, SwarmError};
 use tokio::task::JoinHandle;
 
+/// A scenario of 4 users pinging target `t` (at `127.0.0.1:9`: replace it
+/// with a live target's address) for a second.
+pub(crate) const PING_SCENARIO: &str = r#"
+users = 4
+ramp_up = "200ms"
+duration = "1s"
+drivers = 1
+[targets]
+t = "http://127.0.0.1:9"
+[[behaviour]]
+name = "ping"
+[[behaviour.step]]
+name = "ping"
+url = "/ping"
+think = "100ms"
+"#;
+
 /// A [`Target`] on a free loopback port, answering at once.
 pub(crate) async fn target() -> Target {
     Target::start("127.0.0.1:0".parse().unwrap(), TargetConfig::default())
