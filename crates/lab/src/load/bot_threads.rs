@@ -2,7 +2,9 @@
 //! from each thread's CPU clock, so a run can say what its bots cost
 //! (`swarm_match_bots_per_core`) apart from the rest of the lab process.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 /// The CPU clocks of the threads that registered (the bots' runtime
 /// registers each worker as it starts).
@@ -17,18 +19,15 @@ impl BotThreads {
         let mut clock: libc::clockid_t = 0;
         // SAFETY: `clock` is writable and pthread_self() is this live thread.
         if unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) } == 0 {
-            self.clocks
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(clock);
+            self.clocks.lock().push(clock);
         }
     }
 
     /// CPU seconds the registered threads have used (a thread that ended
     /// no longer counts: read while they run).
     pub(crate) fn cpu_seconds(&self) -> f64 {
-        let clocks = self.clocks.lock().unwrap_or_else(PoisonError::into_inner);
-        clocks
+        self.clocks
+            .lock()
             .iter()
             .map(|&clock| {
                 let mut t = libc::timespec {
