@@ -12,20 +12,21 @@ use crate::codec::krate;
 pub(crate) fn derive_event(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
+    let mut ends = Vec::new();
     let (kinds, kind_body) = match &input.data {
         Data::Enum(e) => {
+            for v in &e.variants {
+                if ends_match(&v.attrs)? {
+                    ends.push(pattern(v));
+                }
+            }
             let kinds: Vec<String> = e
                 .variants
                 .iter()
                 .map(|v| snake_case(&v.ident.to_string()))
                 .collect();
             let arms = e.variants.iter().enumerate().map(|(i, v)| {
-                let vname = &v.ident;
-                let pattern = match v.fields {
-                    Fields::Named(_) => quote!(Self::#vname { .. }),
-                    Fields::Unnamed(_) => quote!(Self::#vname(..)),
-                    Fields::Unit => quote!(Self::#vname),
-                };
+                let pattern = pattern(v);
                 quote!(#pattern => #i,)
             });
             (kinds, quote!(match self { #(#arms)* }))
@@ -36,6 +37,16 @@ pub(crate) fn derive_event(input: &DeriveInput) -> syn::Result<TokenStream> {
                 name,
                 "ReliableEvent is derived for enums and structs",
             ));
+        }
+    };
+    let ends_fn = if ends.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            #[inline]
+            fn ends_match(&self) -> bool {
+                ::core::matches!(self, #(#ends)|*)
+            }
         }
     };
     let count = kinds.len();
@@ -55,12 +66,39 @@ pub(crate) fn derive_event(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn kind(&self) -> usize {
                 #kind_body
             }
+            #ends_fn
         }
         const _: () = ::core::assert!(
             #count <= #k::MAX_EVENT_KINDS,
             "a game names at most MAX_EVENT_KINDS kinds of event",
         );
     })
+}
+
+/// The pattern that matches variant `v` whatever its fields hold.
+fn pattern(v: &syn::Variant) -> TokenStream {
+    let name = &v.ident;
+    match v.fields {
+        Fields::Named(_) => quote!(Self::#name { .. }),
+        Fields::Unnamed(_) => quote!(Self::#name(..)),
+        Fields::Unit => quote!(Self::#name),
+    }
+}
+
+/// Whether a variant says `#[event(ends_match)]`.
+fn ends_match(attrs: &[syn::Attribute]) -> syn::Result<bool> {
+    let mut found = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("event")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("ends_match") {
+                found = true;
+                Ok(())
+            } else {
+                Err(meta.error("event takes `ends_match`"))
+            }
+        })?;
+    }
+    Ok(found)
 }
 
 /// The `impl InputPayload` of `input`.

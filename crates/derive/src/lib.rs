@@ -17,6 +17,12 @@
 //!   the value changes (so replicated fields are `PartialEq`, as
 //!   `ReplicationWorld::set` asks); `#[replicated(archetype = A)]` makes the struct the
 //!   client's `Replica` too.
+//! - `#[derive(Archetype)]` names a kind of entity and the state it carries
+//!   (`#[archetype(groups = State)]`), and `#[derive(ReplicationSource)]`
+//!   on the game's state serves the writer from the field marked
+//!   `#[replicas]` (a `Vec<State>` by entity slot).
+//! - `#[event(ends_match)]` on an event variant tells the swarm's bots that
+//!   the match is over.
 //!
 //! A field travels by its type's own `Wire` codec (integers at full width,
 //! `bool` in one bit, `f32` bit for bit, `EntityId` compact, arrays element
@@ -68,10 +74,12 @@
 //! assert_eq!(Happening::KINDS, &["hit", "round_end"]);
 //! ```
 
+mod archetype;
 mod attr;
 mod codec;
 mod event;
 mod replicated;
+mod source;
 mod wire;
 
 use proc_macro::TokenStream;
@@ -87,8 +95,9 @@ pub fn derive_wire(input: TokenStream) -> TokenStream {
 }
 
 /// Implements `ReliableEvent` over the type's `Wire` codec: `KINDS` are
-/// the variant names in snake case.
-#[proc_macro_derive(ReliableEvent)]
+/// the variant names in snake case; the variants marked
+/// `#[event(ends_match)]` end the match (`ends_match`).
+#[proc_macro_derive(ReliableEvent, attributes(event))]
 pub fn derive_reliable_event(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     event::derive_event(&input)
@@ -109,6 +118,27 @@ pub fn derive_input_payload(input: TokenStream) -> TokenStream {
 pub fn derive_replicated(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     replicated::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Implements `Archetype` for a unit struct (`#[archetype(groups = State)]`,
+/// wire id 0) or a fieldless enum (the attribute on each variant; wire id:
+/// the variant's index).
+#[proc_macro_derive(Archetype, attributes(archetype))]
+pub fn derive_archetype(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    archetype::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Implements `ReplicationSource` for a game's state from its one field
+/// marked `#[replicas]`: a table of `Replicated` states by entity slot.
+#[proc_macro_derive(ReplicationSource, attributes(replicas))]
+pub fn derive_replication_source(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    source::derive(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

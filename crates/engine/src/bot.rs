@@ -19,8 +19,11 @@ use crate::tick::Tick;
 /// One virtual player of game `G`, on the client side.
 pub trait Bot<G: Game>: Send + Debug + 'static {
     /// Learns from one reliable event; `false` if the event contradicts
-    /// what the bot knows (counted as a desync).
-    fn observe(&mut self, event: &G::Event) -> bool;
+    /// what the bot knows (counted as a desync). Default: learns nothing.
+    fn observe(&mut self, event: &G::Event) -> bool {
+        let _ = event;
+        true
+    }
 
     /// Checks the world after new snapshots; returns how many
     /// contradictions it found (each counted as a desync). Default: none
@@ -34,8 +37,13 @@ pub trait Bot<G: Game>: Send + Debug + 'static {
     /// the envelope's `aim_tick` (the tick it acts on what it saw of).
     fn command(&mut self, world: &ClientWorld<G::Replica>, tick: Tick) -> InputCommand<G::Input>;
 
-    /// Whether the bot learnt that its match is over.
-    fn match_over(&self) -> bool;
+    /// Whether the bot learnt that its match is over, beyond the events
+    /// that say so themselves ([`ReliableEvent::ends_match`]). Default: no.
+    ///
+    /// [`ReliableEvent::ends_match`]: crate::events::ReliableEvent::ends_match
+    fn match_over(&self) -> bool {
+        false
+    }
 }
 
 /// A game whose matches bots can play: the swarm, the demo and the lab

@@ -67,6 +67,18 @@ pub struct MatchConfig {
     pub max_rewind_ms: u32,
 }
 
+impl MatchConfig {
+    /// The defaults, with the rate and the slots a game sizes for itself.
+    pub fn sized(tick_rate_hz: u32, max_players: u16, max_entities: u16) -> Self {
+        Self {
+            tick_rate_hz,
+            max_players,
+            max_entities,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for MatchConfig {
     fn default() -> Self {
         Self {

@@ -23,6 +23,13 @@ pub trait ReliableEvent: Copy + std::fmt::Debug + Send + Sync + 'static {
     /// This event's kind: an index into [`KINDS`](Self::KINDS).
     fn kind(&self) -> usize;
 
+    /// Whether this event tells its client the match is over (the swarm's
+    /// bots then count their match as finished). The derive says so for the
+    /// variants marked `#[event(ends_match)]`. Default: no event does.
+    fn ends_match(&self) -> bool {
+        false
+    }
+
     /// Writes a whole event message (the [`MessageKind::Event`] tag, then the
     /// event) into `out`; returns its length.
     fn write_message(&self, out: &mut [u8]) -> Result<usize, ProtoError> {

@@ -87,12 +87,16 @@ pub trait Game: ReplicationSource + Sized + 'static {
 
     /// Fills `relevant` (cleared by the caller) with the entities `viewer`
     /// may know this tick: fog of war and distance rules are the game's.
+    /// Default: every live entity, to every viewer.
     fn relevance(
         &mut self,
         viewer: PlayerId,
         world: &ReplicationWorld<Self::Archetype>,
         relevant: &mut InterestSet,
-    );
+    ) {
+        let _ = viewer;
+        relevant.copy_from(world.alive());
+    }
 
     /// The result once the match is over.
     fn result(&self) -> Option<Self::MatchResult>;

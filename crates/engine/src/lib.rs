@@ -156,15 +156,18 @@ pub use runtime::{MIN_SNAPSHOT_BUDGET_BYTES, Match};
 // A game's wire vocabulary, declared once: each trait beside its derive
 // (`hightick-derive`), as serde pairs `Serialize` with its derive.
 pub use events::ReliableEvent;
-pub use hightick_derive::{InputPayload, ReliableEvent, Replicated, Wire};
+pub use hightick_derive::{
+    Archetype, InputPayload, ReliableEvent, Replicated, ReplicationSource, Wire,
+};
 pub use hightick_proto::{InputPayload, Wire};
-pub use replication::FieldGroups;
+pub use replication::{FieldGroups, ReplicationSource};
+pub use world::Archetype;
 
 /// What the derives' expanded code names; not an API.
 #[doc(hidden)]
 pub mod __derive {
     pub use crate::events::{MAX_EVENT_KINDS, ReliableEvent};
-    pub use crate::replication::{FieldGroups, Replica};
+    pub use crate::replication::{FieldGroups, Replica, ReplicaTable, ReplicationSource};
     pub use crate::world::{Archetype, GroupMask, MAX_GROUPS, ReplicationWorld};
     pub use hightick_proto::EntityId;
     pub use hightick_proto::message::{read_entity_id, write_entity_id};

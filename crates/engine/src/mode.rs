@@ -139,5 +139,60 @@ pub trait HostedGame: Game + Send + Debug {
     /// and stats. `players` are the seated slots. `result` is `None` for a
     /// match closed before it finished (a drain timed out): the report then
     /// has no winner and every outcome is a draw, with the stats so far.
-    fn report(&self, result: Option<&Self::MatchResult>, players: &[PlayerId]) -> MatchReport;
+    /// Default: [`MatchReport::most_points_wins`] over the per-slot scores
+    /// of [`status`](Self::status).
+    fn report(&self, result: Option<&Self::MatchResult>, players: &[PlayerId]) -> MatchReport {
+        MatchReport::most_points_wins(&self.status().score, result.is_some(), players)
+    }
+}
+
+impl MatchReport {
+    /// A free-for-all's report: `scores` are by player slot (a missing one
+    /// is 0). A `finished` match is won by the most points (ties share the
+    /// win) and lost by the rest; an unfinished one is a draw for all.
+    pub fn most_points_wins(scores: &[i64], finished: bool, players: &[PlayerId]) -> Self {
+        let score = |p: PlayerId| scores.get(usize::from(p.0)).copied().unwrap_or(0);
+        let best = players.iter().map(|&p| score(p)).max();
+        let players = players
+            .iter()
+            .map(|&p| PlayerReport {
+                player: p,
+                team: 0,
+                outcome: match best {
+                    Some(b) if finished && score(p) == b => Outcome::Win,
+                    _ if finished => Outcome::Loss,
+                    _ => Outcome::Draw,
+                },
+                score: score(p),
+                stats: Vec::new(),
+            })
+            .collect();
+        Self {
+            winner: None,
+            summary: Vec::new(),
+            players,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn most_points_wins_shares_ties_and_draws_an_unfinished_match() {
+        let players = [PlayerId(0), PlayerId(1), PlayerId(2), PlayerId(5)];
+        let scores = [3, 7, 7];
+        let finished = MatchReport::most_points_wins(&scores, true, &players);
+        let outcomes: Vec<_> = finished.players.iter().map(|p| p.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [Outcome::Loss, Outcome::Win, Outcome::Win, Outcome::Loss]
+        );
+        // Slot 5 has no score: 0.
+        assert_eq!(finished.players[3].score, 0);
+        let cut_short = MatchReport::most_points_wins(&scores, false, &players);
+        assert!(cut_short.players.iter().all(|p| p.outcome == Outcome::Draw));
+        assert_eq!(cut_short.players[1].score, 7);
+    }
 }

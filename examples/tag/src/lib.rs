@@ -3,33 +3,31 @@
 //! One runner is "it" and runs a little faster; touching another runner
 //! passes "it" on. A player scores a point for every tick it is not "it".
 //! Each client sees the runners within 15 m and always the one who is "it"
-//! (relevance: the engine replicates only what [`Game::relevance`] lets a
-//! client see, with full state when a runner comes into view). A match lasts
-//! a minute.
+//! ([`Game::relevance`]). A match lasts a minute.
 //!
 //! What a game writes, all in this file:
-//! - the state and rules ([`Tag`]: [`Game`] and [`ReplicationSource`]);
 //! - its wire vocabulary, declared once with the engine's derives (no
 //!   hand-written bit codec): the input ([`Stick`]), the reliable events
 //!   ([`TagEvent`]) and a runner's replicated state ([`RunnerState`], the
 //!   server's copy and the client's);
-//! - what the host needs ([`HostedGame`]: modes, settings, the result hook);
-//! - a bot that plays from what its client receives ([`TagBot`], [`BotGame`]).
+//! - the state and rules ([`Tag`]: [`Game`]), and what the host needs
+//!   ([`HostedGame`]: modes and how a match is made);
+//! - a bot that plays from what its client receives ([`TagBot`]).
 //!
 //! In return `src/main.rs` is four lines and serves, plays, load-tests and
 //! sweeps it: `cargo run --release -p hightick-example-tag -- demo`.
 
 use hightick_engine::bot::{Bot, BotGame};
 use hightick_engine::input::InputSource;
-use hightick_engine::mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
-use hightick_engine::replication::{ClientWorld, ReplicationSource};
+use hightick_engine::mode::{HostedGame, MatchStatus, Mode};
+use hightick_engine::replication::ClientWorld;
 use hightick_engine::tick::Tick;
-use hightick_engine::world::{Archetype, GroupMask, ReplicationWorld};
+use hightick_engine::world::ReplicationWorld;
 use hightick_engine::{
-    EntityId, FieldGroups, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
-    ReliableEvent, Replicated, TickContext, Wire,
+    Archetype, EntityId, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
+    ReliableEvent, Replicated, ReplicationSource, TickContext, Wire,
 };
-use hightick_proto::{BitWriter, InputCommand, ProtoError};
+use hightick_proto::InputCommand;
 use serde::{Deserialize, Serialize};
 
 /// The field is `-HALF_FIELD..=HALF_FIELD` centimetres on both axes.
@@ -54,56 +52,14 @@ pub const MODES: &[Mode] = &[
     },
 ];
 
-/// The only archetype, with the field groups of [`RunnerState`]: a client
-/// receives a group again only when it changed since the tick it
-/// acknowledged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The only kind of entity: a runner, carrying a [`RunnerState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
+#[archetype(groups = RunnerState)]
 pub struct Runner;
 
-impl Archetype for Runner {
-    fn wire_id(self) -> u8 {
-        0
-    }
-    fn from_wire_id(id: u8) -> Option<Self> {
-        (id == 0).then_some(Runner)
-    }
-    fn groups(self) -> GroupMask {
-        RunnerState::GROUPS
-    }
-}
-
-/// A runner's input for one tick: a stick, `-127..=127` on each axis (a
-/// byte each on the wire).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, InputPayload)]
-pub struct Stick {
-    /// Left/right.
-    pub x: i8,
-    /// Back/forward.
-    pub z: i8,
-}
-
-/// What the game tells its clients reliably: on the wire the variant in 2
-/// bits, then its runners' ids; its kinds are `you`, `tagged` and `over`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
-pub enum TagEvent {
-    /// To one client when it (re)connects: "you are this runner".
-    You {
-        /// The client's own runner.
-        runner: EntityId,
-    },
-    /// To everyone: "it" changed hands.
-    Tagged {
-        /// Who was "it".
-        by: EntityId,
-        /// Who is "it" now.
-        now_it: EntityId,
-    },
-    /// To everyone: the match is over.
-    Over,
-}
-
 /// A runner's replicated state, the server's and the client's copy alike:
-/// field group 0 is the position, group 1 the "it" flag.
+/// field group 0 is the position, group 1 the "it" flag. A client receives
+/// a group again only when it changed since the tick it acknowledged.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Replicated)]
 #[replicated(archetype = Runner)]
 pub struct RunnerState {
@@ -116,6 +72,27 @@ pub struct RunnerState {
     pub it: bool,
 }
 
+/// A runner's input for one tick: a stick, `-127..=127` on each axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, InputPayload)]
+pub struct Stick {
+    /// Left/right, back/forward.
+    pub x: i8,
+    pub z: i8,
+}
+
+/// What the game tells its clients reliably; its kinds are `you`, `tagged`
+/// and `over`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
+pub enum TagEvent {
+    /// To one client when it (re)connects: "you are this runner".
+    You { runner: EntityId },
+    /// To everyone: "it" changed hands, from `by` to `now_it`.
+    Tagged { by: EntityId, now_it: EntityId },
+    /// To everyone: the match is over (the swarm's bots stop on it).
+    #[event(ends_match)]
+    Over,
+}
+
 /// What a create-match request may change: the match's length.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,18 +101,17 @@ pub struct TagSettings {
     pub seconds: Option<u32>,
 }
 
-/// The server's game state, indexed by entity (runners) or player (runner,
-/// score).
-#[derive(Debug, Default)]
+/// The server's game state: the runners by entity slot (what the writer
+/// replicates), each player's runner and points.
+#[derive(Debug, Default, ReplicationSource)]
 pub struct Tag {
+    #[replicas]
     runners: Vec<RunnerState>,
     runner_of: Vec<Option<EntityId>>,
     score: Vec<u32>,
     it_since: Tick,
     previous_it: Option<EntityId>,
-    /// The tick the match ends on.
     end_tick: Tick,
-    /// The last tick simulated.
     now: Tick,
 }
 
@@ -152,34 +128,13 @@ impl Tag {
         }
     }
 
-    /// Points per player slot.
-    pub fn scores(&self) -> &[u32] {
-        &self.score
-    }
-
     fn runner(&self, e: EntityId) -> &RunnerState {
         &self.runners[usize::from(e.0)]
     }
 
     fn the_it(&self) -> Option<EntityId> {
-        self.runner_of
-            .iter()
-            .flatten()
-            .copied()
-            .find(|e| self.runner(*e).it)
-    }
-}
-
-impl ReplicationSource for Tag {
-    type Archetype = Runner;
-    fn write_group(
-        &self,
-        e: EntityId,
-        _: Runner,
-        group: u8,
-        w: &mut BitWriter,
-    ) -> Result<(), ProtoError> {
-        self.runner(e).write_group(group, w)
+        let mut runners = self.runner_of.iter().flatten().copied();
+        runners.find(|e| self.runner(*e).it)
     }
 }
 
@@ -190,18 +145,14 @@ impl Game for Tag {
     type MatchResult = Vec<u32>;
 
     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
-        let e = ctx
-            .world
-            .spawn(Runner)
-            .map_err(|_| JoinRefused("the field is full"))?;
-        let i = usize::from(e.0);
+        let e = ctx.world.spawn(Runner).map_err(|_| JoinRefused("full"))?;
         // Spread the runners on a circle; the first one in is "it".
-        let players = self.runner_of.len().max(1) as f32;
-        let angle = f32::from(p.0) * std::f32::consts::TAU / players;
+        let angle = f32::from(p.0) * std::f32::consts::TAU / self.runner_of.len().max(1) as f32;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
-        self.runners[i].set_position(ctx.world, e, spot);
         let first = self.the_it().is_none();
-        self.runners[i].set_it(ctx.world, e, first);
+        let runner = &mut self.runners[usize::from(e.0)];
+        runner.set_position(ctx.world, e, spot);
+        runner.set_it(ctx.world, e, first);
         self.runner_of[usize::from(p.0)] = Some(e);
         Ok(())
     }
@@ -225,21 +176,20 @@ impl Game for Tag {
         cmd: &InputCommand<Stick>,
         _: InputSource,
     ) {
-        let Some(e) = self.runner_of[usize::from(p.0)] else {
+        let Some(e) = self.runner_of[usize::from(p.0)].filter(|_| self.now < self.end_tick) else {
             return;
         };
-        if self.now >= self.end_tick {
-            return;
-        }
-        let i = usize::from(e.0);
-        let boost = if self.runners[i].it { 1.25 } else { 1.0 };
-        let step = SPEED_CM_S * boost * ctx.dt() / 127.0;
-        let [x, z] = self.runners[i].position;
-        let moved = [
-            (x + (f32::from(cmd.payload.x) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
-            (z + (f32::from(cmd.payload.z) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD),
-        ];
-        self.runners[i].set_position(ctx.world, e, moved);
+        let runner = &mut self.runners[usize::from(e.0)];
+        let step = SPEED_CM_S * if runner.it { 1.25 } else { 1.0 } * ctx.dt() / 127.0;
+        let [x, z] = runner.position;
+        let moved = |at: i32, axis: i8| {
+            (at + (f32::from(axis) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD)
+        };
+        runner.set_position(
+            ctx.world,
+            e,
+            [moved(x, cmd.payload.x), moved(z, cmd.payload.z)],
+        );
     }
 
     fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
@@ -247,10 +197,9 @@ impl Game for Tag {
         if self.now == self.end_tick {
             ctx.broadcast_event(TagEvent::Over);
         }
-        if self.now >= self.end_tick {
+        let Some(it) = self.the_it().filter(|_| self.now < self.end_tick) else {
             return;
-        }
-        let Some(it) = self.the_it() else { return };
+        };
         for (p, runner) in self.runner_of.iter().enumerate() {
             if runner.is_some_and(|e| e != it) && ctx.is_connected(PlayerId(p as u16)) {
                 self.score[p] += 1;
@@ -260,22 +209,18 @@ impl Game for Tag {
         if self.now < self.it_since + ctx.tick_rate_hz() {
             return;
         }
-        let at = self.runner(it).position;
+        let [ix, iz] = self.runner(it).position;
         let caught = self.runner_of.iter().flatten().copied().find(|e| {
             let [x, z] = self.runner(*e).position;
             *e != it
                 && Some(*e) != self.previous_it
-                && (x - at[0]).abs().max((z - at[1]).abs()) <= TAG_REACH_CM
+                && (x - ix).abs().max((z - iz).abs()) <= TAG_REACH_CM
         });
-        if let Some(caught) = caught {
+        if let Some(now_it) = caught {
             self.runners[usize::from(it.0)].set_it(ctx.world, it, false);
-            self.runners[usize::from(caught.0)].set_it(ctx.world, caught, true);
-            self.it_since = self.now;
-            self.previous_it = Some(it);
-            ctx.broadcast_event(TagEvent::Tagged {
-                by: it,
-                now_it: caught,
-            });
+            self.runners[usize::from(now_it.0)].set_it(ctx.world, now_it, true);
+            (self.it_since, self.previous_it) = (self.now, Some(it));
+            ctx.broadcast_event(TagEvent::Tagged { by: it, now_it });
         }
     }
 
@@ -294,8 +239,7 @@ impl Game for Tag {
                 position: [x, z],
                 it,
             } = *self.runner(e);
-            let near = (x - mx).pow(2) + (z - mz).pow(2) <= VIEW_RADIUS_CM.pow(2);
-            if near || it {
+            if it || (x - mx).pow(2) + (z - mz).pow(2) <= VIEW_RADIUS_CM.pow(2) {
                 relevant.insert(e);
             }
         }
@@ -310,10 +254,6 @@ impl HostedGame for Tag {
     const NAME: &'static str = "tag";
     type Settings = TagSettings;
 
-    fn short_settings(_mode: &Mode) -> TagSettings {
-        TagSettings { seconds: Some(30) }
-    }
-
     fn modes() -> &'static [Mode] {
         MODES
     }
@@ -321,123 +261,87 @@ impl HostedGame for Tag {
     fn create(
         mode: &Mode,
         settings: &TagSettings,
-        tick_rate_hz: u32,
+        hz: u32,
         _seed: u64,
     ) -> Result<(MatchConfig, Self), String> {
         let seconds = settings.seconds.unwrap_or(60);
         if !(1..=3600).contains(&seconds) {
             return Err("seconds: must be between 1 and 3600".to_owned());
         }
-        let players = mode.players;
-        let entities = usize::from(players) + 2;
-        let config = MatchConfig {
-            tick_rate_hz,
-            max_players: players,
-            max_entities: entities as u16,
-            ..MatchConfig::default()
-        };
-        let game = Tag::new(usize::from(players), entities, seconds * tick_rate_hz);
-        Ok((config, game))
+        // Two spare slots: a runner who left keeps its id a while.
+        let config = MatchConfig::sized(hz, mode.players, mode.players + 2);
+        let players = usize::from(mode.players);
+        Ok((config, Tag::new(players, players + 2, seconds * hz)))
     }
 
+    fn short_settings(_mode: &Mode) -> TagSettings {
+        TagSettings { seconds: Some(30) }
+    }
+
+    /// The points so far, by player slot: the result line's scores, and
+    /// the most points wins (the default report).
     fn status(&self) -> MatchStatus {
+        let phase = if self.now >= self.end_tick {
+            "over"
+        } else {
+            "running"
+        };
+        let score = self.score.iter().map(|&s| i64::from(s)).collect();
         MatchStatus {
-            phase: if self.now >= self.end_tick {
-                "over"
-            } else {
-                "running"
-            },
+            phase,
             round: 0,
-            score: self.score.iter().map(|&s| i64::from(s)).collect(),
-        }
-    }
-
-    fn report(&self, result: Option<&Vec<u32>>, players: &[PlayerId]) -> MatchReport {
-        let best = result.and_then(|scores| scores.iter().max().copied());
-        MatchReport {
-            winner: None,
-            summary: vec![("ticks", i64::from(self.now))],
-            players: players
-                .iter()
-                .map(|&p| {
-                    let score = self.score.get(usize::from(p.0)).copied().unwrap_or(0);
-                    PlayerReport {
-                        player: p,
-                        team: 0,
-                        // The most points wins (ties share the win).
-                        outcome: match best {
-                            Some(b) if score == b => Outcome::Win,
-                            Some(_) => Outcome::Loss,
-                            None => Outcome::Draw,
-                        },
-                        score: i64::from(score),
-                        stats: vec![("points", i64::from(score))],
-                    }
-                })
-                .collect(),
+            score,
         }
     }
 }
 
-/// A bot decides from its own client's view and the events it got: "it"
-/// chases the nearest runner it sees except the one who just tagged it;
-/// everyone else runs from "it".
+/// A bot decides from its own client's view and events: "it" chases the
+/// nearest runner it sees (but the one who just tagged it), and sweeps the
+/// field when it sees none; everyone else runs from "it".
 #[derive(Debug, Default)]
 pub struct TagBot {
     me: Option<EntityId>,
     tagged_by: Option<EntityId>,
-    over: bool,
     tick_rate_hz: u32,
-}
-
-impl TagBot {
-    /// A bot for a match at `tick_rate_hz`.
-    pub fn new(tick_rate_hz: u32) -> Self {
-        Self {
-            tick_rate_hz: tick_rate_hz.max(1),
-            ..Self::default()
-        }
-    }
 }
 
 impl Bot<Tag> for TagBot {
     fn observe(&mut self, event: &TagEvent) -> bool {
         match *event {
             TagEvent::You { runner } => self.me = Some(runner),
-            TagEvent::Tagged { by, now_it } => {
-                if Some(now_it) == self.me {
-                    self.tagged_by = Some(by);
-                }
-            }
-            TagEvent::Over => self.over = true,
+            TagEvent::Tagged { by, now_it } if Some(now_it) == self.me => self.tagged_by = Some(by),
+            _ => {}
         }
         true
     }
 
     fn check_world(&mut self, world: &ClientWorld<RunnerState>) -> u64 {
-        // Exactly one runner is "it" among those seen, or none in sight;
-        // two would mean a stale copy.
+        // At most one runner in sight is "it"; two would mean a stale copy.
         u64::from(world.iter().filter(|r| r.state.it).count() > 1)
     }
 
     fn command(&mut self, view: &ClientWorld<RunnerState>, tick: Tick) -> InputCommand<Stick> {
-        let aim_tick = view.server_tick();
-        let mut cmd = InputCommand::new(tick, aim_tick, Stick::default());
-        let Some(me) = self.me else { return cmd };
-        let Some(mine) = view.get(me) else { return cmd };
-        let [mx, mz] = mine.state.position;
+        let mut cmd = InputCommand::new(tick, view.server_tick(), Stick::default());
+        let Some(mine) = self.me.and_then(|me| view.get(me)) else {
+            return cmd;
+        };
+        let RunnerState {
+            position: [mx, mz],
+            it,
+        } = *mine.state;
         let target = view
             .iter()
-            .filter(|r| r.entity != me && Some(r.entity) != self.tagged_by)
-            .filter(|r| mine.state.it || r.state.it)
+            .filter(|r| {
+                r.entity != mine.entity && Some(r.entity) != self.tagged_by && (it || r.state.it)
+            })
             .min_by_key(|r| (r.state.position[0] - mx).pow(2) + (r.state.position[1] - mz).pow(2));
-        // With no one in sight, "it" sweeps the field in a slow circle.
-        let wander = (tick as f32 / self.tick_rate_hz as f32 * 0.3).sin_cos();
-        let wander = [(wander.0 * 1500.0) as i32, (wander.1 * 1500.0) as i32];
+        let wander = (tick as f32 / self.tick_rate_hz.max(1) as f32 * 0.3).sin_cos();
         let (goal, sign) = match target {
-            Some(t) if mine.state.it => (t.state.position, 1.0),
-            Some(t) => (t.state.position, -1.0),
-            None if mine.state.it => (wander, 1.0),
+            Some(t) => (t.state.position, if it { 1.0 } else { -1.0 }),
+            None if it => (
+                [(wander.0 * 1500.0) as i32, (wander.1 * 1500.0) as i32],
+                1.0,
+            ),
             None => return cmd,
         };
         let (dx, dz) = ((goal[0] - mx) as f32, (goal[1] - mz) as f32);
@@ -448,23 +352,17 @@ impl Bot<Tag> for TagBot {
         };
         cmd
     }
-
-    fn match_over(&self) -> bool {
-        self.over
-    }
 }
 
 impl BotGame for Tag {
     type Bot = TagBot;
 
-    fn bot(
-        _mode: &Mode,
-        _settings: &TagSettings,
-        tick_rate_hz: u32,
-        _index: u16,
-        _seed: u64,
-    ) -> Result<TagBot, String> {
-        Ok(TagBot::new(tick_rate_hz))
+    fn bot(_: &Mode, _: &TagSettings, hz: u32, _: u16, _: u64) -> Result<TagBot, String> {
+        let tick_rate_hz = hz;
+        Ok(TagBot {
+            tick_rate_hz,
+            ..TagBot::default()
+        })
     }
 }
 
@@ -472,34 +370,3 @@ impl BotGame for Tag {
 /// the guide builds with today's hightick or CI fails.
 #[doc = include_str!("../../../docs/GUIDE.md")]
 mod guide {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hightick_engine::Match;
-
-    #[test]
-    fn a_match_ends_on_time_and_reports_every_player() {
-        let mode = Tag::mode("tag").unwrap();
-        let settings = TagSettings { seconds: Some(1) };
-        let (config, game) = Tag::create(mode, &settings, 32, 1).unwrap();
-        let mut m = Match::new(config, game).unwrap();
-        let players: Vec<PlayerId> = (0..6).map(|_| m.join().unwrap()).collect();
-        for _ in 0..32 {
-            assert!(m.result().is_none());
-            m.tick();
-        }
-        let result = m.result().expect("over after a second");
-        let report = m.game().report(Some(&result), &players);
-        assert_eq!(report.players.len(), 6);
-        // The first runner was "it" the whole second: it scored least.
-        assert_eq!(report.players[0].outcome, Outcome::Loss);
-        assert!(report.players.iter().any(|p| p.outcome == Outcome::Win));
-        let bad = TagSettings { seconds: Some(0) };
-        assert!(
-            Tag::create(mode, &bad, 32, 1)
-                .unwrap_err()
-                .starts_with("seconds")
-        );
-    }
-}

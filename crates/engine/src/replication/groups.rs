@@ -1,9 +1,11 @@
 //! [`FieldGroups`]: one archetype's replicated state, written and read
 //! group by group by the same declaration (usually
-//! `#[derive(Replicated)]`).
+//! `#[derive(Replicated)]`); [`ReplicaTable`]: a game's per-entity table
+//! of such states.
 
-use hightick_proto::{BitReader, BitWriter, ProtoError};
+use hightick_proto::{BitReader, BitWriter, EntityId, ProtoError};
 
+use super::Replica;
 use crate::world::GroupMask;
 
 /// An archetype's replicated fields, grouped: the server writes a group
@@ -49,4 +51,48 @@ pub trait FieldGroups {
     /// Reads the fields of `group` as [`write_group`](Self::write_group)
     /// wrote them; on error nothing changes.
     fn read_group(&mut self, group: u8, r: &mut BitReader) -> Result<(), ProtoError>;
+}
+
+/// A game's table of one replicated state per entity slot, indexed by
+/// [`EntityId`]'s slot: what `#[derive(ReplicationSource)]` reads the
+/// field marked `#[replicas]` through. Implemented for `Vec`, boxed slices
+/// and arrays of a [`Replica`] that has [`FieldGroups`].
+pub trait ReplicaTable {
+    /// The state of one entity (the client's view type too).
+    type Replica: FieldGroups + Replica;
+
+    /// The state in `entity`'s slot, if the table has one.
+    fn replica(&self, entity: EntityId) -> Option<&Self::Replica>;
+}
+
+impl<R: FieldGroups + Replica> ReplicaTable for [R] {
+    type Replica = R;
+    #[inline]
+    fn replica(&self, entity: EntityId) -> Option<&R> {
+        self.get(usize::from(entity.0))
+    }
+}
+
+impl<R: FieldGroups + Replica> ReplicaTable for Vec<R> {
+    type Replica = R;
+    #[inline]
+    fn replica(&self, entity: EntityId) -> Option<&R> {
+        self.as_slice().replica(entity)
+    }
+}
+
+impl<R: FieldGroups + Replica> ReplicaTable for Box<[R]> {
+    type Replica = R;
+    #[inline]
+    fn replica(&self, entity: EntityId) -> Option<&R> {
+        (**self).replica(entity)
+    }
+}
+
+impl<R: FieldGroups + Replica, const N: usize> ReplicaTable for [R; N] {
+    type Replica = R;
+    #[inline]
+    fn replica(&self, entity: EntityId) -> Option<&R> {
+        self.as_slice().replica(entity)
+    }
 }

@@ -32,7 +32,7 @@ pub use client::{
     ApplyStats, ClientEntity, ClientWorld, Replica, SnapshotInfo, SnapshotReader, read_whole_group,
 };
 pub use detect::{ChangeDetection, ChangedTicks, EntityView, ShadowValues, ValueComparison};
-pub use groups::FieldGroups;
+pub use groups::{FieldGroups, ReplicaTable};
 pub use shared::SharedRecordStats;
 pub use source::{RecordTicks, ReplicationSource};
 pub use writer::{

@@ -110,6 +110,8 @@ pub struct MatchBot<G: BotGame> {
     max_lead: u32,
     tick_rate_hz: u32,
     last_tick: u32,
+    /// An event that ends the match arrived ([`ReliableEvent::ends_match`]).
+    saw_match_end: bool,
 }
 
 impl<G: BotGame> MatchBot<G> {
@@ -147,6 +149,7 @@ impl<G: BotGame> MatchBot<G> {
             max_lead: config.max_input_lead_ticks.max(config.input_lead_ticks),
             tick_rate_hz: config.client.tick_rate_hz.max(1),
             last_tick: 0,
+            saw_match_end: false,
         })
     }
 
@@ -180,9 +183,10 @@ impl<G: BotGame> MatchBot<G> {
         matches!(self.client.core().state(), ClientState::Disconnected(_))
     }
 
-    /// Whether the bot learnt that its match is over.
+    /// Whether the bot learnt that its match is over: an event that ends
+    /// the match arrived, or the game's bot says so.
     pub fn match_over(&self) -> bool {
-        self.bot.match_over()
+        self.saw_match_end || self.bot.match_over()
     }
 
     /// One bot tick: network I/O until `deadline`, then read events and
@@ -245,6 +249,7 @@ impl<G: BotGame> MatchBot<G> {
         let core = self.client.core_mut();
         while let Some(event) = core.poll_event() {
             self.counters.count_event(event.kind());
+            self.saw_match_end |= event.ends_match();
             if !self.bot.observe(&event) {
                 core.report_desync();
             }
@@ -279,6 +284,7 @@ impl<G: BotGame> MatchBot<G> {
 
     fn count(&mut self) {
         let disconnected = self.is_disconnected();
+        let over = self.match_over();
         let core = self.client.core();
         let s = core.stats();
         let c = &mut self.counters;
@@ -297,6 +303,6 @@ impl<G: BotGame> MatchBot<G> {
         c.snapshots_dropped = s.snapshots_dropped;
         c.full_resyncs = s.full_resyncs;
         c.events_dropped = s.events_dropped;
-        c.matches_over = u64::from(self.bot.match_over());
+        c.matches_over = u64::from(over);
     }
 }
