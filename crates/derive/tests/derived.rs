@@ -5,8 +5,11 @@
 //! again.
 
 use hightick_engine::replication::Replica;
-use hightick_engine::world::{Archetype, GroupMask};
-use hightick_engine::{EntityId, FieldGroups, InputPayload, ReliableEvent, Replicated, Wire};
+use hightick_engine::world::GroupMask;
+use hightick_engine::{
+    Archetype, EntityId, FieldGroups, InputPayload, ReliableEvent, Replicated, ReplicationSource,
+    Wire,
+};
 use hightick_proto::quantize::{ANGLE_MAX_ERROR, UnitVectorQuantizer, angle_distance};
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 use proptest::prelude::*;
@@ -48,23 +51,13 @@ enum Happening {
         team: u8,
     },
     Scored(#[wire(varint)] u32, bool),
+    #[event(ends_match)]
     RoundEnd,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
+#[archetype(groups = ShipState)]
 struct Ship;
-
-impl Archetype for Ship {
-    fn wire_id(self) -> u8 {
-        0
-    }
-    fn from_wire_id(id: u8) -> Option<Self> {
-        (id == 0).then_some(Ship)
-    }
-    fn groups(self) -> GroupMask {
-        ShipState::GROUPS
-    }
-}
 
 /// Replicated state in three groups.
 #[derive(Debug, Default, Clone, PartialEq, Replicated)]
@@ -418,4 +411,75 @@ fn a_struct_event_has_one_kind() {
     let mut buf = [0u8; 4];
     let n = RoundOver { round: 30 }.write_message(&mut buf).unwrap();
     assert_eq!(n, 2, "the message tag, then 5 bits");
+}
+
+/// Two archetypes in one enum, each with its own state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
+enum Thing {
+    #[archetype(groups = ShipState)]
+    Ship,
+    #[archetype(groups = Door)]
+    Door,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Replicated)]
+struct Door {
+    #[group(3)]
+    open: bool,
+}
+
+#[test]
+fn derived_archetypes_number_their_variants_and_carry_their_groups() {
+    assert_eq!((Ship.wire_id(), Ship::from_wire_id(0)), (0, Some(Ship)));
+    assert_eq!(Ship::from_wire_id(1), None);
+    assert_eq!(Ship.groups(), ShipState::GROUPS);
+    assert_eq!((Thing::Ship.wire_id(), Thing::Door.wire_id()), (0, 1));
+    assert_eq!(Thing::from_wire_id(1), Some(Thing::Door));
+    assert_eq!(Thing::from_wire_id(2), None);
+    assert_eq!(Thing::Door.groups(), GroupMask(0b1000));
+}
+
+#[test]
+fn only_the_marked_variants_end_the_match() {
+    assert!(Happening::RoundEnd.ends_match());
+    assert!(!Happening::Scored(1, true).ends_match());
+    assert!(!RoundOver { round: 1 }.ends_match());
+}
+
+/// A game's state whose writer reads the marked table.
+#[derive(Debug, ReplicationSource)]
+struct Fleet {
+    #[replicas]
+    ships: Vec<ShipState>,
+    #[allow(dead_code)]
+    name: &'static str,
+}
+
+#[test]
+fn a_derived_source_writes_the_entitys_groups_and_refuses_an_unknown_one() {
+    let ship = ShipState {
+        hull: 42,
+        ..ShipState::default()
+    };
+    let fleet = Fleet {
+        ships: vec![ShipState::default(), ship.clone()],
+        name: "fleet",
+    };
+    assert_eq!(
+        encode_with(|w| fleet.write_group(EntityId(1), Ship, 1, w)),
+        encode_with(|w| ship.write_group(1, w))
+    );
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        fleet.write_group(EntityId(2), Ship, 1, &mut BitWriter::new(&mut buf)),
+        Err(ProtoError::invalid("Fleet entity"))
+    );
+}
+
+fn encode_with(write: impl FnOnce(&mut BitWriter) -> Result<(), ProtoError>) -> Vec<u8> {
+    let mut buf = [0u8; 64];
+    let mut w = BitWriter::new(&mut buf);
+    write(&mut w).unwrap();
+    let len = w.finish();
+    buf[..len].to_vec()
 }
