@@ -53,6 +53,25 @@ impl<'a> WireField<'a> {
     }
 }
 
+/// A struct's fields as members (`self.x`, `self.0`) with their codecs,
+/// each named `Owner.field` on errors.
+pub(crate) fn member_fields<'a>(
+    owner: &syn::Ident,
+    fields: &'a syn::Fields,
+) -> syn::Result<Vec<(syn::Member, WireField<'a>)>> {
+    all_or_errors(fields.iter().enumerate().map(|(i, f)| {
+        let member = f
+            .ident
+            .clone()
+            .map_or(syn::Member::from(i), syn::Member::from);
+        let label = match &member {
+            syn::Member::Named(id) => format!("{owner}.{id}"),
+            syn::Member::Unnamed(i) => format!("{owner}.{}", i.index),
+        };
+        Ok((member, WireField::new(f, label)?))
+    }))
+}
+
 /// Every `Ok`, or every error combined: one build reports the mistakes of
 /// all fields at once.
 pub(crate) fn all_or_errors<T>(

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Data, DeriveInput, Fields};
 
-use crate::codec::krate;
+use crate::codec::{krate, member_fields};
 
 /// The `impl ReliableEvent` of `input`.
 pub(crate) fn derive_event(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -101,12 +101,19 @@ fn ends_match(attrs: &[syn::Attribute]) -> syn::Result<bool> {
     Ok(found)
 }
 
-/// The `impl InputPayload` of `input`.
-pub(crate) fn derive_input(input: &DeriveInput) -> TokenStream {
+/// The `impl InputPayload` of `input`; with `#[input(delta = fields)]` on
+/// a struct, a redundant copy in an input batch is written field by field
+/// (a bit each, then the field when it changed) instead of whole.
+pub(crate) fn derive_input(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
+    let delta = if delta_by_fields(&input.attrs)? {
+        field_delta(input)?
+    } else {
+        TokenStream::new()
+    };
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    quote! {
+    Ok(quote! {
         impl #impl_generics #k::InputPayload for #name #ty_generics #where_clause {
             #[inline]
             fn encode(&self, w: &mut #k::BitWriter) -> ::core::result::Result<(), #k::ProtoError> {
@@ -116,8 +123,69 @@ pub(crate) fn derive_input(input: &DeriveInput) -> TokenStream {
             fn decode(r: &mut #k::BitReader) -> ::core::result::Result<Self, #k::ProtoError> {
                 <Self as #k::Wire>::read(r)
             }
+            #delta
         }
+    })
+}
+
+/// Whether the type says `#[input(delta = fields)]`.
+fn delta_by_fields(attrs: &[syn::Attribute]) -> syn::Result<bool> {
+    let mut fields = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("input")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("delta") {
+                let how: syn::Ident = meta.value()?.parse()?;
+                if how != "fields" {
+                    return Err(syn::Error::new(how.span(), "delta takes `fields`"));
+                }
+                fields = true;
+                Ok(())
+            } else {
+                Err(meta.error("input takes `delta = fields`"))
+            }
+        })?;
     }
+    Ok(fields)
+}
+
+/// `encode_delta` and `decode_delta` field by field, for a struct.
+fn field_delta(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let k = krate();
+    let name = &input.ident;
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(
+            name,
+            "delta = fields is for structs",
+        ));
+    };
+    let fields = member_fields(name, &data.fields)?;
+    let writes = fields.iter().map(|(m, f)| {
+        let write = f.write(&quote!(&self.#m));
+        quote! {
+            let __changed = self.#m != newer.#m;
+            __w.write_bool(__changed)?;
+            if __changed { #write }
+        }
+    });
+    let reads = fields.iter().map(|(m, f)| {
+        let read = f.read();
+        quote!(if __r.read_bool()? { __v.#m = #read; })
+    });
+    Ok(quote! {
+        #[inline]
+        fn encode_delta(&self, newer: &Self, w: &mut #k::BitWriter) -> ::core::result::Result<(), #k::ProtoError> {
+            w.all_or_nothing(|__w| {
+                #(#writes)*
+                ::core::result::Result::Ok(())
+            })
+        }
+        #[inline]
+        fn decode_delta(newer: &Self, __r: &mut #k::BitReader) -> ::core::result::Result<Self, #k::ProtoError> {
+            let mut __v = *newer;
+            #(#reads)*
+            ::core::result::Result::Ok(__v)
+        }
+    })
 }
 
 /// `RoundEnd` -> `round_end`.

@@ -22,7 +22,9 @@
 //!   on the game's state serves the writer from the field marked
 //!   `#[replicas]` (a `Vec<State>` by entity slot).
 //! - `#[event(ends_match)]` on an event variant tells the swarm's bots that
-//!   the match is over.
+//!   the match is over; `#[input(delta = fields)]` on an input struct
+//!   writes its redundant copies field by field (a bit each, then the
+//!   field when it changed) instead of the default one bit or the whole.
 //!
 //! A field travels by its type's own `Wire` codec (integers at full width,
 //! `bool` in one bit, `f32` bit for bit, `EntityId` compact, arrays element
@@ -105,11 +107,15 @@ pub fn derive_reliable_event(input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Implements `InputPayload` over the type's `Wire` codec.
-#[proc_macro_derive(InputPayload)]
+/// Implements `InputPayload` over the type's `Wire` codec; with
+/// `#[input(delta = fields)]`, a struct's redundant copies are written
+/// field by field.
+#[proc_macro_derive(InputPayload, attributes(input))]
 pub fn derive_input_payload(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    event::derive_input(&input).into()
+    event::derive_input(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 /// Implements `FieldGroups` (and, with `#[replicated(archetype = A)]`,

@@ -9,7 +9,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Member, Type};
 
-use crate::codec::{WireField, all_or_errors, krate};
+use crate::codec::{WireField, all_or_errors, krate, member_fields};
 
 /// One replicated field: its codec, group and member.
 struct GroupField<'a> {
@@ -29,18 +29,15 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             "Replicated is derived for structs: one per archetype",
         ));
     };
-    let fields = all_or_errors(data.fields.iter().enumerate().map(|(i, f)| {
-        let member = f.ident.clone().map_or(Member::from(i), Member::from);
-        let label = match &member {
-            Member::Named(id) => format!("{name}.{id}"),
-            Member::Unnamed(i) => format!("{name}.{}", i.index),
-        };
-        Ok(GroupField {
-            group: group_of(f)?,
-            wire: WireField::new(f, label)?,
-            member,
-        })
-    }))?;
+    let fields = all_or_errors(member_fields(name, &data.fields)?.into_iter().map(
+        |(member, wire)| {
+            Ok(GroupField {
+                group: group_of(wire.field)?,
+                wire,
+                member,
+            })
+        },
+    ))?;
     let mut groups: Vec<u8> = fields.iter().map(|f| f.group).collect();
     groups.sort_unstable();
     groups.dedup();

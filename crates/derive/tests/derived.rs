@@ -483,3 +483,33 @@ fn encode_with(write: impl FnOnce(&mut BitWriter) -> Result<(), ProtoError>) -> 
     let len = w.finish();
     buf[..len].to_vec()
 }
+
+/// An input whose redundant copies are written field by field.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Wire, InputPayload)]
+#[input(delta = fields)]
+struct Sticks {
+    #[wire(range = -100..=100)]
+    x: i16,
+    y: i8,
+    fire: bool,
+}
+
+proptest! {
+    #[test]
+    fn a_field_delta_reads_back_and_costs_a_bit_per_unchanged_field(
+        a in (-100i16..=100, any::<i8>(), any::<bool>()),
+        b in (-100i16..=100, any::<i8>(), any::<bool>()),
+    ) {
+        let older = Sticks { x: a.0, y: a.1, fire: a.2 };
+        let newer = Sticks { x: b.0, y: b.1, fire: b.2 };
+        let mut buf = [0u8; 16];
+        let mut w = BitWriter::new(&mut buf);
+        older.encode_delta(&newer, &mut w).unwrap();
+        let changed = [(older.x != newer.x, 8), (older.y != newer.y, 8), (older.fire != newer.fire, 1)];
+        let expected: usize = changed.iter().map(|&(c, bits)| 1 + if c { bits } else { 0 }).sum();
+        prop_assert_eq!(w.bits_written(), expected);
+        let len = w.finish();
+        let back = Sticks::decode_delta(&newer, &mut BitReader::new(&buf[..len])).unwrap();
+        prop_assert_eq!(back, older);
+    }
+}

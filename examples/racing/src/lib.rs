@@ -3,31 +3,29 @@
 //! physics, laps, a finishing order as the result.
 //!
 //! How it differs from tag, and why it matters: its input is two analog
-//! axes delta-coded field by field ([`Controls`] overrides
-//! [`InputPayload::encode_delta`]); every car is relevant to every driver
-//! within 120 m plus the race leader (relevance by distance and by rank);
-//! its replicated state is quantized floats (position to the centimetre,
-//! heading in 16 bits); a match ends when the first car has done its laps
-//! and the others finish theirs, and the result hook turns the finishing
-//! order into a win for the first and points for everyone.
+//! axes delta-coded field by field (`#[input(delta = fields)]`); every car
+//! is relevant to every driver within 120 m plus the race leader
+//! (relevance by distance and by rank); its replicated state is quantized
+//! floats (position to the centimetre, heading in 16 bits), declared once
+//! with the derives like tag's; a match ends when the first car has done
+//! its laps and the others finish theirs, and the result hook turns the
+//! finishing order into a win for the first and points for everyone.
 //!
 //! Run with: `cargo run --release -p hightick-example-racing -- demo`.
 
 use std::f32::consts::{PI, TAU};
 
 use hightick_engine::bot::{Bot, BotGame};
-use hightick_engine::events::ReliableEvent;
 use hightick_engine::input::InputSource;
 use hightick_engine::mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
-use hightick_engine::replication::{ClientWorld, Replica, ReplicationSource};
+use hightick_engine::replication::ClientWorld;
 use hightick_engine::tick::Tick;
-use hightick_engine::world::{Archetype, GroupMask, ReplicationWorld};
+use hightick_engine::world::ReplicationWorld;
 use hightick_engine::{
-    EntityId, Game, InterestSet, JoinRefused, MatchConfig, PlayerId, TickContext,
+    Archetype, EntityId, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
+    ReliableEvent, Replicated, ReplicationSource, TickContext, Wire,
 };
-use hightick_proto::message::{read_entity_id, write_entity_id};
-use hightick_proto::quantize::{dequantize_angle, quantize_angle};
-use hightick_proto::{BitReader, BitWriter, InputCommand, InputPayload, ProtoError};
+use hightick_proto::InputCommand;
 use serde::{Deserialize, Serialize};
 
 /// The track is the ring between these radii around the origin, metres.
@@ -39,11 +37,12 @@ const TOP_SPEED: f32 = 45.0;
 const ACCELERATION: f32 = 12.0;
 const BRAKING: f32 = 25.0;
 const DRAG: f32 = 0.02;
+// `CarView`'s float ranges are literals: they must hold the track and
+// the top speed.
+const _: () = assert!(OUTER_RADIUS <= 90.0 && TOP_SPEED <= 45.0);
 /// Radians per second at full lock (less at speed).
 const TURN_RATE: f32 = 1.6;
 const VIEW_RADIUS: f32 = 120.0;
-/// Centimetres per position unit on the wire.
-const POSITION_SCALE: f32 = 100.0;
 
 /// The game's modes.
 pub const MODES: &[Mode] = &[
@@ -61,209 +60,64 @@ pub const MODES: &[Mode] = &[
     },
 ];
 
-/// The only archetype: a car. Group 0 is its motion (position, heading,
-/// speed), changed every tick it moves; group 1 its race (laps done,
-/// finished), changed once a lap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The only archetype: a car, carrying a [`CarView`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
+#[archetype(groups = CarView)]
 pub struct Car;
 
-impl Archetype for Car {
-    fn wire_id(self) -> u8 {
-        0
-    }
-    fn from_wire_id(id: u8) -> Option<Self> {
-        (id == 0).then_some(Car)
-    }
-    fn groups(self) -> GroupMask {
-        GroupMask::first(2)
-    }
-}
-
-/// A driver's controls for one tick.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// A driver's controls for one tick, each `-127..=127` (a byte on the
+/// wire). A redundant copy in an input batch costs a bit per control that
+/// did not change: a driver holds the throttle far longer than it moves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, InputPayload)]
+#[input(delta = fields)]
 pub struct Controls {
-    /// -1 (full brake) to 1 (full throttle), 8 bits on the wire.
-    pub throttle: f32,
-    /// -1 (full left) to 1 (full right), 8 bits on the wire.
-    pub steer: f32,
-}
-
-fn axis_code(v: f32, field: &'static str) -> Result<u8, ProtoError> {
-    if !v.is_finite() {
-        return Err(ProtoError::invalid(field));
-    }
-    Ok((v.clamp(-1.0, 1.0) * 127.0).round() as i8 as u8)
-}
-
-fn axis_value(code: u8) -> f32 {
-    f32::from(code as i8) / 127.0
-}
-
-impl InputPayload for Controls {
-    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        let (t, s) = (
-            axis_code(self.throttle, "throttle")?,
-            axis_code(self.steer, "steer")?,
-        );
-        w.all_or_nothing(|w| {
-            w.write_u8(t)?;
-            w.write_u8(s)
-        })
-    }
-
-    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
-        Ok(Self {
-            throttle: axis_value(r.read_u8()?),
-            steer: axis_value(r.read_u8()?),
-        })
-    }
-
-    /// One bit per axis when it did not change: a driver holds the
-    /// throttle far longer than it moves it.
-    fn encode_delta(&self, newer: &Self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        let mine = [
-            axis_code(self.throttle, "throttle")?,
-            axis_code(self.steer, "steer")?,
-        ];
-        let theirs = [
-            axis_code(newer.throttle, "throttle")?,
-            axis_code(newer.steer, "steer")?,
-        ];
-        w.all_or_nothing(|w| {
-            for (m, t) in mine.into_iter().zip(theirs) {
-                w.write_bool(m != t)?;
-                if m != t {
-                    w.write_u8(m)?;
-                }
-            }
-            Ok(())
-        })
-    }
-
-    fn decode_delta(newer: &Self, r: &mut BitReader) -> Result<Self, ProtoError> {
-        let mut axis = |v: f32| -> Result<f32, ProtoError> {
-            if r.read_bool()? {
-                Ok(axis_value(r.read_u8()?))
-            } else {
-                Ok(v)
-            }
-        };
-        let throttle = axis(newer.throttle)?;
-        let steer = axis(newer.steer)?;
-        Ok(Self { throttle, steer })
-    }
+    /// Full brake (-127) to full throttle (127).
+    pub throttle: i8,
+    /// Full left (-127) to full right (127).
+    pub steer: i8,
 }
 
 /// What the race tells its drivers reliably.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
 pub enum RaceEvent {
     /// To one driver when it (re)connects: "you drive this car".
-    You {
-        /// The driver's own car.
-        car: EntityId,
-    },
-    /// To everyone: a car completed a lap.
-    Lap {
-        /// The car.
-        car: EntityId,
-        /// Laps it has done now.
-        laps: u8,
-    },
-    /// To everyone: a car finished, in this place (1 = won).
-    Finished {
-        /// The car.
-        car: EntityId,
-        /// Its place.
-        place: u8,
-    },
+    You { car: EntityId },
+    /// To everyone: `car` completed a lap, `laps` in all.
+    Lap { car: EntityId, laps: u8 },
+    /// To everyone: `car` finished, in `place` (1 = won).
+    Finished { car: EntityId, place: u8 },
     /// To everyone: the race is over.
+    #[event(ends_match)]
     Over,
 }
 
-impl ReliableEvent for RaceEvent {
-    const KINDS: &'static [&'static str] = &["you", "lap", "finished", "over"];
-
-    fn encode(&self, w: &mut BitWriter) -> Result<(), ProtoError> {
-        w.all_or_nothing(|w| {
-            w.write_bits(self.kind() as u32, 2)?;
-            match *self {
-                RaceEvent::You { car } => write_entity_id(w, car),
-                RaceEvent::Lap { car, laps } => {
-                    write_entity_id(w, car)?;
-                    w.write_u8(laps)
-                }
-                RaceEvent::Finished { car, place } => {
-                    write_entity_id(w, car)?;
-                    w.write_u8(place)
-                }
-                RaceEvent::Over => Ok(()),
-            }
-        })
-    }
-
-    fn decode(r: &mut BitReader) -> Result<Self, ProtoError> {
-        Ok(match r.read_bits(2)? {
-            0 => RaceEvent::You {
-                car: read_entity_id(r)?,
-            },
-            1 => RaceEvent::Lap {
-                car: read_entity_id(r)?,
-                laps: r.read_u8()?,
-            },
-            2 => RaceEvent::Finished {
-                car: read_entity_id(r)?,
-                place: r.read_u8()?,
-            },
-            _ => RaceEvent::Over,
-        })
-    }
-
-    fn kind(&self) -> usize {
-        match self {
-            RaceEvent::You { .. } => 0,
-            RaceEvent::Lap { .. } => 1,
-            RaceEvent::Finished { .. } => 2,
-            RaceEvent::Over => 3,
-        }
-    }
-}
-
-/// A client's copy of a car.
-#[derive(Debug, Default, Clone, Copy)]
+/// A car as every driver sees it, the server's replicated copy and the
+/// client's alike. Group 0 is its motion, changed every tick it moves;
+/// group 1 its race, changed once a lap.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Replicated)]
+#[replicated(archetype = Car)]
 pub struct CarView {
-    /// Metres, x and z.
+    /// Metres, x and z, to the centimetre.
+    #[group(0)]
+    #[wire(float(range = -90.0..=90.0, step = 0.01))]
     pub position: [f32; 2],
     /// Radians.
+    #[group(0)]
+    #[wire(angle)]
     pub heading: f32,
     /// Metres per second.
+    #[group(0)]
+    #[wire(float(range = 0.0..=45.0, step = 0.25))]
     pub speed: f32,
     /// Laps done.
+    #[group(1)]
     pub laps: u8,
     /// Whether it finished.
+    #[group(1)]
     pub finished: bool,
 }
 
-impl Replica for CarView {
-    type Archetype = Car;
-    fn read_group(&mut self, _: Car, group: u8, r: &mut BitReader) -> Result<(), ProtoError> {
-        match group {
-            0 => {
-                let x = r.read_signed_varint()? as f32 / POSITION_SCALE;
-                let z = r.read_signed_varint()? as f32 / POSITION_SCALE;
-                self.position = [x, z];
-                self.heading = dequantize_angle(r.read_u16()?);
-                self.speed = f32::from(r.read_u8()?) / 4.0;
-            }
-            _ => {
-                self.laps = r.read_u8()?;
-                self.finished = r.read_bool()?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// One car on the server.
+/// One car's physics on the server, beside what it replicates.
 #[derive(Debug, Clone, Copy, Default)]
 struct CarState {
     position: [f32; 2],
@@ -285,13 +139,13 @@ pub struct RaceSettings {
     pub laps: Option<u8>,
 }
 
-/// The race, server side.
-#[derive(Debug)]
+/// The race, server side: each car's physics and, by entity slot, what
+/// the writer replicates of it.
+#[derive(Debug, ReplicationSource)]
 pub struct Race {
     cars: Vec<CarState>,
-    /// Replicated copies (what the setters stamp).
-    motion: Vec<[i32; 4]>,
-    standing: Vec<(u8, bool)>,
+    #[replicas]
+    views: Vec<CarView>,
     car_of: Vec<Option<EntityId>>,
     laps: u8,
     finishers: u8,
@@ -303,8 +157,7 @@ impl Race {
     pub fn new(players: usize, entities: usize, laps: u8) -> Self {
         Self {
             cars: vec![CarState::default(); entities],
-            motion: vec![[0; 4]; entities],
-            standing: vec![(0, false); entities],
+            views: vec![CarView::default(); entities],
             car_of: vec![None; players],
             laps,
             finishers: 0,
@@ -320,44 +173,15 @@ impl Race {
     }
 
     fn publish(&mut self, ctx: &mut TickContext<'_, Self>, e: EntityId) {
-        let i = usize::from(e.0);
-        let c = self.cars[i];
-        let motion = [
-            (c.position[0] * POSITION_SCALE).round() as i32,
-            (c.position[1] * POSITION_SCALE).round() as i32,
-            i32::from(quantize_angle(c.heading).unwrap_or(0)),
-            (c.speed * 4.0).round().clamp(0.0, 255.0) as i32,
-        ];
-        ctx.world.set(e, 0, &mut self.motion[i], motion);
-        let standing = (c.laps, c.finished_at.is_some());
-        ctx.world.set(e, 1, &mut self.standing[i], standing);
-    }
-}
-
-impl ReplicationSource for Race {
-    type Archetype = Car;
-    fn write_group(
-        &self,
-        e: EntityId,
-        _: Car,
-        group: u8,
-        w: &mut BitWriter,
-    ) -> Result<(), ProtoError> {
-        let i = usize::from(e.0);
-        match group {
-            0 => {
-                let [x, z, heading, speed] = self.motion[i];
-                w.write_signed_varint(x)?;
-                w.write_signed_varint(z)?;
-                w.write_u16(heading as u16)?;
-                w.write_u8(speed as u8)
-            }
-            _ => {
-                let (laps, finished) = self.standing[i];
-                w.write_u8(laps)?;
-                w.write_bool(finished)
-            }
-        }
+        let (c, view) = (
+            self.cars[usize::from(e.0)],
+            &mut self.views[usize::from(e.0)],
+        );
+        view.set_position(ctx.world, e, c.position);
+        view.set_heading(ctx.world, e, c.heading);
+        view.set_speed(ctx.world, e, c.speed);
+        view.set_laps(ctx.world, e, c.laps);
+        view.set_finished(ctx.world, e, c.finished_at.is_some());
     }
 }
 
@@ -416,7 +240,8 @@ impl Game for Race {
         if c.finished_at.is_some() || self.over {
             c.speed = (c.speed - BRAKING * dt).max(0.0);
         } else {
-            let Controls { throttle, steer } = cmd.payload;
+            let [throttle, steer] =
+                [cmd.payload.throttle, cmd.payload.steer].map(|v| f32::from(v) / 127.0);
             let push = if throttle >= 0.0 {
                 throttle * ACCELERATION
             } else {
@@ -548,15 +373,9 @@ impl HostedGame for Race {
         if !(1..=200).contains(&laps) {
             return Err("laps: must be between 1 and 200".to_owned());
         }
-        let players = mode.players;
-        let entities = usize::from(players);
-        let config = MatchConfig {
-            tick_rate_hz,
-            max_players: players,
-            max_entities: entities as u16,
-            ..MatchConfig::default()
-        };
-        Ok((config, Race::new(usize::from(players), entities, laps)))
+        let config = MatchConfig::sized(tick_rate_hz, mode.players, mode.players);
+        let players = usize::from(mode.players);
+        Ok((config, Race::new(players, players, laps)))
     }
 
     fn status(&self) -> MatchStatus {
@@ -612,7 +431,6 @@ impl HostedGame for Race {
 pub struct DriverBot {
     me: Option<EntityId>,
     line: f32,
-    over: bool,
     laps_seen: Vec<u8>,
 }
 
@@ -622,7 +440,6 @@ impl DriverBot {
         Self {
             me: None,
             line: MID_RADIUS + (f32::from(index % 5) - 2.0) * 2.5,
-            over: false,
             laps_seen: vec![0; entities],
         }
     }
@@ -630,10 +447,8 @@ impl DriverBot {
 
 impl Bot<Race> for DriverBot {
     fn observe(&mut self, event: &RaceEvent) -> bool {
-        match *event {
-            RaceEvent::You { car } => self.me = Some(car),
-            RaceEvent::Over => self.over = true,
-            RaceEvent::Lap { .. } | RaceEvent::Finished { .. } => {}
+        if let RaceEvent::You { car } = *event {
+            self.me = Some(car);
         }
         true
     }
@@ -666,14 +481,10 @@ impl Bot<Race> for DriverBot {
             turn += TAU;
         }
         cmd.payload = Controls {
-            throttle: if turn.abs() > 0.5 { 0.3 } else { 1.0 },
-            steer: (turn * 2.0).clamp(-1.0, 1.0),
+            throttle: if turn.abs() > 0.5 { 38 } else { 127 },
+            steer: ((turn * 2.0).clamp(-1.0, 1.0) * 127.0).round() as i8,
         };
         cmd
-    }
-
-    fn match_over(&self) -> bool {
-        self.over
     }
 }
 
@@ -688,96 +499,5 @@ impl BotGame for Race {
         _seed: u64,
     ) -> Result<DriverBot, String> {
         Ok(DriverBot::new(index, usize::from(mode.players)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hightick_engine::Match;
-    use hightick_proto::InputBatch;
-
-    #[test]
-    fn held_controls_cost_two_bits_a_redundant_copy() {
-        let held = Controls {
-            throttle: 1.0,
-            steer: -0.25,
-        };
-        let batch = InputBatch::from_commands(&[
-            InputCommand::new(10, 9, held),
-            InputCommand::new(9, 8, held),
-        ])
-        .unwrap();
-        let mut buf = [0u8; 32];
-        let mut w = BitWriter::new(&mut buf);
-        batch.encode(&mut w).unwrap();
-        // len 2 + tick 32 + aim lag 5 + 16 payload; then 1 + 1 + 2 bits.
-        assert_eq!(w.bits_written(), 2 + 32 + 5 + 16 + 4);
-        let len = w.finish();
-        let back = InputBatch::<Controls>::decode(&mut BitReader::new(&buf[..len])).unwrap();
-        assert_eq!(back.as_slice()[1].payload, held.quantized().unwrap());
-        let bad = InputCommand::new(
-            1,
-            1,
-            Controls {
-                throttle: f32::NAN,
-                steer: 0.0,
-            },
-        );
-        let mut w = BitWriter::new(&mut buf);
-        assert_eq!(
-            InputBatch::from_commands(&[bad]).unwrap().encode(&mut w),
-            Err(ProtoError::invalid("throttle"))
-        );
-    }
-
-    #[test]
-    fn bots_finish_a_short_race_in_order() {
-        let mode = Race::mode("race4").unwrap();
-        let settings = RaceSettings { laps: Some(1) };
-        let (config, race) = Race::create(mode, &settings, 60, 1).unwrap();
-        let entities = usize::from(config.max_entities);
-        let mut m = Match::new(config, race).unwrap();
-        let players: Vec<PlayerId> = (0..4).map(|_| m.join().unwrap()).collect();
-        let mut bots: Vec<DriverBot> = (0..4).map(|i| DriverBot::new(i, entities)).collect();
-        let mut views: Vec<ClientWorld<CarView>> =
-            (0..4).map(|_| ClientWorld::new(entities)).collect();
-        for &p in &players {
-            m.reconnect(p).unwrap();
-        }
-        for tick in 1..=60 * 120 {
-            for (i, &p) in players.iter().enumerate() {
-                m.receive_command(p, &bots[i].command(&views[i], tick))
-                    .unwrap();
-            }
-            m.tick();
-            for (i, &p) in players.iter().enumerate() {
-                views[i].apply(m.snapshot(p)).unwrap();
-                m.packet_sent(p, tick as u16);
-                m.on_delivery(
-                    p,
-                    tick as u16,
-                    hightick_engine::replication::PacketFate::Acked,
-                );
-                while let Some(e) = m.pop_event(p) {
-                    assert!(bots[i].observe(&e));
-                }
-                assert_eq!(bots[i].check_world(&views[i]), 0);
-            }
-            if m.result().is_some() {
-                break;
-            }
-        }
-        let order = m.result().expect("the race ends within two minutes");
-        assert_eq!(order.len(), 4);
-        assert!(bots.iter().all(|b| b.match_over()));
-        let report = m.game().report(Some(&order), &players);
-        let winners = report
-            .players
-            .iter()
-            .filter(|p| p.outcome == Outcome::Win)
-            .count();
-        assert_eq!(winners, 1);
-        assert!(report.players.iter().all(|p| p.stats[0] == ("laps", 1)));
     }
 }
