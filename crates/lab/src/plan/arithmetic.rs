@@ -18,6 +18,8 @@ pub enum Section {
     Gateway,
     /// The store's write load.
     Database,
+    /// How long a player waits for a match.
+    Matchmaking,
     /// The swarm that rehearses the target.
     Swarm,
     /// FleetAutoscaler and HPA settings.
@@ -31,6 +33,7 @@ impl Section {
             Section::GameServers => "game servers",
             Section::Gateway => "gateway",
             Section::Database => "database",
+            Section::Matchmaking => "matchmaking",
             Section::Swarm => "swarm",
             Section::Autoscaling => "autoscaling",
         }
@@ -248,6 +251,7 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
         &[],
         Some(claims),
     );
+    let mm_capacity = s.fig(MatchmakingPlayersPerS);
     let shares = [
         (
             s.put(
@@ -275,7 +279,7 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
                 "of capacity",
                 "matchmaking claims/s / the shared queue's players/s",
                 &[MatchmakingPlayersPerS],
-                s.fig(MatchmakingPlayersPerS).map(|c| claims / c),
+                mm_capacity.map(|c| claims / c),
             ),
             MatchmakingPlayersPerS,
         ),
@@ -298,6 +302,22 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
             "the store would be {:.0}% busy, over the {:.0}% the headroom allows: shard it, batch more, or measure a larger store",
             b * 100.0,
             free * 100.0
+        ));
+    }
+
+    s.section = Section::Matchmaking;
+    s.put(
+        "matchmaking_wait_s",
+        "s",
+        "mean wait for a match: half a matchmaking pass + filling a match at the claims rate (hosts ready: the fleet buffer holds)",
+        &[],
+        Some(d.matchmaking_pass_s / 2.0 + (players - 1.0) / (2.0 * claims)),
+    );
+    if let Some(c) = mm_capacity
+        && claims >= c
+    {
+        notes.push(format!(
+            "matchmaking claims ({claims:.0} players/s) reach the shared queue's measured {c:.0} players/s: the wait grows without bound"
         ));
     }
 
@@ -463,6 +483,7 @@ mod tests {
                         run_id: None,
                         commit: Some("abcdef0".into()),
                         machine: machine.clone(),
+                        build_profile: None,
                         recorded_at_ms: 0,
                     },
                 },

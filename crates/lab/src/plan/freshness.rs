@@ -1,6 +1,6 @@
 //! Whether each figure a plan uses can be trusted for it: missing (with the command
 //! that would measure it), stale (measured on another commit, or on an unknown one),
-//! or from another kind of machine.
+//! from another kind of machine, or from a debug build.
 
 use serde::Serialize;
 
@@ -16,6 +16,8 @@ pub enum Concern {
     Stale,
     /// Measured on another CPU model.
     OtherMachine,
+    /// Measured by a debug build.
+    DebugBuild,
 }
 
 /// One warning about one figure.
@@ -44,7 +46,7 @@ pub fn warnings(inputs: &PlanInputs) -> Vec<Warning> {
     let t = &inputs.target;
     let mut out = Vec::new();
     for need in Need::ALL {
-        let command = need.command(t);
+        let command = need.record_command(t);
         let mut warn = |concern, message: String| {
             out.push(Warning {
                 need,
@@ -93,6 +95,15 @@ pub fn warnings(inputs: &PlanInputs) -> Vec<Warning> {
                 ),
             );
         }
+        if s.build_profile.as_deref() == Some("debug") {
+            warn(
+                Concern::DebugBuild,
+                format!(
+                    "debug build: {} was measured by a debug build: rerun `{command}` with a release build",
+                    need.key()
+                ),
+            );
+        }
     }
     out
 }
@@ -117,6 +128,7 @@ mod tests {
                     cpu_model: cpu.into(),
                     cores: 2,
                 },
+                build_profile: None,
                 recorded_at_ms: 0,
             },
         }
@@ -134,6 +146,9 @@ mod tests {
         );
         figures.insert(Need::LoginsPerCore, measured(None, "EPYC"));
         figures.insert(Need::StoreResultsPerS, measured(Some("abcdef0"), "Xeon"));
+        let mut debug = measured(Some("abcdef0"), "EPYC");
+        debug.source.build_profile = Some("debug".into());
+        figures.insert(Need::MatchBotsPerCore, debug);
         let mut inputs = PlanInputs {
             target: Target {
                 ccu: 10,
@@ -166,6 +181,7 @@ mod tests {
                 (Need::WebSocketsPerReplica, Concern::Stale),
                 (Need::LoginsPerCore, Concern::Stale),
                 (Need::StoreResultsPerS, Concern::OtherMachine),
+                (Need::MatchBotsPerCore, Concern::DebugBuild),
             ],
             "abbreviated commits match; cores do not make another kind of machine"
         );
@@ -176,6 +192,12 @@ mod tests {
             w[0].message
         );
         assert!(w[2].message.contains("measured on Xeon") && w[2].message.contains("store_ops"));
+        assert!(
+            w[2].message.contains("| hightick lab record --command '"),
+            "a bench's output is recorded: {}",
+            w[2].message
+        );
+        assert!(w[3].message.starts_with("debug build: match_bots_per_core"));
 
         inputs.figures = Figures::default();
         inputs.commit = None;

@@ -102,6 +102,9 @@ pub struct Deployment {
     pub cpu_headroom: f64,
     /// The FleetAutoscaler's sync interval, seconds.
     pub autoscaler_sync_s: f64,
+    /// How often a gateway runs a matchmaking pass, seconds (the gateway's
+    /// `PASS_EVERY`, crates/gateway/src/matchmaking.rs).
+    pub matchmaking_pass_s: f64,
 }
 
 impl Default for Deployment {
@@ -112,6 +115,7 @@ impl Default for Deployment {
             agent_cores: 2,
             cpu_headroom: 1.0 - GPC_HEADROOM,
             autoscaler_sync_s: 10.0,
+            matchmaking_pass_s: 0.5,
         }
     }
 }
@@ -187,6 +191,9 @@ pub struct Source {
     pub commit: Option<String>,
     /// The machine it ran on.
     pub machine: Machine,
+    /// `debug` or `release`, when the history knows it (a lab run; a recorded
+    /// bench's output does not say).
+    pub build_profile: Option<String>,
     /// When it was recorded, ms since the Unix epoch.
     pub recorded_at_ms: i64,
 }
@@ -279,6 +286,16 @@ impl Need {
             Need::MatchmakingPlayersPerS => format!("mm_{store}_{}_players_per_s", target.mode),
             Need::SwarmRequestsPerCore => "swarm_rps_per_core".into(),
             Need::GameServerStartMs => "agones_start_to_ready_ms".into(),
+        }
+    }
+
+    /// How to measure it into the history: a lab sweep records itself; a bench's
+    /// output is piped to `hightick lab record`.
+    pub fn record_command(self, target: &Target) -> String {
+        let command = self.command(target);
+        match self {
+            Need::GamesPerCore | Need::MatchBotsPerCore => command,
+            _ => format!("{command} | hightick lab record --command '{command}'"),
         }
     }
 

@@ -70,7 +70,16 @@ fn source(command: &str, figure: &str, id: i64, at_ms: i64, host: &HostFacts) ->
         run_id: Some(id),
         commit: host.git_commit.clone(),
         machine: Machine::of(host),
+        build_profile: None,
         recorded_at_ms: at_ms,
+    }
+}
+
+/// The source of a figure of a recorded lab run (whose build profile is known).
+fn run_source(command: &str, figure: &str, run: &RecordedRun, host: &HostFacts) -> Source {
+    Source {
+        build_profile: Some(run.build_profile.clone()),
+        ..source(command, figure, run.id, run.recorded_at_ms, host)
     }
 }
 
@@ -111,11 +120,10 @@ fn from_run(target: &Target, run: &RecordedRun) -> Vec<(Need, Measured)> {
             Measured {
                 value: sweep.gpc,
                 unit: "games/core".into(),
-                source: source(
+                source: run_source(
                     &command,
                     &format!("{} (at {best} matches)", Need::GamesPerCore.figure(target)),
-                    run.id,
-                    run.recorded_at_ms,
+                    run,
                     host,
                 ),
             },
@@ -127,15 +135,14 @@ fn from_run(target: &Target, run: &RecordedRun) -> Vec<(Need, Measured)> {
             Measured {
                 value: per_core,
                 unit: "bots/core".into(),
-                source: source(
+                source: run_source(
                     &command,
                     &format!(
                         "{} (at {} matches)",
                         Need::MatchBotsPerCore.figure(target),
                         s.matches
                     ),
-                    run.id,
-                    run.recorded_at_ms,
+                    run,
                     host,
                 ),
             },
