@@ -86,11 +86,23 @@ fn run_source(command: &str, figure: &str, run: &RecordedRun, host: &HostFacts) 
 /// The command that made a sweep, as a person would rerun it.
 fn sweep_command(sweep: &SweepReport) -> String {
     let counts: Vec<String> = sweep.steps.iter().map(|s| s.matches.to_string()).collect();
-    format!(
-        "hightick lab sweep --mode {} --matches {} --record",
+    let mut command = format!(
+        "hightick lab sweep --mode {} --matches {} --step-duration {}s --warmup {}s",
         sweep.mode,
-        counts.join(",")
-    )
+        counts.join(","),
+        sweep.step_duration_s,
+        sweep.warmup_s
+    );
+    if sweep.instances > 1 {
+        command.push_str(&format!(" --instances {}", sweep.instances));
+    }
+    if sweep.bind {
+        command.push_str(" --bind");
+    }
+    if !sweep.budget_file.is_empty() && !sweep.budget_file.ends_with("(built in)") {
+        command.push_str(&format!(" --budgets {}", sweep.budget_file));
+    }
+    command + " --record"
 }
 
 /// Games per core (a sweep of the target's mode and rate with a step within budget)
@@ -157,6 +169,7 @@ mod tests {
     use crate::history::figures::{Figure, FigureRecord};
     use crate::plan::inputs::StoreBackend;
     use crate::summary::{BotRow, RunSummary};
+    use crate::sweep::SweepStep;
 
     pub(crate) fn target() -> Target {
         Target {
@@ -220,11 +233,21 @@ mod tests {
             kind: "sweep".into(),
             git_commit: Some("c2".into()),
             build_profile: "release".into(),
-            summary,
+            summary: summary.clone(),
             sweep: Some(SweepReport {
                 mode: mode.into(),
                 tick_rate_hz: 128,
                 host: host("EPYC", "c2"),
+                steps: vec![SweepStep {
+                    matches: 8,
+                    within_budget: true,
+                    cpu_headroom_ok: true,
+                    summary,
+                    broken_attempts: Vec::new(),
+                }],
+                step_duration_s: 20.0,
+                warmup_s: 5.0,
+                budget_file: "tight.toml".into(),
                 best_matches: Some(8),
                 gpc,
                 ..SweepReport::default()
