@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::LabError;
-use crate::summary::{GPC_HEADROOM, HostFacts};
+use crate::summary::{GPC_HEADROOM, HostFacts, figure_token};
 
 /// Which store the service runs on: the figures of that backend are used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -272,9 +272,7 @@ impl Need {
         match self {
             Need::GamesPerCore => format!(
                 "lab_gpc_{}_{}hz",
-                target
-                    .mode
-                    .replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+                figure_token(&target.mode),
                 target.tick_rate_hz
             ),
             Need::MatchBotsPerCore => "swarm_match_bots_per_core".into(),
