@@ -461,52 +461,7 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::inputs::{
-        Deployment, Figures, Machine, Measured, Source, StoreBackend, Target,
-    };
-
-    fn inputs(figures: &[(Need, f64)]) -> PlanInputs {
-        let machine = Machine {
-            cpu_model: "EPYC".into(),
-            cores: 2,
-        };
-        let mut f = Figures::default();
-        for (need, value) in figures {
-            f.insert(
-                *need,
-                Measured {
-                    value: *value,
-                    unit: "u".into(),
-                    source: Source {
-                        command: "c".into(),
-                        figure: "f".into(),
-                        run_id: None,
-                        commit: Some("abcdef0".into()),
-                        machine: machine.clone(),
-                        build_profile: None,
-                        recorded_at_ms: 0,
-                    },
-                },
-            );
-        }
-        PlanInputs {
-            target: Target {
-                ccu: 200_000,
-                mode: "5v5".into(),
-                players_per_match: 10,
-                tick_rate_hz: 128,
-                login_rate_per_s: 2000.0,
-                requests_per_player_min: 6.0,
-                purchases_per_player_min: 0.5,
-                match_minutes: 30.0,
-                store: StoreBackend::Postgres,
-            },
-            deployment: Deployment::default(),
-            figures: f,
-            commit: Some("abcdef0".into()),
-            machine,
-        }
-    }
+    use crate::plan::fixtures::inputs;
 
     fn all_figures() -> Vec<(Need, f64)> {
         vec![

@@ -111,27 +111,11 @@ pub fn warnings(inputs: &PlanInputs) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::inputs::{
-        Deployment, Figures, Machine, Measured, Source, StoreBackend, Target,
-    };
+    use crate::plan::fixtures::{inputs, machine, measured as at};
+    use crate::plan::inputs::{Figures, Machine, Measured};
 
     fn measured(commit: Option<&str>, cpu: &str) -> Measured {
-        Measured {
-            value: 1.0,
-            unit: "u".into(),
-            source: Source {
-                command: "c".into(),
-                figure: "f".into(),
-                run_id: Some(1),
-                commit: commit.map(Into::into),
-                machine: Machine {
-                    cpu_model: cpu.into(),
-                    cores: 2,
-                },
-                build_profile: None,
-                recorded_at_ms: 0,
-            },
-        }
+        at(1.0, commit, cpu)
     }
 
     #[test]
@@ -150,24 +134,13 @@ mod tests {
         debug.source.build_profile = Some("debug".into());
         figures.insert(Need::MatchBotsPerCore, debug);
         let mut inputs = PlanInputs {
-            target: Target {
-                ccu: 10,
-                mode: "5v5".into(),
-                players_per_match: 10,
-                tick_rate_hz: 128,
-                login_rate_per_s: 1.0,
-                requests_per_player_min: 1.0,
-                purchases_per_player_min: 0.0,
-                match_minutes: 1.0,
-                store: StoreBackend::Postgres,
-            },
-            deployment: Deployment::default(),
             figures,
             commit: Some("abcdef0123".into()),
             machine: Machine {
-                cpu_model: "EPYC".into(),
                 cores: 64,
+                ..machine("EPYC")
             },
+            ..inputs(&[])
         };
         let all = |inputs: &PlanInputs| -> Vec<(Need, Concern)> {
             warnings(inputs)

@@ -385,20 +385,7 @@ pub struct PlanInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    pub(crate) fn target() -> Target {
-        Target {
-            ccu: 200_000,
-            mode: "5v5".into(),
-            players_per_match: 10,
-            tick_rate_hz: 128,
-            login_rate_per_s: 2000.0,
-            requests_per_player_min: 6.0,
-            purchases_per_player_min: 0.5,
-            match_minutes: 30.0,
-            store: StoreBackend::Postgres,
-        }
-    }
+    use crate::plan::fixtures::target;
 
     #[test]
     fn needs_know_their_figures() {

@@ -35,6 +35,8 @@
 //! ```
 
 pub mod arithmetic;
+#[cfg(test)]
+mod fixtures;
 pub mod freshness;
 pub mod inputs;
 pub mod report;

@@ -262,6 +262,38 @@ impl CapacityPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::arithmetic::plan;
+    use crate::plan::fixtures::inputs;
+
+    #[test]
+    fn every_form_names_the_figures_and_what_is_missing() {
+        let p = plan(inputs(&[(Need::GamesPerCore, 80.0)]));
+        let text = p.render_table();
+        assert!(
+            text.starts_with("capacity plan: 200000 CCU of 5v5 at 128 Hz"),
+            "{text}"
+        );
+        assert!(text.contains("gameservers"), "{text}");
+        assert!(text.contains("games_per_core"));
+        assert!(text.contains("abcdef0"), "the figure's commit: {text}");
+        assert!(text.contains("warning: missing: websockets_per_replica"));
+        assert_eq!(
+            p.figures(),
+            vec![
+                "FIGURE plan_host_cores 250.0 cores",
+                "FIGURE plan_gameservers 125.0 GameServers"
+            ],
+            "only numbers that have a value"
+        );
+        let html = p.render_html().unwrap();
+        assert!(html.contains("Measurements"));
+        assert!(html.contains("cargo bench -p hightick-gateway --bench ws_hold"));
+        let json: serde_json::Value = serde_json::from_str(&p.to_json().unwrap()).unwrap();
+        let gpc = &json["inputs"]["figures"]["games_per_core"];
+        assert_eq!(gpc["source"]["commit"], "abcdef0");
+        assert_eq!(json["warnings"][0]["concern"], "missing");
+        assert_eq!(json["numbers"][0]["key"], "matches");
+    }
 
     #[test]
     fn dates_are_utc() {

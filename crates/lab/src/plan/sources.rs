@@ -171,17 +171,10 @@ mod tests {
     use crate::summary::{BotRow, RunSummary};
     use crate::sweep::SweepStep;
 
-    pub(crate) fn target() -> Target {
+    fn target() -> Target {
         Target {
-            ccu: 1000,
-            mode: "5v5".into(),
-            players_per_match: 10,
-            tick_rate_hz: 128,
-            login_rate_per_s: 10.0,
-            requests_per_player_min: 6.0,
-            purchases_per_player_min: 0.0,
-            match_minutes: 30.0,
             store: StoreBackend::Sqlite,
+            ..crate::plan::fixtures::target()
         }
     }
 
