@@ -7,6 +7,12 @@
 //!   CPU per match tick) and what the live tick spends beyond their sum.
 //! - `lab history`: per-subsystem mean and p99 across recorded commits (HTML;
 //!   cargo feature `history`).
+//! - `lab plan`: the capacity plan for a target (players, mode, logins, the
+//!   meta-game mix) from the history's figures: game servers, gateway replicas,
+//!   the store's load, the rehearsing swarm, the autoscalers' settings; each
+//!   number names the measurement it came from (cargo feature `history`).
+//! - `lab record`: a command's FIGURE lines into the history, with the command,
+//!   commit, machine and date (cargo feature `history`).
 //! - `lab compare A B`: per-subsystem differences against run-to-run noise; fails
 //!   on a regression beyond `--threshold` so CI can gate on it. Runs are JSON files,
 //!   or with the feature `history` also recorded run ids.
@@ -34,6 +40,8 @@ use crate::demo::record::{HistoryDbArgs, RecordArgs};
 mod breakdown;
 #[cfg(feature = "history")]
 mod history;
+#[cfg(feature = "history")]
+mod plan;
 mod soak;
 
 /// `hightick lab ...`.
@@ -57,6 +65,15 @@ enum LabCommand {
     /// Chart per-subsystem mean and p99 across recorded commits (HTML).
     #[cfg(feature = "history")]
     History(history::HistoryArgs),
+    /// Plan capacity for a target (CCU, mode, logins, request mix) from the
+    /// figures in the run history: hosts, GameServers, gateway replicas, store
+    /// load, swarm agents, autoscaler settings; each number names its source.
+    #[cfg(feature = "history")]
+    Plan(Box<plan::PlanArgs>),
+    /// Record the FIGURE lines of a command's output (standard input or
+    /// --input) in the run history, with the command, commit, machine and date.
+    #[cfg(feature = "history")]
+    Record(plan::RecordFiguresArgs),
     #[cfg_attr(
         feature = "history",
         doc = "Compare two runs (ids or JSON files); exit non-zero on a regression."
@@ -163,6 +180,10 @@ pub(crate) fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
         LabCommand::Breakdown(a) => breakdown::breakdown::<G>(a),
         #[cfg(feature = "history")]
         LabCommand::History(a) => history::run(a),
+        #[cfg(feature = "history")]
+        LabCommand::Plan(a) => plan::run::<G>(a),
+        #[cfg(feature = "history")]
+        LabCommand::Record(a) => plan::record(a),
         LabCommand::Compare(a) => compare_runs(a),
     }
 }

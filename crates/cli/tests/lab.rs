@@ -2,12 +2,16 @@
 //! server child process and real bots) writes JSON with the fields its report needs,
 //! two recorded sweeps of one commit compare without a regression, the history draws,
 //! and a run 30% slower in one subsystem fails `lab compare`; a short soak samples the
-//! server every interval and judges the samples; a tiny breakdown prints every term.
+//! server every interval and judges the samples; a tiny breakdown prints every term;
+//! `lab plan` plans from a small history made here (a sweep and `lab record`ed
+//! figures), naming each figure's source and warning about missing and stale ones.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hightick_lab::{RunSummary, TargetStats, TickRow};
+use hightick_lab::{
+    BotRow, HistoryLocation, ResultsDb, RunSummary, SweepReport, SweepStep, TargetStats, TickRow,
+};
 use serde_json::Value;
 
 fn hightick(dir: &Path, args: &[&str]) -> Output {
@@ -408,5 +412,232 @@ fn a_tiny_breakdown_prints_every_term_and_writes_them_as_json() {
     assert_eq!(json["live"]["matches"], 1);
     assert_eq!(json["floor"]["clients"], 10);
     assert!(stdout.contains("live - sum"), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sweep of 8 x 5v5 at 128 Hz on this machine and build: 80 games per core, bots
+/// at 400 per core.
+fn synthetic_sweep() -> SweepReport {
+    let host = hightick_lab::load::this_host();
+    let summary = RunSummary {
+        mode: "5v5".into(),
+        tick_rate_hz: 128,
+        matches: 8,
+        bots: BotRow {
+            bots: 80,
+            cpu_cores: 0.2,
+            ..BotRow::default()
+        },
+        host: host.clone(),
+        ..RunSummary::default()
+    };
+    SweepReport {
+        mode: "5v5".into(),
+        tick_rate_hz: 128,
+        players_per_match: 10,
+        host,
+        steps: vec![SweepStep {
+            matches: 8,
+            within_budget: true,
+            cpu_headroom_ok: true,
+            summary,
+            broken_attempts: Vec::new(),
+        }],
+        best_matches: Some(8),
+        gpc: 80.0,
+        ..SweepReport::default()
+    }
+}
+
+#[test]
+fn a_plan_from_a_small_history_names_its_sources_and_warns() {
+    let dir = scratch("plan");
+    let db = ResultsDb::open(&HistoryLocation::DataDir(dir.join("db"))).unwrap();
+    let sweep_id = db.record_sweep(&synthetic_sweep(), &"synthetic").unwrap();
+    db.close();
+
+    // Gateway figures through `lab record`: one from standard input, one from a file
+    // and an older commit.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hightick"))
+        .args([
+            "lab",
+            "record",
+            "--data-dir",
+            "db",
+            "--command",
+            "cargo bench -p hightick-gateway --bench gateway",
+        ])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"stampede: ...\nFIGURE gateway_guest_logins_per_core_s 4000.0 logins/s\nFIGURE meta_postgres_20000_req_per_gateway_core 3000 req/s\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("recorded 2 figure(s) as run #2"),
+        "{}",
+        text(&out)
+    );
+    std::fs::write(
+        dir.join("ws.txt"),
+        "FIGURE ws_held_sockets 19000.0 sockets\n",
+    )
+    .unwrap();
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "record",
+            "--data-dir",
+            "db",
+            "--input",
+            "ws.txt",
+            "--commit",
+            "0000000aaaaaaa",
+            "--command",
+            "cargo bench -p hightick-gateway --bench ws_hold",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::write(dir.join("bad.txt"), "FIGURE ws_held_sockets many sockets\n").unwrap();
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "record",
+            "--data-dir",
+            "db",
+            "--input",
+            "bad.txt",
+            "--command",
+            "x",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.txt: line 1"),
+        "{}",
+        text(&out)
+    );
+
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "plan",
+            "--data-dir",
+            "db",
+            "--ccu",
+            "2000",
+            "--mode",
+            "5v5",
+            "--login-rate",
+            "20",
+            "--requests-per-player-min",
+            "6",
+            "--json",
+            "plan.json",
+            "--report",
+            "plan.html",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // 200 matches at 80 games per core, 160 matches a 2-core GameServer.
+    assert!(
+        stdout.contains("FIGURE plan_gameservers 2.000 GameServers"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FIGURE plan_host_cores 4.000 cores"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FIGURE plan_gateway_replicas 1.000 replicas"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("FIGURE plan_store_busy"),
+        "the store was never measured"
+    );
+    assert!(
+        stdout.contains("warning: missing: store_results_per_s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("cargo bench -p hightick-store --bench store_ops"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning: missing: gameserver_start_ms"),
+        "{stdout}"
+    );
+    if hightick_lab::load::this_host().git_commit.is_some() {
+        assert!(
+            stdout.contains(
+                "warning: stale: websockets_per_replica was measured on commit 0000000aaaaa"
+            ),
+            "{stdout}"
+        );
+        assert!(
+            !stdout.contains("stale: games_per_core"),
+            "the sweep is of this build: {stdout}"
+        );
+    }
+    assert!(!stdout.contains("other machine"), "{stdout}");
+    assert_eq!(
+        stdout.contains("warning: debug build: games_per_core"),
+        cfg!(debug_assertions),
+        "the sweep was recorded by this test's build: {stdout}"
+    );
+
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json")).unwrap()).unwrap();
+    let gpc = &json["inputs"]["figures"]["games_per_core"];
+    assert_eq!(gpc["value"].as_f64(), Some(80.0));
+    assert_eq!(gpc["source"]["run_id"].as_i64(), Some(sweep_id));
+    assert!(
+        gpc["source"]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("hightick lab sweep --mode 5v5")
+    );
+    let numbers = json["numbers"].as_array().unwrap();
+    let gameservers = numbers.iter().find(|n| n["key"] == "gameservers").unwrap();
+    assert_eq!(gameservers["value"].as_f64(), Some(2.0));
+    assert_eq!(gameservers["from"], serde_json::json!(["games_per_core"]));
+    let html = std::fs::read_to_string(dir.join("plan.html")).unwrap();
+    assert!(html.contains("Measurements") && html.contains("missing: store_results_per_s"));
+
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "plan",
+            "--data-dir",
+            "db",
+            "--ccu",
+            "0",
+            "--login-rate",
+            "1",
+            "--requests-per-player-min",
+            "1",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--ccu"),
+        "{}",
+        text(&out)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,6 +21,10 @@
 //!   server CPU per match tick) and what the live tick spends beyond their sum.
 //! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
 //!   self-contained HTML report with inline SVG charts ([`render_html`]).
+//! - [`plan`]: the capacity plan: from a target (players, mode, logins, the
+//!   meta-game mix) and the history's measured figures to game servers, gateway
+//!   replicas, the store's load, the rehearsing swarm and the autoscalers'
+//!   settings, every number naming the measurement it came from.
 //! - [`doctor`]: read-only checks of a host's `/proc` and `/sys` that matter for tick
 //!   servers (NUMA, SMT, frequency governor, C-states, clock source, socket buffers, ...).
 //!
@@ -66,6 +70,7 @@ mod host_facts;
 pub mod html;
 mod link_row;
 pub mod load;
+pub mod plan;
 pub mod soak;
 pub mod summary;
 pub mod sweep;
@@ -76,6 +81,7 @@ pub use budget_book::BudgetBook;
 pub use compare::{ChangeVerdict, CompareOptions, Comparison, Noise, Stat, compare};
 pub use doctor::{Check, DoctorOptions, DoctorReport, Verdict, examine};
 pub use error::LabError;
+pub use history::figures::{Figure, FigureRecord, RecordedFigures, parse_figures};
 pub use history::report as history_report;
 pub use history::report::{CommitPoint, commit_points, render_history_html, render_history_table};
 #[cfg(feature = "history")]

@@ -1,5 +1,6 @@
 //! The capacity lab's run history: one row per recorded `hightick demo` or `hightick lab
-//! sweep` (table `lab_runs`, migration `0002_runs.sql` for both backends).
+//! sweep`, or per command whose FIGURE lines `hightick lab record` kept (table
+//! `lab_runs`, migration `0002_runs.sql` for both backends).
 //!
 //! The store keeps the lab's JSON as text and does not read it: the lab owns its
 //! shape. [`RunHistory`] opens the same databases as [`Store`](crate::store::Store) (the same
@@ -45,7 +46,7 @@ pub const MAX_RUNS_LISTED: i64 = 100_000;
 /// A run to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRun {
-    /// What was run: `demo` or `sweep` (1..=128 bytes).
+    /// What was run: `demo`, `sweep` or `figures` (1..=128 bytes).
     pub kind: String,
     /// The game mode, e.g. `5v5` (1..=128 bytes).
     pub mode: String,

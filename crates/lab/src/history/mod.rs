@@ -1,7 +1,10 @@
 //! Run history without its database: what a recorded run is (kind, commit, build
 //! profile, summary) and which build this is. The database runs are recorded in is
 //! `results_db` (cargo feature `history`); comparing and charting runs needs none.
+//! Beside demos and sweeps the history keeps `figures`: FIGURE lines any command
+//! printed, recorded with the command, commit and machine ([`figures`]).
 
+pub mod figures;
 pub mod report;
 #[cfg(feature = "history")]
 pub mod results_db;
@@ -21,14 +24,17 @@ pub enum RunKind {
     Demo,
     /// `hightick lab sweep`.
     Sweep,
+    /// FIGURE lines of any command (`hightick lab record`).
+    Figures,
 }
 
 impl RunKind {
-    /// `demo` or `sweep`.
+    /// `demo`, `sweep` or `figures`.
     pub fn as_str(self) -> &'static str {
         match self {
             RunKind::Demo => "demo",
             RunKind::Sweep => "sweep",
+            RunKind::Figures => "figures",
         }
     }
 }

@@ -159,7 +159,7 @@ pub struct PlazaStep {
 }
 
 /// What a sweep found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
     /// A human title.
     pub title: String,

@@ -1,0 +1,561 @@
+//! The plan's arithmetic: from a target and measured figures to game servers,
+//! gateway replicas, the store's load, the swarm that rehearses it, and the
+//! autoscalers' settings. Each [`Number`] names the figures it came from; a number
+//! whose figure is missing has no value.
+
+use serde::Serialize;
+
+use crate::plan::freshness::{Warning, warnings};
+use crate::plan::inputs::{Need, PlanInputs};
+
+/// The part of the service a number sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    /// Game-server hosts and Agones GameServers.
+    GameServers,
+    /// Gateway replicas.
+    Gateway,
+    /// The store's write load.
+    Database,
+    /// How long a player waits for a match.
+    Matchmaking,
+    /// The swarm that rehearses the target.
+    Swarm,
+    /// FleetAutoscaler and HPA settings.
+    Autoscaling,
+}
+
+impl Section {
+    /// How the report titles it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::GameServers => "game servers",
+            Section::Gateway => "gateway",
+            Section::Database => "database",
+            Section::Matchmaking => "matchmaking",
+            Section::Swarm => "swarm",
+            Section::Autoscaling => "autoscaling",
+        }
+    }
+}
+
+/// One number of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Number {
+    /// Where it belongs.
+    pub section: Section,
+    /// Its name in JSON, e.g. `gameservers`.
+    pub key: &'static str,
+    /// The value; `None` when a figure it needs is missing.
+    pub value: Option<f64>,
+    /// Its unit.
+    pub unit: &'static str,
+    /// How it is computed.
+    pub formula: &'static str,
+    /// The measured figures it came from (none: from the target alone).
+    pub from: Vec<Need>,
+}
+
+/// A capacity plan: its inputs, its numbers, and the warnings about its figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityPlan {
+    /// What it was computed from.
+    pub inputs: PlanInputs,
+    /// Its numbers, section by section.
+    pub numbers: Vec<Number>,
+    /// Missing, stale or foreign figures.
+    pub warnings: Vec<Warning>,
+    /// What the numbers assume, and limits they exceed.
+    pub notes: Vec<String>,
+}
+
+impl CapacityPlan {
+    /// The value of the number named `key`, when it has one.
+    pub fn value(&self, key: &str) -> Option<f64> {
+        self.numbers.iter().find(|n| n.key == key)?.value
+    }
+}
+
+/// The numbers as they are worked out.
+struct Sheet<'a> {
+    inputs: &'a PlanInputs,
+    section: Section,
+    numbers: Vec<Number>,
+}
+
+impl Sheet<'_> {
+    fn fig(&self, need: Need) -> Option<f64> {
+        self.inputs.figures.value(need)
+    }
+
+    fn put(
+        &mut self,
+        key: &'static str,
+        unit: &'static str,
+        formula: &'static str,
+        from: &[Need],
+        value: Option<f64>,
+    ) -> Option<f64> {
+        self.numbers.push(Number {
+            section: self.section,
+            key,
+            value,
+            unit,
+            formula,
+            from: from.to_vec(),
+        });
+        value
+    }
+}
+
+/// Whole units: a fraction of a pod is a pod.
+fn whole(x: f64) -> f64 {
+    (x - 1e-9).ceil().max(0.0)
+}
+
+/// The plan for `inputs`.
+pub fn plan(inputs: PlanInputs) -> CapacityPlan {
+    use Need::*;
+    let t = &inputs.target;
+    let d = &inputs.deployment;
+    let free = 1.0 - d.cpu_headroom;
+    let ccu = t.ccu as f64;
+    let players = f64::from(t.players_per_match);
+    let mut s = Sheet {
+        inputs: &inputs,
+        section: Section::GameServers,
+        numbers: Vec::new(),
+    };
+    let mut notes = Vec::new();
+
+    let matches = s.put(
+        "matches",
+        "matches",
+        "CCU / players per match",
+        &[],
+        Some(whole(ccu / players)),
+    );
+    let matches = matches.unwrap_or(0.0);
+    let gpc = s.fig(GamesPerCore);
+    s.put(
+        "game_cores",
+        "cores",
+        "matches / games per core (the sweep's, within budget with its CPU headroom)",
+        &[GamesPerCore],
+        gpc.map(|g| matches / g),
+    );
+    let per_gs = s.put(
+        "matches_per_gameserver",
+        "matches",
+        "floor(games per core x cores per GameServer), at least 1",
+        &[GamesPerCore],
+        gpc.map(|g| (g * f64::from(d.gameserver_cores)).floor().max(1.0)),
+    );
+    let gameservers = s.put(
+        "gameservers",
+        "GameServers",
+        "matches / matches per GameServer",
+        &[GamesPerCore],
+        per_gs.map(|m| whole(matches / m)),
+    );
+    s.put(
+        "host_cores",
+        "cores",
+        "GameServers x cores per GameServer",
+        &[GamesPerCore],
+        gameservers.map(|g| g * f64::from(d.gameserver_cores)),
+    );
+
+    s.section = Section::Gateway;
+    let rps = ccu * t.requests_per_player_min / 60.0;
+    s.put(
+        "requests_per_s",
+        "req/s",
+        "CCU x requests per player per minute / 60",
+        &[],
+        Some(rps),
+    );
+    let rps_core = s.fig(GatewayRequestsPerCore);
+    let login_core = s.fig(LoginsPerCore);
+    let cores = s.put(
+        "gateway_cores",
+        "cores",
+        "(requests/s / requests per core + logins/s / logins per core) / (1 - headroom)",
+        &[GatewayRequestsPerCore, LoginsPerCore],
+        rps_core
+            .zip(login_core)
+            .map(|(r, l)| (rps / r + t.login_rate_per_s / l) / free),
+    );
+    let ws = s.fig(WebSocketsPerReplica);
+    let by_cpu = cores.map(|c| whole(c / f64::from(d.gateway_cores)));
+    let by_ws = ws.map(|w| whole(ccu / w));
+    s.put(
+        "gateway_replicas_for_cpu",
+        "replicas",
+        "gateway cores / cores per replica",
+        &[GatewayRequestsPerCore, LoginsPerCore],
+        by_cpu,
+    );
+    s.put(
+        "gateway_replicas_for_websockets",
+        "replicas",
+        "CCU (one push WebSocket each) / WebSockets one replica holds",
+        &[WebSocketsPerReplica],
+        by_ws,
+    );
+    let replicas = s.put(
+        "gateway_replicas",
+        "replicas",
+        "the larger of the two",
+        &[GatewayRequestsPerCore, LoginsPerCore, WebSocketsPerReplica],
+        by_cpu.zip(by_ws).map(|(a, b)| a.max(b)),
+    );
+    s.put(
+        "logins_per_replica",
+        "logins/s",
+        "peak logins/s / gateway replicas",
+        &[GatewayRequestsPerCore, LoginsPerCore, WebSocketsPerReplica],
+        replicas.map(|r| t.login_rate_per_s / r),
+    );
+    s.put(
+        "websockets_per_replica",
+        "sockets",
+        "CCU / gateway replicas",
+        &[GatewayRequestsPerCore, LoginsPerCore, WebSocketsPerReplica],
+        replicas.map(|r| ccu / r),
+    );
+
+    s.section = Section::Database;
+    let results = matches / (t.match_minutes * 60.0);
+    s.put(
+        "results_per_s",
+        "results/s",
+        "matches / match length (each with its players' ledger rows)",
+        &[],
+        Some(results),
+    );
+    let purchases = ccu * t.purchases_per_player_min / 60.0;
+    s.put(
+        "purchases_per_s",
+        "ledger writes/s",
+        "CCU x purchases per player per minute / 60",
+        &[],
+        Some(purchases),
+    );
+    let claims = (results * players).max(t.login_rate_per_s);
+    s.put(
+        "matchmaking_claims_per_s",
+        "players/s",
+        "the larger of players re-queuing (results/s x players) and peak logins/s",
+        &[],
+        Some(claims),
+    );
+    let mm_capacity = s.fig(MatchmakingPlayersPerS);
+    let shares = [
+        (
+            s.put(
+                "store_results_share",
+                "of capacity",
+                "results/s / the store's batched results/s",
+                &[StoreResultsPerS],
+                s.fig(StoreResultsPerS).map(|c| results / c),
+            ),
+            StoreResultsPerS,
+        ),
+        (
+            s.put(
+                "store_purchases_share",
+                "of capacity",
+                "purchases/s / the store's purchases/s",
+                &[StorePurchasesPerS],
+                s.fig(StorePurchasesPerS).map(|c| purchases / c),
+            ),
+            StorePurchasesPerS,
+        ),
+        (
+            s.put(
+                "store_matchmaking_share",
+                "of capacity",
+                "matchmaking claims/s / the shared queue's players/s",
+                &[MatchmakingPlayersPerS],
+                mm_capacity.map(|c| claims / c),
+            ),
+            MatchmakingPlayersPerS,
+        ),
+    ];
+    let busy = shares
+        .iter()
+        .try_fold(0.0, |sum, (share, _)| share.map(|v| sum + v));
+    let from: Vec<Need> = shares.iter().map(|(_, n)| *n).collect();
+    s.put(
+        "store_busy",
+        "of capacity",
+        "the three shares summed (each was measured alone; they share the store)",
+        &from,
+        busy,
+    );
+    if let Some(b) = busy
+        && b > free
+    {
+        notes.push(format!(
+            "the store would be {:.0}% busy, over the {:.0}% the headroom allows: shard it, batch more, or measure a larger store",
+            b * 100.0,
+            free * 100.0
+        ));
+    }
+
+    s.section = Section::Matchmaking;
+    s.put(
+        "matchmaking_wait_s",
+        "s",
+        "mean wait for a match: half a matchmaking pass + filling a match at the claims rate (hosts ready: the fleet buffer holds)",
+        &[],
+        Some(d.matchmaking_pass_s / 2.0 + (players - 1.0) / (2.0 * claims)),
+    );
+    if let Some(c) = mm_capacity
+        && claims >= c
+    {
+        notes.push(format!(
+            "matchmaking claims ({claims:.0} players/s) reach the shared queue's measured {c:.0} players/s: the wait grows without bound"
+        ));
+    }
+
+    s.section = Section::Swarm;
+    let bots = matches * players;
+    s.put(
+        "match_bots",
+        "bots",
+        "matches x players per match",
+        &[],
+        Some(bots),
+    );
+    let bot_cores = s.put(
+        "bot_cores",
+        "cores",
+        "match bots / match bots per core",
+        &[MatchBotsPerCore],
+        s.fig(MatchBotsPerCore).map(|b| bots / b),
+    );
+    let meta_cores = s.put(
+        "meta_client_cores",
+        "cores",
+        "requests/s / the swarm's requests per core",
+        &[SwarmRequestsPerCore],
+        s.fig(SwarmRequestsPerCore).map(|r| rps / r),
+    );
+    let swarm_cores = s.put(
+        "swarm_cores",
+        "cores",
+        "(bot cores + meta-client cores) / (1 - headroom)",
+        &[MatchBotsPerCore, SwarmRequestsPerCore],
+        bot_cores.zip(meta_cores).map(|(b, m)| (b + m) / free),
+    );
+    s.put(
+        "swarm_agents",
+        "agents",
+        "swarm cores / cores per agent",
+        &[MatchBotsPerCore, SwarmRequestsPerCore],
+        swarm_cores.map(|c| whole(c / f64::from(d.agent_cores))),
+    );
+
+    s.section = Section::Autoscaling;
+    let formed = t.login_rate_per_s / players;
+    s.put(
+        "matches_formed_per_s",
+        "matches/s",
+        "peak logins/s / players per match",
+        &[],
+        Some(formed),
+    );
+    let react = s.put(
+        "fleet_react_s",
+        "s",
+        "autoscaler sync interval + GameServer start to Ready",
+        &[GameServerStartMs],
+        s.fig(GameServerStartMs)
+            .map(|ms| d.autoscaler_sync_s + ms / 1000.0),
+    );
+    let buffer = s.put(
+        "fleet_buffer_matches",
+        "matches",
+        "FleetAutoscaler counter bufferSize: matches formed during one reaction",
+        &[GameServerStartMs],
+        react.map(|r| whole(formed * r)),
+    );
+    s.put(
+        "fleet_counter_capacity",
+        "matches",
+        "the `matches` Counter's capacity per GameServer: matches per GameServer",
+        &[GamesPerCore],
+        per_gs,
+    );
+    s.put(
+        "fleet_min_capacity",
+        "matches",
+        "FleetAutoscaler minCapacity: the buffer in whole GameServers",
+        &[GameServerStartMs, GamesPerCore],
+        buffer.zip(per_gs).map(|(b, m)| whole(b / m) * m),
+    );
+    s.put(
+        "fleet_max_capacity",
+        "matches",
+        "FleetAutoscaler maxCapacity: GameServers x matches each + the buffer",
+        &[GamesPerCore, GameServerStartMs],
+        gameservers
+            .zip(per_gs)
+            .zip(buffer)
+            .map(|((g, m), b)| g * m + b),
+    );
+    s.put(
+        "hpa_min_replicas",
+        "replicas",
+        "replicas the login peak alone needs: logins/s / logins per core / (1 - headroom) / cores per replica",
+        &[LoginsPerCore],
+        login_core.map(|l| whole(t.login_rate_per_s / l / free / f64::from(d.gateway_cores)).max(1.0)),
+    );
+    s.put(
+        "hpa_max_replicas",
+        "replicas",
+        "gateway replicas at the target",
+        &[GatewayRequestsPerCore, LoginsPerCore, WebSocketsPerReplica],
+        replicas,
+    );
+    s.put(
+        "hpa_target_cpu_pct",
+        "%",
+        "100 x (1 - headroom)",
+        &[],
+        Some(100.0 * free),
+    );
+    s.put(
+        "hpa_scale_up_pods_per_min",
+        "replicas/min",
+        "a minute of the login ramp: the larger of its requests' cores and its WebSockets, in replicas",
+        &[GatewayRequestsPerCore, WebSocketsPerReplica],
+        rps_core.zip(ws).map(|(r, w)| {
+            let joined = t.login_rate_per_s * 60.0;
+            let by_cpu = joined * t.requests_per_player_min / 60.0 / r / free / f64::from(d.gateway_cores);
+            whole(by_cpu.max(joined / w))
+        }),
+    );
+
+    notes.push(format!(
+        "every player is counted in a match and holding a WebSocket (an upper bound); matches last {} min",
+        t.match_minutes
+    ));
+    notes.push(
+        "GameServer start-up is the process's start to Ready; image pull and pod scheduling come on top, and no gateway start-up is measured"
+            .into(),
+    );
+    let numbers = s.numbers;
+    let warnings = warnings(&inputs);
+    CapacityPlan {
+        inputs,
+        numbers,
+        warnings,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::fixtures::inputs;
+
+    fn all_figures() -> Vec<(Need, f64)> {
+        vec![
+            (Need::GamesPerCore, 80.0),
+            (Need::GatewayRequestsPerCore, 3000.0),
+            (Need::LoginsPerCore, 4000.0),
+            (Need::WebSocketsPerReplica, 19_000.0),
+            (Need::StoreResultsPerS, 1000.0),
+            (Need::StorePurchasesPerS, 1000.0),
+            (Need::MatchmakingPlayersPerS, 17_000.0),
+            (Need::MatchBotsPerCore, 500.0),
+            (Need::SwarmRequestsPerCore, 75_000.0),
+            (Need::GameServerStartMs, 500.0),
+        ]
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-6 * b.abs().max(1.0))
+    }
+
+    #[test]
+    fn the_plan_scales_the_target_by_the_figures() {
+        let p = plan(inputs(&all_figures()));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        // 200,000 players in 10-player matches at 80 games per core, 2 cores a GameServer.
+        assert_eq!(p.value("matches"), Some(20_000.0));
+        assert!(close(p.value("game_cores"), 250.0));
+        assert_eq!(p.value("matches_per_gameserver"), Some(160.0));
+        assert_eq!(p.value("gameservers"), Some(125.0));
+        assert_eq!(p.value("host_cores"), Some(250.0));
+        // 20,000 req/s at 3,000 per core + 2,000 logins/s at 4,000 per core, 10% free.
+        assert!(close(p.value("requests_per_s"), 20_000.0));
+        assert!(close(
+            p.value("gateway_cores"),
+            (20_000.0 / 3000.0 + 0.5) / 0.9
+        ));
+        assert_eq!(p.value("gateway_replicas_for_cpu"), Some(8.0));
+        assert_eq!(p.value("gateway_replicas_for_websockets"), Some(11.0));
+        assert_eq!(p.value("gateway_replicas"), Some(11.0));
+        // 20,000 matches of 30 minutes: 11.1 results/s; 1,667 purchases/s.
+        assert!(close(p.value("results_per_s"), 20_000.0 / 1800.0));
+        assert!(close(p.value("purchases_per_s"), 200_000.0 * 0.5 / 60.0));
+        assert!(
+            close(p.value("matchmaking_claims_per_s"), 2000.0),
+            "logins dominate"
+        );
+        let busy = 20_000.0 / 1800.0 / 1000.0 + 200_000.0 * 0.5 / 60.0 / 1000.0 + 2000.0 / 17_000.0;
+        assert!(close(p.value("store_busy"), busy));
+        assert!(p.notes[0].contains("store would be"), "{:?}", p.notes);
+        // 200,000 bots at 500 per core + 20,000 req/s at 75,000 per core, 10% free, 2 cores an agent.
+        assert!(close(
+            p.value("swarm_cores"),
+            (400.0 + 20_000.0 / 75_000.0) / 0.9
+        ));
+        assert_eq!(p.value("swarm_agents"), Some(223.0));
+        // 200 matches formed a second for 10 s + 0.5 s.
+        assert_eq!(p.value("fleet_buffer_matches"), Some(2100.0));
+        assert_eq!(p.value("fleet_min_capacity"), Some(14.0 * 160.0));
+        assert_eq!(p.value("fleet_max_capacity"), Some(125.0 * 160.0 + 2100.0));
+        assert_eq!(p.value("hpa_min_replicas"), Some(1.0));
+        assert_eq!(p.value("hpa_max_replicas"), Some(11.0));
+        assert!(close(p.value("hpa_target_cpu_pct"), 90.0));
+        // A minute of 2,000 logins/s: 120,000 sockets = 7 replicas; 12,000 req/s = 5.
+        assert_eq!(p.value("hpa_scale_up_pods_per_min"), Some(7.0));
+    }
+
+    #[test]
+    fn a_missing_figure_leaves_its_numbers_empty_and_says_so() {
+        let figures: Vec<_> = all_figures()
+            .into_iter()
+            .filter(|(n, _)| *n != Need::WebSocketsPerReplica)
+            .collect();
+        let p = plan(inputs(&figures));
+        assert_eq!(p.value("gateway_replicas"), None);
+        assert_eq!(p.value("gateway_replicas_for_cpu"), Some(8.0));
+        assert_eq!(p.value("hpa_max_replicas"), None);
+        assert_eq!(p.value("gameservers"), Some(125.0));
+        assert_eq!(p.warnings.len(), 1);
+        assert!(p.warnings[0].message.contains("ws_hold"));
+        for n in &p.numbers {
+            assert_eq!(
+                n.value.is_none(),
+                n.from.contains(&Need::WebSocketsPerReplica),
+                "{}",
+                n.key
+            );
+        }
+    }
+
+    #[test]
+    fn whole_units_round_up_but_not_through_float_noise() {
+        assert_eq!(whole(2.0), 2.0);
+        assert_eq!(whole(2.0000000001), 2.0);
+        assert_eq!(whole(2.01), 3.0);
+        assert_eq!(whole(0.0), 0.0);
+    }
+}

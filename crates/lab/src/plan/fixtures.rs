@@ -1,0 +1,63 @@
+//! Test fixtures of the plan's modules: the target (200,000 players of
+//! 5v5 at 128 Hz, 2,000 logins/s, 6 requests and 0.5 purchases per player per
+//! minute, 30-minute matches, PostgreSQL), a machine, and measured figures.
+
+use crate::plan::inputs::{
+    Deployment, Figures, Machine, Measured, Need, PlanInputs, Source, StoreBackend, Target,
+};
+
+/// The target.
+pub(crate) fn target() -> Target {
+    Target {
+        ccu: 200_000,
+        mode: "5v5".into(),
+        players_per_match: 10,
+        tick_rate_hz: 128,
+        login_rate_per_s: 2000.0,
+        requests_per_player_min: 6.0,
+        purchases_per_player_min: 0.5,
+        match_minutes: 30.0,
+        store: StoreBackend::Postgres,
+    }
+}
+
+/// A 2-CPU machine of CPU model `cpu`.
+pub(crate) fn machine(cpu: &str) -> Machine {
+    Machine {
+        cpu_model: cpu.into(),
+        cores: 2,
+    }
+}
+
+/// `value`, measured at `commit` on a `cpu` machine by a release build or a bench.
+pub(crate) fn measured(value: f64, commit: Option<&str>, cpu: &str) -> Measured {
+    Measured {
+        value,
+        unit: "u".into(),
+        source: Source {
+            command: "c".into(),
+            figure: "f".into(),
+            run_id: Some(1),
+            commit: commit.map(Into::into),
+            machine: machine(cpu),
+            build_profile: None,
+            recorded_at_ms: 0,
+        },
+    }
+}
+
+/// The target's plan inputs on an `EPYC` machine at commit `abcdef0`, with
+/// `figures` measured there.
+pub(crate) fn inputs(figures: &[(Need, f64)]) -> PlanInputs {
+    let mut f = Figures::default();
+    for (need, value) in figures {
+        f.insert(*need, measured(*value, Some("abcdef0"), "EPYC"));
+    }
+    PlanInputs {
+        target: target(),
+        deployment: Deployment::default(),
+        figures: f,
+        commit: Some("abcdef0".into()),
+        machine: machine("EPYC"),
+    }
+}
