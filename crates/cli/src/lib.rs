@@ -95,6 +95,8 @@ enum Command {
     Lab(lab::LabArgs),
     /// Forward UDP through an emulated link: latency, jitter, bursty loss, outages.
     Netem(netem::NetemArgs),
+    /// Print the game's wire schema (input, events, archetypes, replicated fields, encodings) as JSON, with its hash.
+    Schema,
     /// Inspect this host for what helps or hurts tick servers (reads only).
     Doctor {
         /// Print JSON instead of a table.
@@ -108,6 +110,7 @@ impl Command {
         match self {
             Command::Demo(_) => "demo",
             Command::Doctor { .. } => "doctor",
+            Command::Schema => "schema",
             Command::Serve(_) => "serve",
             #[cfg(feature = "gateway")]
             Command::Gateway(_) => "gateway",
@@ -128,6 +131,20 @@ fn doctor(json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("{}", report.render_table());
+    }
+    Ok(())
+}
+
+/// `schema`: the game's wire schema as JSON; a note on stderr when a
+/// hand-written codec leaves part of it undescribed.
+fn schema<G: BotGame>() -> anyhow::Result<()> {
+    let schema = hightick_engine::schema::GameSchema::of::<G>();
+    println!("{}", serde_json::to_string_pretty(&schema)?);
+    if !schema.complete() {
+        eprintln!(
+            "note: {} has hand-written codecs (the null parts): the hash does not cover them",
+            G::NAME
+        );
     }
     Ok(())
 }
@@ -162,6 +179,7 @@ pub fn run<G: BotGame>() -> ExitCode {
         Command::Serve(args) => serve::run::<G>(args),
         Command::Demo(args) => demo::run::<G>(args),
         Command::Doctor { json } => doctor(*json),
+        Command::Schema => schema::<G>(),
         #[cfg(feature = "gateway")]
         Command::Gateway(args) => gateway::run(args),
         Command::Swarm(args) => swarm::run_command::<G>(args),

@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use hightick_engine::events::ReliableEvent;
 use hightick_engine::replication::ClientWorld;
+use hightick_engine::schema::wire_hash;
 use hightick_engine::tick::Tick;
 use hightick_engine::{EntityId, Game};
 use hightick_net::{Channel, Client, ClientConfig, ClientState, ConnectToken, Transmit};
 use hightick_proto::message::{MAX_REDUNDANCY, ResyncReason, ResyncRequest, SnapshotKind};
-use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind};
+use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash};
 
-use crate::error::ClientError;
+use crate::error::{ClientError, Refusal};
 use crate::interpolation::Interpolation;
 use crate::stats::ClientStats;
 
@@ -78,6 +79,8 @@ pub struct GameClient<G: Game> {
     recorded_tick: Option<Tick>,
     /// A resync was requested and no full state has come yet.
     resync_pending: bool,
+    /// Why it turned its server away, if it did.
+    refusal: Option<Refusal>,
 }
 
 impl<G: Game> GameClient<G> {
@@ -112,6 +115,7 @@ impl<G: Game> GameClient<G> {
             newest: None,
             recorded_tick: None,
             resync_pending: false,
+            refusal: None,
         })
     }
 
@@ -262,6 +266,12 @@ impl<G: Game> GameClient<G> {
         self.drain(now);
     }
 
+    /// Why this client turned its server away, if it did: then it is
+    /// disconnected and reads nothing more.
+    pub fn refusal(&self) -> Option<Refusal> {
+        self.refusal
+    }
+
     /// Closes the connection (a few redundant disconnect packets follow).
     pub fn disconnect(&mut self) {
         self.net.disconnect();
@@ -271,6 +281,9 @@ impl<G: Game> GameClient<G> {
         while self.net.poll_event().is_some() {}
         while self.net.poll_delivery().is_some() {}
         while let Some(m) = self.net.poll_message(&mut self.message) {
+            if self.refusal.is_some() {
+                continue;
+            }
             let len = m.len.min(self.message.len());
             match m.channel {
                 Channel::Unreliable => self.on_snapshot(now, len),
@@ -333,6 +346,10 @@ impl<G: Game> GameClient<G> {
         let mut r = BitReader::new(&self.message[..len]);
         let event = match MessageKind::decode(&mut r) {
             Ok(MessageKind::Event) => G::Event::decode(&mut r),
+            Ok(MessageKind::SchemaHash) => {
+                let hash = SchemaHash::decode(&mut r);
+                return self.check_schema(hash);
+            }
             _ => {
                 self.stats.decode_errors += 1;
                 return;
@@ -348,6 +365,22 @@ impl<G: Game> GameClient<G> {
                 self.events.push_back(event);
             }
             Err(_) => self.stats.decode_errors += 1,
+        }
+    }
+
+    /// The server's schema hash against this client's own: another one
+    /// means another version of the game, refused before anything else is
+    /// read.
+    fn check_schema(&mut self, hash: Result<SchemaHash, hightick_proto::ProtoError>) {
+        let Ok(SchemaHash(server)) = hash else {
+            self.stats.decode_errors += 1;
+            return;
+        };
+        let client = wire_hash::<G>();
+        if server != client {
+            self.refusal = Some(Refusal::SchemaMismatch { server, client });
+            self.events.clear();
+            self.net.disconnect();
         }
     }
 

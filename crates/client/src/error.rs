@@ -18,4 +18,25 @@ pub enum ClientError {
     /// The socket failed.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+    /// The client turned its server away.
+    #[error("refused: {0}")]
+    Refused(Refusal),
+}
+
+/// Why a client turned its server away (and closed the connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The server's game speaks another wire schema: one of the two was
+    /// built for another version of the game (`<game> schema` prints each
+    /// side's).
+    #[error(
+        "the server's game has wire schema {server:016x}, this client was built for {client:016x}: \
+         another version of the game"
+    )]
+    SchemaMismatch {
+        /// The hash the server sent.
+        server: u64,
+        /// This client's own.
+        client: u64,
+    },
 }

@@ -73,7 +73,7 @@ mod stats;
 
 pub use crate::core::{GameClient, GameClientConfig, PositionOf};
 pub use driver::UdpClient;
-pub use error::ClientError;
+pub use error::{ClientError, Refusal};
 pub use interpolation::Interpolation;
 pub use prediction::{PredictionConfig, PredictionStats, Predictor};
 pub use quality::{Quality, QualityProbe};

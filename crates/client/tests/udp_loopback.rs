@@ -60,6 +60,7 @@ async fn a_client_plays_over_loopback_udp() {
     let core = client.core();
     let s = core.stats();
     assert!(core.is_connected(), "{:?}", core.state());
+    assert_eq!(core.refusal(), None, "the same game's schema");
     assert!(s.snapshots_applied > 50, "{s:?}");
     assert_eq!((s.decode_errors, s.desyncs), (0, 0), "{s:?}");
     assert!(s.inputs_sent > 50, "{s:?}");

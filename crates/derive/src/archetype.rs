@@ -14,9 +14,11 @@ use crate::codec::krate;
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
+    let mut kinds = Vec::new();
     let (wire_id, from_wire_id, groups) = match &input.data {
         Data::Struct(s) if matches!(s.fields, Fields::Unit) => {
             let state = groups_of(&input.attrs, name)?;
+            kinds.push(kind_schema(name, 0, &state));
             (
                 quote!(0),
                 quote!((id == 0).then_some(Self)),
@@ -36,6 +38,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 }
                 let (vname, id) = (&v.ident, i as u8);
                 let state = groups_of(&v.attrs, vname)?;
+                kinds.push(kind_schema(vname, id, &state));
                 ids.push(quote!(Self::#vname => #id,));
                 froms.push(quote!(#id => ::core::option::Option::Some(Self::#vname),));
                 masks.push(quote!(Self::#vname => <#state as #k::FieldGroups>::GROUPS,));
@@ -67,8 +70,17 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn groups(self) -> #k::GroupMask {
                 #groups
             }
+            const SCHEMA: ::core::option::Option<&'static [#k::ArchetypeSchema]> =
+                ::core::option::Option::Some(&[#(#kinds),*]);
         }
     })
+}
+
+/// The `ArchetypeSchema` constant of one kind.
+fn kind_schema(name: &syn::Ident, wire_id: u8, state: &Type) -> TokenStream {
+    let k = krate();
+    let (name, state) = (name.to_string(), quote!(#state).to_string());
+    quote!(#k::ArchetypeSchema { name: #name, wire_id: #wire_id, state: #state })
 }
 
 /// The `State` of `#[archetype(groups = State)]` among `attrs`.

@@ -42,6 +42,21 @@ impl<'a> WireField<'a> {
         }
     }
 
+    /// A `FieldSchema` constant describing the field (in `group`, for
+    /// replicated state).
+    pub(crate) fn schema(&self, name: &str, group: Option<u8>) -> TokenStream {
+        let k = krate();
+        let ty = type_text(&self.field.ty);
+        let encoding = encoding_schema(&self.encoding);
+        let group = match group {
+            Some(g) => quote!(::core::option::Option::Some(#g)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            #k::schema::FieldSchema { name: #name, ty: #ty, encoding: #encoding, group: #group }
+        }
+    }
+
     /// An expression reading the value from `__r` (with `?`).
     pub(crate) fn read(&self) -> TokenStream {
         let k = krate();
@@ -203,5 +218,36 @@ fn unit_vector_quantizer(enc: &Encoding) -> TokenStream {
             ::core::result::Result::Ok(q) => q,
             ::core::result::Result::Err(_) => ::core::panic!("wire(unit_vector(bits)) must be in 2..=16"),
         };
+    }
+}
+
+/// The Rust type as written, without the token spacing (`[i32; 2]`).
+fn type_text(ty: &Type) -> String {
+    let spaced = quote!(#ty).to_string();
+    [(" ;", ";"), ("[ ", "["), (" ]", "]"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ",")]
+        .iter()
+        .fold(spaced, |t, (from, to)| t.replace(from, to))
+}
+
+/// The `schema::Encoding` constant of an encoding.
+fn encoding_schema(enc: &Encoding) -> TokenStream {
+    let k = krate();
+    let e = quote!(#k::schema::Encoding);
+    match enc {
+        Encoding::Plain => quote!(#e::Plain),
+        Encoding::Bits(bits) => quote!(#e::Bits { bits: #bits }),
+        Encoding::Range(lo, hi) => {
+            let (lo, hi) = range_bounds(lo, hi);
+            quote!(#e::Range { lo: (#lo) as i64, hi: (#hi) as i64 })
+        }
+        Encoding::Varint => quote!(#e::Varint),
+        Encoding::Float { lo, hi, .. } => {
+            let quantizer = float_quantizer(enc);
+            let (lo, hi) = (*lo as f32, *hi as f32);
+            quote!(#e::Float { lo: #lo, hi: #hi, bits: { #quantizer Q.bits() } })
+        }
+        Encoding::Angle => quote!(#e::Angle),
+        Encoding::UnitVector(bits) => quote!(#e::UnitVector { bits: #bits }),
+        Encoding::Entity => quote!(#e::Entity),
     }
 }

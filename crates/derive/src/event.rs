@@ -66,6 +66,8 @@ pub(crate) fn derive_event(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn kind(&self) -> usize {
                 #kind_body
             }
+            const SCHEMA: ::core::option::Option<&'static #k::schema::TypeSchema> =
+                <Self as #k::Wire>::SCHEMA;
             #ends_fn
         }
         const _: () = ::core::assert!(
@@ -123,6 +125,8 @@ pub(crate) fn derive_input(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn decode(r: &mut #k::BitReader) -> ::core::result::Result<Self, #k::ProtoError> {
                 <Self as #k::Wire>::read(r)
             }
+            const SCHEMA: ::core::option::Option<&'static #k::schema::TypeSchema> =
+                <Self as #k::Wire>::SCHEMA;
             #delta
         }
     })

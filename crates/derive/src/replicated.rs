@@ -67,12 +67,22 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         })
     });
     let setters = fields.iter().map(|f| setter(f));
+    let field_schemas = fields.iter().enumerate().map(|(i, f)| {
+        f.wire
+            .schema(&crate::wire::field_name(f.wire.field, i), Some(f.group))
+    });
+    let name_text = name.to_string();
     let max_group = groups.last().copied().unwrap_or(0);
     let replica = replica(input)?;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         impl #impl_generics #k::FieldGroups for #name #ty_generics #where_clause {
             const GROUPS: #k::GroupMask = #k::GroupMask(#mask as u8);
+            const SCHEMA: ::core::option::Option<&'static #k::schema::TypeSchema> =
+                ::core::option::Option::Some(&#k::schema::TypeSchema {
+                    name: #name_text,
+                    shape: #k::schema::Shape::Struct(&[#(#field_schemas),*]),
+                });
             #[inline]
             fn write_group(&self, group: u8, __w: &mut #k::BitWriter) -> ::core::result::Result<(), #k::ProtoError> {
                 match group {
@@ -173,6 +183,8 @@ fn replica(input: &DeriveInput) -> syn::Result<TokenStream> {
     Ok(quote! {
         impl #impl_generics #k::Replica for #name #ty_generics #where_clause {
             type Archetype = #archetype;
+            const SCHEMA: ::core::option::Option<&'static #k::schema::TypeSchema> =
+                <Self as #k::FieldGroups>::SCHEMA;
             #[inline]
             fn read_group(&mut self, _: #archetype, group: u8, r: &mut #k::BitReader) -> ::core::result::Result<(), #k::ProtoError> {
                 #k::FieldGroups::read_group(self, group, r)

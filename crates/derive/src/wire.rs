@@ -14,7 +14,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let k = krate();
     let name = &input.ident;
     misplaced(input)?;
-    let (write, read) = match &input.data {
+    let (write, read, shape) = match &input.data {
         Data::Struct(s) => struct_body(name, &s.fields)?,
         Data::Enum(e) => enum_body(name, e)?,
         Data::Union(_) => {
@@ -24,6 +24,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             ));
         }
     };
+    let name_text = name.to_string();
     let generics = bounded(input)?;
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     Ok(quote! {
@@ -39,8 +40,29 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn read(__r: &mut #k::BitReader) -> ::core::result::Result<Self, #k::ProtoError> {
                 ::core::result::Result::Ok(#read)
             }
+            const SCHEMA: ::core::option::Option<&'static #k::schema::TypeSchema> =
+                ::core::option::Option::Some(&#k::schema::TypeSchema {
+                    name: #name_text,
+                    shape: #shape,
+                });
         }
     })
+}
+
+/// A field's name in a schema: its identifier, or its index in a tuple.
+pub(crate) fn field_name(field: &syn::Field, index: usize) -> String {
+    field
+        .ident
+        .as_ref()
+        .map_or_else(|| index.to_string(), |id| id.to_string().trim_start_matches("r#").to_owned())
+}
+
+/// The `schema::FieldSchema` constants of `wf`, in order.
+fn fields_schema(wf: &[(WireField, Ident)]) -> Vec<TokenStream> {
+    wf.iter()
+        .enumerate()
+        .map(|(i, (f, _))| f.schema(&field_name(f.field, i), None))
+        .collect()
 }
 
 /// `#[wire(...)]` on the type or on a variant says nothing: an error there,
@@ -115,7 +137,10 @@ fn shape(path: TokenStream, fields: &Fields, values: &[TokenStream]) -> TokenStr
     }
 }
 
-fn struct_body(name: &Ident, fields: &Fields) -> syn::Result<(TokenStream, TokenStream)> {
+/// A body's write statements, read expression and schema shape.
+type Body = (TokenStream, TokenStream, TokenStream);
+
+fn struct_body(name: &Ident, fields: &Fields) -> syn::Result<Body> {
     let wf = wire_fields(&name.to_string(), fields)?;
     let binds: Vec<TokenStream> = wf.iter().map(|(_, b)| quote!(#b)).collect();
     let pattern = shape(quote!(Self), fields, &binds);
@@ -125,10 +150,13 @@ fn struct_body(name: &Ident, fields: &Fields) -> syn::Result<(TokenStream, Token
         let #pattern = self;
         #(#writes)*
     };
-    Ok((write, shape(quote!(Self), fields, &reads)))
+    let k = krate();
+    let schema = fields_schema(&wf);
+    let schema = quote!(#k::schema::Shape::Struct(&[#(#schema),*]));
+    Ok((write, shape(quote!(Self), fields, &reads), schema))
 }
 
-fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, TokenStream)> {
+fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<Body> {
     let k = krate();
     let count = data.variants.len();
     if count == 0 {
@@ -141,6 +169,7 @@ fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, To
     let kind_label = format!("{name} kind");
     let mut write_arms = Vec::new();
     let mut read_arms = Vec::new();
+    let mut variants = Vec::new();
     for (index, v) in data.variants.iter().enumerate() {
         let vname = &v.ident;
         let index = index as u32;
@@ -157,6 +186,8 @@ fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, To
         let reads: Vec<TokenStream> = wf.iter().map(|(f, _)| f.read()).collect();
         let value = shape(quote!(Self::#vname), &v.fields, &reads);
         read_arms.push(quote!(#index => #value,));
+        let (vtext, fields) = (vname.to_string(), fields_schema(&wf));
+        variants.push(quote!(#k::schema::VariantSchema { name: #vtext, fields: &[#(#fields),*] }));
     }
     let write = quote! {
         match self { #(#write_arms)* }
@@ -167,7 +198,8 @@ fn enum_body(name: &Ident, data: &syn::DataEnum) -> syn::Result<(TokenStream, To
             _ => return ::core::result::Result::Err(#k::ProtoError::invalid(#kind_label)),
         }
     };
-    Ok((write, read))
+    let schema = quote!(#k::schema::Shape::Enum(&[#(#variants),*]));
+    Ok((write, read, schema))
 }
 
 #[cfg(test)]

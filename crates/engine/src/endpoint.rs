@@ -18,6 +18,7 @@
 use std::time::Instant;
 
 use hightick_net::{DeliveryOutcome, PacketEndpoint, PacketError, Server, Transmit};
+use hightick_proto::SchemaHash;
 
 use crate::error::EngineError;
 use crate::events::ReliableEvent;
@@ -71,7 +72,9 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
 
     /// The first step of [`Self::transmit_tick`], for hosts that write the
     /// packet themselves: queues `player`'s events on the reliable channel
-    /// and this tick's snapshot on the unreliable one. Returns whether a
+    /// and this tick's snapshot on the unreliable one (after a (re)connect,
+    /// the first tick queues the game's schema hash alone:
+    /// [`Match::schema_hash`]). Returns whether a
     /// snapshot was queued; if so, report the sequence of the packet that
     /// carries it with [`Match::packet_sent`].
     pub fn queue_tick(
@@ -80,6 +83,18 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         endpoint: &mut PacketEndpoint,
     ) -> Result<bool, EngineError> {
         let mut message = [0u8; MAX_EVENT_BYTES];
+        // A connection's first packet carries the schema hash alone, so a
+        // client of another version refuses before it reads a snapshot or
+        // an event; they follow from the next tick.
+        if self.hash_pending(player) {
+            let len = SchemaHash(self.schema_hash()).write_message(&mut message)?;
+            match endpoint.send_reliable(&message[..len]) {
+                Ok(()) => self.hash_sent(player),
+                Err(PacketError::SendQueueFull) => {}
+                Err(e) => return Err(e.into()),
+            }
+            return Ok(false);
+        }
         while let Some(event) = self.peek_event(player) {
             let len = event.write_message(&mut message)?;
             match endpoint.send_reliable(&message[..len]) {

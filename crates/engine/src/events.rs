@@ -23,6 +23,10 @@ pub trait ReliableEvent: Copy + std::fmt::Debug + Send + Sync + 'static {
     /// This event's kind: an index into [`KINDS`](Self::KINDS).
     fn kind(&self) -> usize;
 
+    /// What the codec writes, as data: `Some` when derived, `None` (the
+    /// default) when hand-written.
+    const SCHEMA: Option<&'static hightick_proto::wire::TypeSchema> = None;
+
     /// Whether this event tells its client the match is over (the swarm's
     /// bots then count their match as finished). The derive says so for the
     /// variants marked `#[event(ends_match)]`. Default: no event does.

@@ -136,6 +136,7 @@ mod player;
 pub mod prediction;
 pub mod replication;
 pub mod runtime;
+pub mod schema;
 pub mod tick;
 pub mod world;
 
@@ -168,9 +169,10 @@ pub use world::Archetype;
 pub mod __derive {
     pub use crate::events::{MAX_EVENT_KINDS, ReliableEvent};
     pub use crate::replication::{FieldGroups, Replica, ReplicaTable, ReplicationSource};
+    pub use crate::schema::ArchetypeSchema;
     pub use crate::world::{Archetype, GroupMask, MAX_GROUPS, ReplicationWorld};
     pub use hightick_proto::EntityId;
     pub use hightick_proto::message::{read_entity_id, write_entity_id};
-    pub use hightick_proto::wire::{array, int};
+    pub use hightick_proto::wire::{array, int, schema};
     pub use hightick_proto::{BitReader, BitWriter, InputPayload, ProtoError, Wire, quantize};
 }

@@ -115,6 +115,11 @@ pub struct Match<G: Game, D: ChangeDetection = ChangedTicks> {
     player_budgets: Box<[u16]>,
     tick: Tick,
     stats: MatchStats,
+    /// The game's [`wire_hash`](crate::schema::wire_hash).
+    schema_hash: u64,
+    /// Each player's connection still has to be told the schema hash (its
+    /// first reliable message).
+    hash_pending: Box<[bool]>,
 }
 
 impl<G: Game> Match<G> {
@@ -151,6 +156,8 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             player_budgets: vec![config.snapshot_budget_bytes; players].into_boxed_slice(),
             tick: 0,
             stats: MatchStats::default(),
+            schema_hash: crate::schema::wire_hash::<G>(),
+            hash_pending: vec![false; players].into_boxed_slice(),
             config,
             game,
         })
@@ -190,6 +197,27 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     /// The counters.
     pub fn stats(&self) -> MatchStats {
         self.stats
+    }
+
+    /// The hash of the game's wire schema, the first reliable message on
+    /// each connection ([`crate::schema::wire_hash`]).
+    pub fn schema_hash(&self) -> u64 {
+        self.schema_hash
+    }
+
+    /// Whether `player`'s connection is still to be sent the schema hash.
+    pub(crate) fn hash_pending(&self, player: PlayerId) -> bool {
+        self.hash_pending
+            .get(usize::from(player.0))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// `player`'s connection was sent the schema hash.
+    pub(crate) fn hash_sent(&mut self, player: PlayerId) {
+        if let Some(pending) = self.hash_pending.get_mut(usize::from(player.0)) {
+            *pending = false;
+        }
     }
 
     /// The game's result, once the match is over.
@@ -276,6 +304,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     /// its acknowledged state is forgotten and it gets a full resync.
     pub fn reconnect(&mut self, player: PlayerId) -> Result<(), EngineError> {
         let i = self.slot(player)?;
+        self.hash_pending[i] = true;
         self.inputs[i].reset(self.tick + 1);
         // Events queued for the old connection are lost with it; the game
         // tells the new one what it needs to know again.
@@ -362,7 +391,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         match MessageKind::decode(&mut r)? {
             MessageKind::InputBatch => Ok(Decoded::Inputs(InputBatch::decode(&mut r)?)),
             MessageKind::ResyncRequest => Ok(Decoded::Resync(ResyncRequest::decode(&mut r)?)),
-            MessageKind::Snapshot | MessageKind::Event => {
+            MessageKind::Snapshot | MessageKind::Event | MessageKind::SchemaHash => {
                 Err(ProtoError::invalid("message kind for a server"))
             }
         }

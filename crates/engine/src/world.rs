@@ -115,6 +115,10 @@ pub trait Archetype: Copy + Eq + Debug + Send + Sync + 'static {
     fn owner_groups(self) -> GroupMask {
         GroupMask::EMPTY
     }
+
+    /// The kinds and the state each carries, as data: `Some` when derived,
+    /// `None` (the default) when hand-written.
+    const SCHEMA: Option<&'static [crate::schema::ArchetypeSchema]> = None;
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -75,7 +75,7 @@ pub use bits::{BitMark, bits_required, unzigzag, varint_bits, zigzag};
 pub use error::ProtoError;
 pub use message::{
     EntityId, EntityOp, EntityRecordHeader, InputBatch, InputCommand, InputPayload, MessageKind,
-    ResyncRequest, SnapshotHeader, SnapshotKind,
+    ResyncRequest, SchemaHash, SnapshotHeader, SnapshotKind,
 };
 pub use reader::BitReader;
 pub use wire::Wire;

@@ -21,6 +21,11 @@ pub trait Replica: Default {
     /// The game's kinds of replicated entities.
     type Archetype: Archetype;
 
+    /// The replicated fields and their groups, as data: `Some` when
+    /// derived (`#[derive(Replicated)]`), `None` (the default) when
+    /// hand-written.
+    const SCHEMA: Option<&'static hightick_proto::wire::TypeSchema> = None;
+
     /// Reads field group `group`, exactly as the server's
     /// [`ReplicationSource::write_group`](super::ReplicationSource::write_group)
     /// wrote it.

@@ -44,6 +44,9 @@ pub trait FieldGroups {
     /// [`groups`](crate::world::Archetype::groups)).
     const GROUPS: GroupMask;
 
+    /// The fields and their groups, as data (`None` when hand-written).
+    const SCHEMA: Option<&'static hightick_proto::wire::TypeSchema> = None;
+
     /// Writes the fields of `group`, all or nothing; an unknown group is
     /// [`ProtoError::InvalidValue`].
     fn write_group(&self, group: u8, w: &mut BitWriter) -> Result<(), ProtoError>;

@@ -54,6 +54,10 @@ pub trait InputPayload: Copy + Default + PartialEq + Debug + Send + Sync + 'stat
         }
     }
 
+    /// What the codec writes, as data: `Some` when derived, `None` (the
+    /// default) when hand-written.
+    const SCHEMA: Option<&'static crate::wire::TypeSchema> = None;
+
     /// The payload as it reads back after a round trip (what the server
     /// simulates; a client predicting its own moves uses this).
     fn quantized(&self) -> Result<Self, ProtoError> {

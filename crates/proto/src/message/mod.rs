@@ -83,11 +83,13 @@ macro_rules! wire_enum {
 mod entity;
 mod input;
 mod resync;
+mod schema_hash;
 mod snapshot;
 
 pub use entity::{EntityId, read_entity_id, write_entity_id};
 pub use input::{InputBatch, InputCommand, InputPayload, MAX_REDUNDANCY};
 pub use resync::{ResyncReason, ResyncRequest};
+pub use schema_hash::SchemaHash;
 pub use snapshot::{
     EntityOp, EntityRecordHeader, GROUP_COUNT, SnapshotHeader, SnapshotKind,
     read_entity_record_header, write_end_of_records, write_entity_record_header,
@@ -110,15 +112,18 @@ pub enum MessageKind {
     Event = 3,
     /// A [`ResyncRequest`].
     ResyncRequest = 4,
+    /// A [`SchemaHash`]: the server's first reliable message.
+    SchemaHash = 5,
 }
 
 impl MessageKind {
     /// Every kind, in tag order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::InputBatch,
         Self::Snapshot,
         Self::Event,
         Self::ResyncRequest,
+        Self::SchemaHash,
     ];
 
     /// The tag byte.
@@ -133,6 +138,7 @@ impl MessageKind {
             2 => Some(Self::Snapshot),
             3 => Some(Self::Event),
             4 => Some(Self::ResyncRequest),
+            5 => Some(Self::SchemaHash),
             _ => None,
         }
     }

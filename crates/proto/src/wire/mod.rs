@@ -26,6 +26,9 @@
 
 pub mod array;
 pub mod int;
+pub mod schema;
+
+pub use schema::TypeSchema;
 
 use crate::error::ProtoError;
 use crate::message::{EntityId, read_entity_id, write_entity_id};
@@ -44,6 +47,10 @@ pub trait Wire: Sized {
 
     /// Reads a value written by [`write`](Self::write).
     fn read(r: &mut BitReader) -> Result<Self, ProtoError>;
+
+    /// What the codec writes, as data: `Some` for derived codecs, `None`
+    /// (the default) for hand-written ones and the plain types.
+    const SCHEMA: Option<&'static TypeSchema> = None;
 }
 
 impl Wire for () {
