@@ -16,7 +16,9 @@ use hightick_net::Channel;
 use hightick_net::sim_link::{SimLink, SimLinkConfig};
 use hightick_net::sim_server::SimServer;
 use hightick_net::wire::MAX_PACKET_BYTES;
-use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SnapshotKind};
+use hightick_proto::{
+    BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash, SnapshotKind,
+};
 use support::{Note, Stick, Toy, ToyReplica, assert_converged, stick};
 
 const PLAYERS: u16 = 3;
@@ -30,6 +32,8 @@ struct Remote {
     world: ClientWorld<ToyReplica>,
     rounds: Vec<u16>,
     first_kind: Option<SnapshotKind>,
+    /// Schema hashes received (one per connection).
+    hashes: u32,
 }
 
 fn link(seed: u64) -> SimLink {
@@ -53,6 +57,7 @@ impl Remote {
             world: ClientWorld::new(128),
             rounds: Vec::new(),
             first_kind: None,
+            hashes: 0,
         }
     }
 }
@@ -187,12 +192,19 @@ impl Net {
                     }
                     Channel::Reliable => {
                         let mut reader = BitReader::new(bytes);
-                        assert_eq!(
-                            MessageKind::decode(&mut reader).unwrap(),
-                            MessageKind::Event
-                        );
-                        let Note(round) = Note::decode(&mut reader).unwrap();
-                        r.rounds.push(round);
+                        match MessageKind::decode(&mut reader).unwrap() {
+                            // Each connection's first reliable message.
+                            MessageKind::SchemaHash => {
+                                let hash = SchemaHash::decode(&mut reader).unwrap();
+                                assert_eq!(hash.0, self.m.schema_hash());
+                                r.hashes += 1;
+                            }
+                            kind => {
+                                assert_eq!(kind, MessageKind::Event);
+                                let Note(round) = Note::decode(&mut reader).unwrap();
+                                r.rounds.push(round);
+                            }
+                        }
                     }
                 }
             }
@@ -260,6 +272,8 @@ fn a_client_reconnecting_over_the_link_gets_a_full_state() {
         net.step();
     }
     assert_eq!(net.remotes[1].first_kind, Some(SnapshotKind::FullResync));
+    // The new connection was told the schema hash first, once.
+    assert_eq!(net.remotes[1].hashes, 1);
     net.m.game_mut().frozen = true;
     for _ in 0..100 {
         net.step();
