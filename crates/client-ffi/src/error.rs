@@ -94,7 +94,11 @@ impl FfiError {
             Self::Busy(_) => HightickStatus::Busy,
             Self::NotConnected => HightickStatus::NotConnected,
             Self::Io(_) => HightickStatus::Io,
-            Self::Client(ClientError::NotConnected) => HightickStatus::NotConnected,
+            // Refused: not connected any more, and the last error says why
+            // (another version of the game).
+            Self::Client(ClientError::NotConnected | ClientError::Refused(_)) => {
+                HightickStatus::NotConnected
+            }
             Self::Client(ClientError::Io(_)) => HightickStatus::Io,
             Self::Client(ClientError::Proto(_)) => HightickStatus::InvalidArgument,
             Self::Client(ClientError::Net(_)) => HightickStatus::InvalidArgument,

@@ -197,7 +197,9 @@ impl<G: Game> GameClient<G> {
         self.inputs[0] = command;
         self.input_len = (self.input_len + 1).min(MAX_REDUNDANCY);
         if !self.net.is_connected() {
-            return Err(ClientError::NotConnected);
+            return Err(self
+                .refusal
+                .map_or(ClientError::NotConnected, ClientError::Refused));
         }
         let batch = InputBatch::from_commands(&self.inputs[..self.input_len])?;
         let mut buf = [0u8; MAX_UPLINK_BYTES];

@@ -110,6 +110,12 @@ async fn a_client_of_another_schema_is_refused_with_the_reason() {
     );
     assert!(refusal.to_string().contains("another version of the game"));
     assert!(matches!(core.state(), ClientState::Disconnected(_)));
+    // Sending says why, too.
+    let sent = core.send_input(InputCommand::new(1, 1, Push::default()));
+    assert!(
+        matches!(sent, Err(hightick_client::ClientError::Refused(r)) if r == refusal),
+        "{sent:?}"
+    );
     // Nothing of the arena's was read as this game's.
     assert_eq!(core.poll_event(), None);
     assert_eq!(core.stats().decode_errors, 0, "{:?}", core.stats());
