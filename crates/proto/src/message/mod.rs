@@ -169,7 +169,7 @@ mod tests {
                 kind
             );
         }
-        for tag in [0u8, 5, 255] {
+        for tag in [0u8, 6, 255] {
             assert_eq!(
                 MessageKind::decode(&mut BitReader::new(&[tag])),
                 Err(ProtoError::invalid("message kind"))
