@@ -522,12 +522,7 @@ fn a_plan_from_a_small_history_names_its_sources_and_warns() {
             "x",
         ],
     );
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("bad.txt: line 1"),
-        "{}",
-        text(&out)
-    );
+    assert_fails_naming(&out, "bad.txt: line 1");
 
     let out = hightick(
         &dir,
@@ -633,11 +628,16 @@ fn a_plan_from_a_small_history_names_its_sources_and_warns() {
             "1",
         ],
     );
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--ccu"),
-        "{}",
-        text(&out)
-    );
+    assert_fails_naming(&out, "--ccu");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The command failed, and its error names `needle` (a flag, a file and line).
+fn assert_fails_naming(out: &Output, needle: &str) {
+    assert!(!out.status.success(), "{}", text(out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(needle),
+        "{}",
+        text(out)
+    );
 }

@@ -224,9 +224,17 @@ fn unit_vector_quantizer(enc: &Encoding) -> TokenStream {
 /// The Rust type as written, without the token spacing (`[i32; 2]`).
 fn type_text(ty: &Type) -> String {
     let spaced = quote!(#ty).to_string();
-    [(" ;", ";"), ("[ ", "["), (" ]", "]"), (" <", "<"), ("< ", "<"), (" >", ">"), (" ,", ",")]
-        .iter()
-        .fold(spaced, |t, (from, to)| t.replace(from, to))
+    [
+        (" ;", ";"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+    ]
+    .iter()
+    .fold(spaced, |t, (from, to)| t.replace(from, to))
 }
 
 /// The `schema::Encoding` constant of an encoding.

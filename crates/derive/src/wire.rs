@@ -51,10 +51,10 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
 
 /// A field's name in a schema: its identifier, or its index in a tuple.
 pub(crate) fn field_name(field: &syn::Field, index: usize) -> String {
-    field
-        .ident
-        .as_ref()
-        .map_or_else(|| index.to_string(), |id| id.to_string().trim_start_matches("r#").to_owned())
+    field.ident.as_ref().map_or_else(
+        || index.to_string(),
+        |id| id.to_string().trim_start_matches("r#").to_owned(),
+    )
 }
 
 /// The `schema::FieldSchema` constants of `wf`, in order.

@@ -13,9 +13,9 @@ use std::hash::Hasher;
 use hightick_proto::wire::TypeSchema;
 use serde::Serialize;
 
+use crate::events::ReliableEvent;
 use crate::game::Game;
 use crate::mode::HostedGame;
-use crate::events::ReliableEvent;
 use crate::replication::Replica;
 use crate::world::Archetype;
 use hightick_proto::InputPayload;
