@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use hightick_engine::mode::{HostedGame, Mode};
+use hightick_gateway::config::ModeConfig;
 use hightick_gateway::{GatewayConfig, Secrets, serve};
 
 /// Flags of `hightick gateway`; each overrides the config file's field.
@@ -39,12 +41,23 @@ pub(crate) struct GatewayArgs {
 }
 
 impl GatewayArgs {
-    /// The config file (or defaults) with the flags applied.
-    pub(crate) fn config(&self) -> Result<GatewayConfig> {
-        let mut config = match &self.config {
-            Some(path) => GatewayConfig::load(path)?,
-            None => GatewayConfig::default(),
+    /// The config file (or defaults) with the flags applied, and the
+    /// game's own modes unless the file lists `[[modes]]`.
+    pub(crate) fn config(&self, game_modes: &[Mode]) -> Result<GatewayConfig> {
+        let (mut config, lists_modes) = match &self.config {
+            Some(path) => (GatewayConfig::load(path)?, lists_modes(path)?),
+            None => (GatewayConfig::default(), false),
         };
+        if !lists_modes {
+            config.modes = game_modes
+                .iter()
+                .map(|m| ModeConfig {
+                    name: m.name.to_owned(),
+                    players: usize::from(m.players),
+                    settings: serde_json::Map::new(),
+                })
+                .collect();
+        }
         if let Some(v) = self.listen {
             config.listen = v;
         }
@@ -68,12 +81,23 @@ impl GatewayArgs {
     }
 }
 
-/// Runs the gateway until SIGTERM / SIGINT.
-pub(crate) fn run(args: &GatewayArgs) -> Result<()> {
+/// Whether the config file at `path` lists `[[modes]]` itself.
+fn lists_modes(path: &std::path::Path) -> Result<bool> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{}: not TOML", path.display()))?;
+    Ok(table.contains_key("modes"))
+}
+
+/// Runs the gateway of game `G` until SIGTERM / SIGINT: its matchmaking
+/// queues are the game's modes unless the config lists its own.
+pub(crate) fn run<G: HostedGame>(args: &GatewayArgs) -> Result<()> {
     if args.print_config {
         return crate::serve::print_stdout(&GatewayConfig::reference());
     }
-    let config = args.config()?;
+    let config = args.config(G::modes())?;
     let secrets = Secrets::load(
         config.token_key_file.as_deref(),
         config.session_key_file.as_deref(),
@@ -92,4 +116,49 @@ pub(crate) fn run(args: &GatewayArgs) -> Result<()> {
     .context("gateway")?;
     eprintln!("hightick gateway: stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: GatewayArgs,
+    }
+
+    const GAME: &[Mode] = &[Mode {
+        name: "tag",
+        players: 6,
+        tick_rate_hz: 128,
+        summary: "",
+    }];
+
+    fn modes(args: &[&str]) -> Vec<(String, usize)> {
+        let cli = Cli::parse_from(std::iter::once("gateway").chain(args.iter().copied()));
+        let config = cli.args.config(GAME).unwrap();
+        config.modes.iter().map(|m| (m.name.clone(), m.players)).collect()
+    }
+
+    #[test]
+    fn the_queues_are_the_games_modes_unless_the_file_lists_its_own() {
+        assert_eq!(modes(&[]), [("tag".to_owned(), 6)]);
+        let dir = std::env::temp_dir().join(format!("gateway-modes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let listed = dir.join("listed.toml");
+        std::fs::write(&listed, "[[modes]]\nname = \"duel\"\nplayers = 2\n").unwrap();
+        let silent = dir.join("silent.toml");
+        std::fs::write(&silent, "rate_limit_per_s = 5.0\n").unwrap();
+        assert_eq!(
+            modes(&["--config", listed.to_str().unwrap()]),
+            [("duel".to_owned(), 2)]
+        );
+        assert_eq!(
+            modes(&["--config", silent.to_str().unwrap()]),
+            [("tag".to_owned(), 6)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -181,7 +181,7 @@ pub fn run<G: BotGame>() -> ExitCode {
         Command::Doctor { json } => doctor(*json),
         Command::Schema => schema::<G>(),
         #[cfg(feature = "gateway")]
-        Command::Gateway(args) => gateway::run(args),
+        Command::Gateway(args) => gateway::run::<G>(args),
         Command::Swarm(args) => swarm::run_command::<G>(args),
         #[cfg(feature = "gateway")]
         Command::Stack(args) => stack::run_command::<G>(args),
