@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use hightick_engine::mode::{HostedGame, Mode};
-use hightick_gateway::config::ModeConfig;
+use hightick_gateway::config::{MAX_MODE_PLAYERS, ModeConfig};
 use hightick_gateway::{GatewayConfig, Secrets, serve};
 
 /// Flags of `hightick gateway`; each overrides the config file's field.
@@ -49,8 +49,11 @@ impl GatewayArgs {
             None => (GatewayConfig::default(), false),
         };
         if !lists_modes {
+            // Crowds above what a queue fills (a 400-player plaza) are
+            // made by the admin API, not matchmaking.
             config.modes = game_modes
                 .iter()
+                .filter(|m| usize::from(m.players) <= MAX_MODE_PLAYERS)
                 .map(|m| ModeConfig {
                     name: m.name.to_owned(),
                     players: usize::from(m.players),

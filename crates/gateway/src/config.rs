@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::agones::AgonesConfig;
 use crate::error::GatewayError;
 
+/// The most players a matchmaking queue fills a match with.
+pub const MAX_MODE_PLAYERS: usize = 128;
+
 /// A matchmaking queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -290,8 +293,8 @@ impl GatewayConfig {
             if !valid_id(&mode.name) {
                 return bad("modes.name", "1..=64 characters of [A-Za-z0-9_.-]");
             }
-            if !(1..=128).contains(&mode.players) {
-                return bad("modes.players", "must be in 1..=128");
+            if !(1..=MAX_MODE_PLAYERS).contains(&mode.players) {
+                return bad("modes.players", "must be in 1..=128 (MAX_MODE_PLAYERS)");
             }
             if self.modes[..i].iter().any(|m| m.name == mode.name) {
                 return bad("modes.name", "listed twice");
