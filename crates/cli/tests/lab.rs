@@ -380,6 +380,12 @@ fn a_soak_with_churn_replaces_ended_matches_and_holds_their_count() {
         .map(|s| s["matches_started"].as_u64().unwrap())
         .sum();
     assert!(started >= 1, "no match was replaced\n{}", text(&out));
+    // A retired match's ticks still count on the host: every interval ran
+    // match ticks and has a CPU cost per tick.
+    for s in samples {
+        assert!(s["ticks"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["cpu_per_tick_us"].as_f64().unwrap() > 0.0, "{s}");
+    }
     let hosted: Vec<u64> = samples
         .iter()
         .map(|s| s["matches"].as_u64().unwrap())

@@ -426,6 +426,16 @@ mod tests {
     }
 
     #[test]
+    fn samples_recorded_before_churn_still_read() {
+        let old = r#"{"t_s": 60.0, "rss_bytes": 1, "open_files": 15, "threads": 5,
+            "ticks": 7680, "cpu_per_tick_us": 70.0, "tick_mean_us": 50.0,
+            "late_starts": 0, "overruns": 0, "players": 400}"#;
+        let s: SoakSample = serde_json::from_str(old).unwrap();
+        assert_eq!((s.players, s.matches, s.matches_started), (400, 0, 0));
+        assert_eq!(matches_started(&[s, sample(2, 40, 15, 70.0, 0)]), 1);
+    }
+
+    #[test]
     fn too_few_samples_give_no_verdict() {
         let v = judge(&[sample(1, 40, 120, 45.0, 0)]);
         assert!(!v.held && v.note.is_some());
