@@ -2,9 +2,10 @@
 //! server child process and real bots) writes JSON with the fields its report needs,
 //! two recorded sweeps of one commit compare without a regression, the history draws,
 //! and a run 30% slower in one subsystem fails `lab compare`; a short soak samples the
-//! server every interval and judges the samples; a tiny breakdown prints every term;
-//! `lab plan` plans from a small history made here (a sweep and `lab record`ed
-//! figures), naming each figure's source and warning about missing and stale ones.
+//! server every interval and judges the samples, and one with churn replaces the
+//! matches that end; a tiny breakdown prints every term; `lab plan` plans from a
+//! small history made here (a sweep and `lab record`ed figures), naming each
+//! figure's source and warning about missing and stale ones.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -336,6 +337,81 @@ fn a_short_soak_samples_the_server_and_judges_the_samples() {
         html.contains("<svg") && html.contains("resident memory"),
         "report"
     );
+}
+
+/// Churn: two tiny matches (one round: half a second to buy, two of combat)
+/// end every few seconds; the soak replaces each with a new one whose bots
+/// join it, so matches are started and the two stay hosted. A sample taken
+/// in the moment between a match's retirement and its replacement may count
+/// one match short: one such sample is allowed.
+#[test]
+fn a_soak_with_churn_replaces_ended_matches_and_holds_their_count() {
+    let dir = scratch("soak-churn");
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "soak",
+            "--matches",
+            "2",
+            "--duration",
+            "12s",
+            "--interval",
+            "3s",
+            "--warmup",
+            "1s",
+            "--workers",
+            "1",
+            "--churn",
+            "on",
+            "--settings",
+            r#"{"rounds_to_win": 1, "buy_seconds": 0.5, "combat_seconds": 2}"#,
+            "--json",
+            "soak.json",
+            "--report",
+            "soak.html",
+        ],
+    );
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("soak.json"))
+            .unwrap_or_else(|_| panic!("{}", text(&out))),
+    )
+    .unwrap();
+    let samples = v["run"]["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 3, "{}", text(&out));
+    let started: u64 = samples
+        .iter()
+        .map(|s| s["matches_started"].as_u64().unwrap())
+        .sum();
+    assert!(started >= 1, "no match was replaced\n{}", text(&out));
+    // A retired match's ticks still count on the host: every interval ran
+    // match ticks and has a CPU cost per tick.
+    for s in samples {
+        assert!(s["ticks"].as_u64().unwrap() > 0, "{s}");
+        assert!(s["cpu_per_tick_us"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    let hosted: Vec<u64> = samples
+        .iter()
+        .map(|s| s["matches"].as_u64().unwrap())
+        .collect();
+    assert!(hosted.iter().all(|&m| m <= 2), "{hosted:?}");
+    assert!(
+        hosted.iter().filter(|&&m| m == 2).count() >= hosted.len() - 1,
+        "the match count did not hold: {hosted:?}\n{}",
+        text(&out)
+    );
+    // The replacements' bots played too.
+    let bots = v["run"]["bots"]["bots"].as_u64().unwrap();
+    assert!(bots > 20, "bots {bots}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("FIGURE soak_matches_started {started} matches")),
+        "{}",
+        text(&out)
+    );
+    let html = std::fs::read_to_string(dir.join("soak.html")).unwrap();
+    assert!(html.contains("matches started"), "report");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The terms `lab breakdown` prints, as `FIGURE breakdown_<term>_us`.

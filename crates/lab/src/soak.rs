@@ -3,8 +3,10 @@
 //! bound each must stay within and whether it held.
 //!
 //! The run itself is [`run_load`](crate::run_load) with
-//! [`LoadSpec::sample_every`](crate::LoadSpec::sample_every) set; this
-//! module holds the samples' shape, the verdict and the report.
+//! [`LoadSpec::sample_every`](crate::LoadSpec::sample_every) set (and
+//! [`LoadSpec::churn`](crate::LoadSpec::churn), so ended matches are
+//! replaced and the run covers match set-up and teardown); this module
+//! holds the samples' shape, the verdict and the report.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +22,15 @@ pub(crate) struct SoakCounters {
     pub late_starts: u64,
     pub overruns: u64,
     pub cpu_s: f64,
+    /// Matches started in place of ended ones.
+    pub matches_started: u64,
+}
+
+/// What the servers host at a sample's time, all instances together.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Hosted {
+    pub matches: usize,
+    pub players: usize,
 }
 
 impl SoakSample {
@@ -30,7 +41,7 @@ impl SoakSample {
         now: &SoakCounters,
         facts: hightick_process::ProcessFacts,
         tick_mean_us: f64,
-        players: usize,
+        hosted: Hosted,
     ) -> Self {
         let ticks = now.ticks.saturating_sub(before.ticks);
         let cpu_s = (now.cpu_s - before.cpu_s).max(0.0);
@@ -48,7 +59,9 @@ impl SoakSample {
             tick_mean_us,
             late_starts: now.late_starts.saturating_sub(before.late_starts),
             overruns: now.overruns.saturating_sub(before.overruns),
-            players,
+            players: hosted.players,
+            matches: hosted.matches,
+            matches_started: now.matches_started.saturating_sub(before.matches_started),
         }
     }
 
@@ -126,8 +139,9 @@ pub fn judge(samples: &[SoakSample]) -> SoakVerdict {
             held: false,
             note: Some(format!(
                 "no match ran (or no player was connected) in the interval ending at minute {:.0}: \
-                 the matches ended before the soak did; give settings that keep them running \
-                 for its length (the arena: --settings '{{\"rounds_to_win\": 200}}')",
+                 the matches ended before the soak did; replace them as they end (--churn on) \
+                 or give settings that keep them running for its length \
+                 (the arena: --settings '{{\"rounds_to_win\": 200}}')",
                 idle.t_s / 60.0
             )),
         };
@@ -186,7 +200,7 @@ pub fn render_soak_table(samples: &[SoakSample]) -> String {
     t.render()
 }
 
-const SAMPLE_COLUMNS: [(&str, hightick_report::Align); 8] = {
+const SAMPLE_COLUMNS: [(&str, hightick_report::Align); 10] = {
     use hightick_report::Align::{Left, Right};
     [
         ("t (min)", Left),
@@ -197,10 +211,12 @@ const SAMPLE_COLUMNS: [(&str, hightick_report::Align); 8] = {
         ("tick mean us", Right),
         ("late", Right),
         ("players", Right),
+        ("matches", Right),
+        ("started", Right),
     ]
 };
 
-fn sample_row(s: &SoakSample) -> [String; 8] {
+fn sample_row(s: &SoakSample) -> [String; 10] {
     [
         format!("{:.1}", s.t_s / 60.0),
         format!("{:.1}", s.rss_bytes as f64 / (1024.0 * 1024.0)),
@@ -210,7 +226,14 @@ fn sample_row(s: &SoakSample) -> [String; 8] {
         format!("{:.1}", s.tick_mean_us),
         s.late_starts.to_string(),
         s.players.to_string(),
+        s.matches.to_string(),
+        s.matches_started.to_string(),
     ]
+}
+
+/// Matches started in place of ended ones over `samples`.
+pub fn matches_started(samples: &[SoakSample]) -> u64 {
+    samples.iter().map(|s| s.matches_started).sum()
 }
 
 /// The verdict as terminal lines.
@@ -252,13 +275,15 @@ pub fn render_soak_html(run: &RunSummary, verdict: &SoakVerdict) -> Result<Strin
     };
     let mut page = Page::new(&format!("soak: {}", run.title));
     page.paragraph(&format!(
-        "{} x {} at {} Hz for {:.0} min after {:.0} s of warm-up, sampled {} times; commit {}",
+        "{} x {} at {} Hz for {:.0} min after {:.0} s of warm-up, sampled {} times, \
+         {} matches started in place of ended ones; commit {}",
         run.matches,
         run.mode,
         run.tick_rate_hz,
         run.duration_s / 60.0,
         run.warmup_s,
         samples.len(),
+        matches_started(samples),
         run.host.git_commit.as_deref().unwrap_or("unknown"),
     ));
     match &verdict.note {
@@ -309,7 +334,22 @@ pub fn render_soak_html(run: &RunSummary, verdict: &SoakVerdict) -> Result<Strin
             )],
         )
         .render()?;
-    page.section("Over time").chart(&memory).chart(&cost);
+    let churn = LineChart::new("matches", "minutes", "matches")
+        .line(Line::new(
+            "matches hosted",
+            Color::BLUE,
+            minutes(|s| s.matches as f64),
+        ))
+        .line(Line::new(
+            "matches started",
+            Color::ORANGE,
+            minutes(|s| s.matches_started as f64),
+        ))
+        .render()?;
+    page.section("Over time")
+        .chart(&memory)
+        .chart(&cost)
+        .chart(&churn);
     page.section("Bounds").table(
         &Table::new(["figure", "first third", "last third", "bound", "limit", ""]).rows(
             verdict.bounds.iter().map(|b| {
@@ -350,6 +390,8 @@ mod tests {
             late_starts: late,
             overruns: 0,
             players: 80,
+            matches: 8,
+            matches_started: 1,
         }
     }
 
@@ -381,6 +423,16 @@ mod tests {
         let v = judge(&run);
         assert!(!v.held && v.bounds.is_empty());
         assert!(v.note.unwrap().contains("minute 6"));
+    }
+
+    #[test]
+    fn samples_recorded_before_churn_still_read() {
+        let old = r#"{"t_s": 60.0, "rss_bytes": 1, "open_files": 15, "threads": 5,
+            "ticks": 7680, "cpu_per_tick_us": 70.0, "tick_mean_us": 50.0,
+            "late_starts": 0, "overruns": 0, "players": 400}"#;
+        let s: SoakSample = serde_json::from_str(old).unwrap();
+        assert_eq!((s.players, s.matches, s.matches_started), (400, 0, 0));
+        assert_eq!(matches_started(&[s, sample(2, 40, 15, 70.0, 0)]), 1);
     }
 
     #[test]

@@ -644,6 +644,14 @@ pub struct SoakSample {
     pub overruns: u64,
     /// Players connected at the interval's end.
     pub players: usize,
+    /// Matches hosted at the interval's end (0 in runs recorded before it
+    /// was sampled).
+    #[serde(default)]
+    pub matches: usize,
+    /// Matches started in the interval in place of ended ones (a soak with
+    /// churn; 0 without).
+    #[serde(default)]
+    pub matches_started: u64,
 }
 
 #[cfg(test)]

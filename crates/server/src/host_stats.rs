@@ -24,7 +24,9 @@ pub(crate) struct MergedMode {
     pub match_p99_us: Vec<f64>,
 }
 
-/// Merges the matches of all workers by mode.
+/// Merges the matches of all workers by mode, those retired since the last
+/// reset included (in the statistics and late starts; not in the match
+/// count or the per-match p99s).
 pub(crate) fn merge_modes(reports: &[WorkerReport]) -> BTreeMap<String, MergedMode> {
     let mut modes: BTreeMap<String, MergedMode> = BTreeMap::new();
     for m in reports.iter().flat_map(|r| &r.matches) {
@@ -46,6 +48,25 @@ pub(crate) fn merge_modes(reports: &[WorkerReport]) -> BTreeMap<String, MergedMo
                         matches: 1,
                         late_starts: m.late_starts,
                         match_p99_us: vec![p99],
+                    },
+                );
+            }
+        }
+    }
+    for r in reports.iter().flat_map(|r| &r.retired) {
+        match modes.get_mut(r.mode) {
+            Some(merged) => {
+                let _ = merged.stats.merge(&r.stats);
+                merged.late_starts += r.late_starts;
+            }
+            None => {
+                modes.insert(
+                    r.mode.to_owned(),
+                    MergedMode {
+                        stats: r.stats.clone(),
+                        matches: 0,
+                        late_starts: r.late_starts,
+                        match_p99_us: Vec::new(),
                     },
                 );
             }
@@ -231,6 +252,43 @@ mod tests {
             totals: TickTotals::sum(recorders.iter_mut().map(|r| r.stats())),
             players_connected: players,
         }
+    }
+
+    /// A match retired since the reset keeps counting in its mode's
+    /// statistics (ticks, late starts), not in its match count.
+    #[test]
+    fn retired_matches_still_count_in_their_mode() {
+        use crate::retired::Retired;
+        use crate::worker::{MatchReport, Traffic};
+        let (mut live, frame_live) = recorder();
+        let (mut gone, frame_gone) = recorder();
+        frame_live(&mut live, 1_000);
+        for _ in 0..3 {
+            frame_gone(&mut gone, 2_000);
+        }
+        let mut retired = Retired::default();
+        retired.add("5v5", gone.stats(), 2);
+        let info = hightick_host_api::MatchInfo {
+            mode: "5v5".to_owned(),
+            ..hightick_host_api::MatchInfo::new("m1", "127.0.0.1:1".parse().unwrap())
+        };
+        let report = WorkerReport {
+            matches: vec![MatchReport {
+                info,
+                stats: live.stats().clone(),
+                late_starts: 1,
+            }],
+            retired: retired.modes().to_vec(),
+            traffic: Traffic::default(),
+            drops: Vec::new(),
+            players_connected: 0,
+        };
+        let modes = merge_modes(std::slice::from_ref(&report));
+        let m = &modes["5v5"];
+        assert_eq!((m.matches, m.stats.frames(), m.late_starts), (1, 4, 3));
+        assert_eq!(mode_stats(&modes)[0].ticks, 4);
+        retired.clear();
+        assert!(retired.modes().is_empty());
     }
 
     #[test]

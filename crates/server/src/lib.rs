@@ -80,6 +80,7 @@ pub mod outbox;
 mod phase;
 pub mod placement;
 mod results;
+mod retired;
 mod tick_rate;
 mod tick_totals;
 mod worker;

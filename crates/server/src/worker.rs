@@ -39,6 +39,7 @@ use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
 use crate::placement::WorkerLoad;
 use crate::results::ResultSender;
+use crate::retired::{Retired, RetiredMode};
 use crate::tick_totals::TickTotals;
 use hightick_host_api::MatchInfo;
 use hightick_process as process;
@@ -134,6 +135,8 @@ pub(crate) struct Traffic {
 #[derive(Debug, Clone)]
 pub(crate) struct WorkerReport {
     pub matches: Vec<MatchReport>,
+    /// The matches retired since the last reset, merged per mode.
+    pub retired: Vec<RetiredMode>,
     pub traffic: Traffic,
     pub drops: Vec<(&'static str, u64)>,
     pub players_connected: usize,
@@ -168,6 +171,8 @@ pub(crate) struct Worker<G: HostedGame> {
     address: SocketAddr,
     net: Server,
     matches: Vec<HostedMatch<G>>,
+    /// What the matches retired since the last reset counted.
+    retired: Retired,
     max_matches: usize,
     /// Which matches share a deadline, and where in the period each group ticks.
     phases: PhasePlan,
@@ -227,6 +232,7 @@ impl<G: HostedGame> Worker<G> {
             address: setup.public_address,
             net,
             matches: Vec::with_capacity(setup.max_matches),
+            retired: Retired::default(),
             max_matches: setup.max_matches,
             phases: PhasePlan::new(now, setup.phase_group_share),
             slot_owner: vec![None; slots],
@@ -358,6 +364,7 @@ impl<G: HostedGame> Worker<G> {
                 let _ = reply.send(self.pulse());
             }
             WorkerCommand::ResetStats => {
+                self.retired.clear();
                 for m in &mut self.matches {
                     if let Some(r) = m.recorder.as_mut() {
                         r.reset();
@@ -455,6 +462,7 @@ impl<G: HostedGame> Worker<G> {
                     })
                 })
                 .collect(),
+            retired: self.retired.modes().to_vec(),
             traffic: self.traffic,
             drops: self
                 .net
@@ -730,7 +738,10 @@ impl<G: HostedGame> Worker<G> {
                 i += 1;
                 continue;
             }
-            let m = self.matches.remove(i);
+            let mut m = self.matches.remove(i);
+            if let Some(r) = m.recorder.as_mut() {
+                self.retired.add(m.mode, r.stats(), m.late_starts);
+            }
             self.phases.leave(m.phase);
             for seat in &m.seats {
                 self.roster.remove(&seat.client_id);

@@ -1,5 +1,7 @@
 //! `hightick lab soak`: a long load run sampled every interval, judged for
-//! leaks and drift, with a chart.
+//! leaks and drift, with a chart. By default each match that ends is
+//! replaced by a new one (`--churn on`), with the game's short rules, so the
+//! run covers match set-up and teardown as well as steady play.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,8 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use hightick_engine::BotGame;
+use hightick_engine::mode::HostedGame;
 use hightick_lab::{
-    LoadSpec, judge, render_soak_html, render_soak_table, render_verdict, run_load,
+    LoadSpec, judge, matches_started, render_soak_html, render_soak_table, render_verdict, run_load,
 };
 
 use crate::demo::budget_book;
@@ -33,9 +36,21 @@ pub(super) struct SoakArgs {
     /// Warm-up, not measured.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     warmup: Duration,
-    /// The matches' settings as JSON, the game's (default: the mode's own). A
-    /// soak needs matches that last its length: for the arena e.g.
-    /// '{"rounds_to_win": 200}' (30 rounds lasted 16 to 26 minutes).
+    /// Replace each match that ends with a new one (its bots join it), so
+    /// the matches hosted stay at --matches: on or off.
+    #[arg(
+        long,
+        value_name = "on|off",
+        value_parser = crate::serve::on_off,
+        default_value = "on",
+        action = clap::ArgAction::Set
+    )]
+    churn: bool,
+    /// The matches' settings as JSON, the game's (default: its short rules
+    /// with --churn on, a match of a minute or two; the mode's own with
+    /// --churn off). Without churn a soak needs matches that last its
+    /// length: for the arena e.g. '{"rounds_to_win": 200}' (30 rounds lasted
+    /// 16 to 26 minutes).
     #[arg(long, value_name = "JSON")]
     settings: Option<String>,
     /// Worker threads of the server (0: one per CPU it may use).
@@ -67,6 +82,7 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
         Some(text) => {
             serde_json::from_str(text).with_context(|| format!("--settings is not JSON: {text}"))?
         }
+        None if args.churn => short_settings::<G>(&mode)?,
         None => serde_json::Value::Null,
     };
     let spec = LoadSpec {
@@ -76,14 +92,21 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
         duration: args.duration,
         workers: args.workers,
         sample_every: Some(args.interval),
+        churn: args.churn,
         ..LoadSpec::new(exe, &mode, args.matches)
     };
     eprintln!(
-        "soak: {} x {mode} for {} after {} of warm-up, a sample every {}",
+        "soak: {} x {mode} for {} after {} of warm-up, a sample every {}, {}; settings {}",
         args.matches,
         humantime::format_duration(args.duration),
         humantime::format_duration(args.warmup),
         humantime::format_duration(args.interval),
+        if args.churn {
+            "ended matches replaced"
+        } else {
+            "no churn"
+        },
+        spec.settings,
     );
     let bar = RunBar::new("soak");
     let run = run_load::<G>(&spec, &budgets, &mut |p| bar.update(p));
@@ -99,6 +122,10 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
             s.rss_bytes as f64 / (1024.0 * 1024.0)
         );
     }
+    println!(
+        "FIGURE soak_matches_started {} matches",
+        matches_started(&run.samples)
+    );
     println!("FIGURE soak_held {}", u8::from(verdict.held));
     let json = serde_json::json!({ "run": run, "verdict": verdict });
     std::fs::write(&args.json, serde_json::to_string_pretty(&json)?)
@@ -114,4 +141,11 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
         bail!("the soak did not hold its bounds (see above)");
     }
     Ok(())
+}
+
+/// The game's short rules for `mode`, as the JSON settings a match is
+/// created with.
+fn short_settings<G: HostedGame>(mode: &str) -> Result<serde_json::Value> {
+    let mode = G::mode(mode).with_context(|| format!("unknown mode `{mode}` of {}", G::NAME))?;
+    serde_json::to_value(G::short_settings(mode)).context("encoding the game's short rules")
 }

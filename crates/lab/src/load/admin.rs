@@ -59,6 +59,12 @@ impl AdminClient {
         })
     }
 
+    /// `GET /v1/matches`: every match the host holds (a finished one until
+    /// it has lingered and is retired).
+    pub(crate) fn matches(&self) -> Result<Vec<MatchInfo>, LabError> {
+        self.get_json("GET /v1/matches", "/v1/matches")
+    }
+
     /// `GET /v1/stats`.
     pub(crate) fn stats(&self) -> Result<HostStats, LabError> {
         self.get_json("GET /v1/stats", "/v1/stats")

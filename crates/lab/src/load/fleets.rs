@@ -1,6 +1,8 @@
 //! [`BotFleets`]: a run's bots as two fleets, those playing straight to the
 //! server and those behind the impairment proxy (and the proxy), so what
-//! each group saw is reported apart.
+//! each group saw is reported apart; and the fleets that joined later
+//! (replaced matches' bots, straight to the server), folded into one
+//! report as they finish so a long run holds only the live ones.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -19,6 +21,10 @@ pub(crate) struct BotFleets {
     direct: Option<Fleet>,
     behind: Option<Fleet>,
     proxy: Option<Proxy>,
+    /// Fleets that joined later and still have bots playing.
+    joined: Vec<Fleet>,
+    /// What the joined fleets that finished saw.
+    left: Option<FleetReport>,
 }
 
 /// What the fleets saw and what the proxy did.
@@ -74,21 +80,52 @@ impl BotFleets {
             direct,
             behind,
             proxy,
+            joined: Vec::new(),
+            left: None,
         })
     }
 
+    /// Launches one more bot of `G` per target, straight to its server, on
+    /// the current runtime (a replaced match's players).
+    pub(crate) fn join<G: BotGame>(
+        &mut self,
+        targets: &[BotTarget],
+        config: &FleetConfig,
+    ) -> Result<(), LabError> {
+        let fleet = Fleet::launch::<G>(targets, config, Arc::new(AtomicBool::new(false)))?;
+        self.joined.push(fleet);
+        Ok(())
+    }
+
+    /// Folds the joined fleets whose bots have all left into one report.
+    /// Must be called outside the runtime's tasks (it blocks on them).
+    pub(crate) fn reap(&mut self) {
+        let (done, playing): (Vec<Fleet>, Vec<Fleet>) = std::mem::take(&mut self.joined)
+            .into_iter()
+            .partition(Fleet::is_finished);
+        self.joined = playing;
+        let runtime = tokio::runtime::Handle::current();
+        for fleet in done {
+            fold(&mut self.left, &runtime.block_on(fleet.finish()));
+        }
+    }
+
     fn fleets(&self) -> impl Iterator<Item = &Fleet> {
-        self.direct.iter().chain(&self.behind)
+        self.direct.iter().chain(&self.behind).chain(&self.joined)
     }
 
-    /// Bots in both fleets.
+    /// Bots launched, the joined included.
     pub(crate) fn bots(&self) -> usize {
-        self.fleets().map(Fleet::bots).sum()
+        let left = self.left.as_ref().map_or(0, |r| r.bots as usize);
+        self.fleets().map(Fleet::bots).sum::<usize>() + left
     }
 
-    /// Both fleets' counters so far.
+    /// Every fleet's counters so far.
     pub(crate) fn live(&self) -> BotCounters {
         let mut sum = BotCounters::default();
+        if let Some(left) = &self.left {
+            sum.add(&left.counters);
+        }
         for f in self.fleets() {
             sum.add(&f.live());
         }
@@ -107,12 +144,20 @@ impl BotFleets {
         }
     }
 
-    /// Waits for every bot, then stops the proxy.
+    /// Waits for every bot, then stops the proxy. The joined fleets count
+    /// among the bots straight to the server.
     pub(crate) async fn finish(self) -> Result<FleetsReport, LabError> {
-        let direct = match self.direct {
+        let mut direct = match self.direct {
             Some(f) => Some(f.finish().await),
             None => None,
         };
+        let mut joined = self.left;
+        for f in self.joined {
+            fold(&mut joined, &f.finish().await);
+        }
+        if let Some(joined) = &joined {
+            fold(&mut direct, joined);
+        }
         let behind = match self.behind {
             Some(f) => Some(f.finish().await),
             None => None,
@@ -123,10 +168,7 @@ impl BotFleets {
         };
         let mut all: Option<FleetReport> = None;
         for r in direct.iter().chain(&behind) {
-            match &mut all {
-                None => all = Some(r.clone()),
-                Some(a) => merge(a, r),
-            }
+            fold(&mut all, r);
         }
         let all = all.ok_or_else(|| LabError::config("matches", "no bots to run"))?;
         Ok(FleetsReport {
@@ -134,6 +176,14 @@ impl BotFleets {
             direct,
             behind: behind.zip(proxy),
         })
+    }
+}
+
+/// Adds `report` into `into`, or makes it `into` when that is empty.
+fn fold(into: &mut Option<FleetReport>, report: &FleetReport) {
+    match into {
+        None => *into = Some(report.clone()),
+        Some(sum) => merge(sum, report),
     }
 }
 

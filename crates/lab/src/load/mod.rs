@@ -12,9 +12,14 @@
 //! tick wakes ahead of them instead of waiting for a bot's time slice to end.
 //! Every byte they send and receive still crosses the real sockets, and the
 //! servers' CPU is measured as before.
+//!
+//! With [`LoadSpec::churn`] a match that ends is replaced by a new one with
+//! bots of its own ([`churn`]), so the matches hosted stay at the spec's count.
 
 mod admin;
 mod bot_threads;
+mod churn;
+mod create;
 mod fleets;
 mod link;
 mod placement;
@@ -28,18 +33,20 @@ use std::time::{Duration, Instant};
 use hightick_client::GameClientConfig;
 use hightick_engine::mode::{HostedGame, Mode};
 use hightick_engine::{BotGame, MatchConfig};
-use hightick_host_api::{CreateMatch, TICK_RATES_HZ};
+use hightick_host_api::TICK_RATES_HZ;
 use hightick_net::Key;
 use hightick_swarm::{BotTarget, FleetConfig, FleetReport, MatchBotConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::budget_book::BudgetBook;
 use crate::error::LabError;
-use crate::soak::SoakCounters;
+use crate::soak::{Hosted, SoakCounters};
 use crate::summary::SoakSample;
 use crate::summary::{BotRow, HostFacts, LinkRow, QualityRow, RunSummary};
 use admin::AdminClient;
 use bot_threads::BotThreads;
+use churn::Churn;
+use create::create_matches;
 use fleets::BotFleets;
 use server_process::{Launch, ServerProcess};
 use window::{InstanceWindow, RunShape};
@@ -97,6 +104,11 @@ pub struct LoadSpec {
     /// serve --adapt on|off`; `None`: their config's, on by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<bool>,
+    /// Replace each match that ends with a new one (its bots straight to
+    /// the server, none behind a [`link`](Self::link)), so the matches
+    /// hosted stay at [`matches`](Self::matches) for the whole run.
+    #[serde(default)]
+    pub churn: bool,
 }
 
 impl LoadSpec {
@@ -118,6 +130,7 @@ impl LoadSpec {
             settings: serde_json::Value::Null,
             sample_every: None,
             adapt: None,
+            churn: false,
         }
     }
 
@@ -171,6 +184,12 @@ impl LoadSpec {
         }
         if let Some(link) = &self.link {
             link.profile()?;
+            if self.churn {
+                return Err(LabError::config(
+                    "churn",
+                    "replaced matches' bots play straight to the server: churn without a link",
+                ));
+            }
         }
         hightick_swarm::mode_and_settings::<G>(Some(run.mode.name), &self.settings)?;
         Ok(run)
@@ -334,25 +353,31 @@ pub fn run_load<G: BotGame>(
 
     let (servers, admins) = start_servers(spec, budgets, &scratch, &key_file)?;
     let players = u32::from(run.mode.players);
-    let targets = create_matches(spec, &admins, &key, players)?;
+    let created = create_matches(spec, &admins, &key, players)?;
+    let targets: Vec<BotTarget> = created.iter().flat_map(|c| c.targets.clone()).collect();
 
     let bot_threads = BotThreads::default();
     let runtime = bots_runtime(&bot_threads)?;
     let _guard = runtime.enter();
     let total = spec.warmup + spec.duration;
-    let config = fleet_config(&run, total + Duration::from_secs(30), &spec.settings);
-    let fleet = BotFleets::launch::<G>(&targets, &config, spec.link.as_ref())?;
+    let bots_for = total + Duration::from_secs(30);
+    let config = fleet_config(&run, bots_for, &spec.settings);
+    let mut fleet = BotFleets::launch::<G>(&targets, &config, spec.link.as_ref())?;
+    let mut churn = spec.churn.then(|| {
+        let until = Instant::now() + bots_for;
+        Churn::new(&created, admins.len(), &key, players, config.clone(), until)
+    });
 
     let mut run_start_uptime = Vec::with_capacity(admins.len());
     for admin in &admins {
         run_start_uptime.push(admin.stats()?.uptime_s);
     }
     let mut samples = Vec::new();
-    let window_start = measure(
+    let window_start = measure::<G>(
         spec,
         &servers,
         &admins,
-        (&fleet, &bot_threads),
+        (&mut fleet, &bot_threads, churn.as_mut()),
         players,
         &mut samples,
         progress,
@@ -446,36 +471,6 @@ fn start_servers(
     Ok((servers, admins))
 }
 
-/// Creates the spec's matches round-robin over the instances and mints a token
-/// for every seat, returning one bot target per seat.
-fn create_matches(
-    spec: &LoadSpec,
-    admins: &[AdminClient],
-    key: &Key,
-    players: u32,
-) -> Result<Vec<BotTarget>, LabError> {
-    let mut targets = Vec::with_capacity((spec.matches * players) as usize);
-    for m in 0..spec.matches {
-        let roster: Vec<u64> = (1..=u64::from(players))
-            .map(|p| 10_000 * (u64::from(m) + 1) + p)
-            .collect();
-        let mut request = CreateMatch::new(&spec.mode, roster.clone());
-        request.seed = Some(u64::from(m) + 1);
-        request.tick_rate_hz = spec.tick_rate_hz;
-        if let serde_json::Value::Object(settings) = &spec.settings {
-            request.settings.extend(settings.clone());
-        }
-        let info = admins[m as usize % admins.len()].create_match(&request)?;
-        for id in roster {
-            targets.push(BotTarget {
-                server: info.address,
-                token: tokens::mint_token(key, id, info.address)?,
-            });
-        }
-    }
-    Ok(targets)
-}
-
 /// The bots' runtime: two worker threads at nice [`BOTS_NICE`], each
 /// registered in `threads` so their CPU time can be read.
 fn bots_runtime(threads: &BotThreads) -> Result<tokio::runtime::Runtime, LabError> {
@@ -493,14 +488,13 @@ fn bots_runtime(threads: &BotThreads) -> Result<tokio::runtime::Runtime, LabErro
 }
 
 /// Runs the warm-up and the measured window, opening the window once the warm-up
-/// is over and calling `progress` about once a second; returns the opening, if
-/// the window began.
-#[allow(clippy::too_many_arguments)]
-fn measure(
+/// is over, replacing ended matches when there is `churn` and calling `progress`
+/// about once a second; returns the opening, if the window began.
+fn measure<G: BotGame>(
     spec: &LoadSpec,
     servers: &[ServerProcess],
     admins: &[AdminClient],
-    (fleet, bot_threads): (&BotFleets, &BotThreads),
+    (fleet, bot_threads, mut churn): (&mut BotFleets, &BotThreads, Option<&mut Churn>),
     players: u32,
     samples: &mut Vec<SoakSample>,
     progress: &mut dyn FnMut(&Progress),
@@ -513,15 +507,21 @@ fn measure(
         // Once a second, as the servers sample their timelines; reading one
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
+        if let Some(churn) = churn.as_deref_mut() {
+            churn.replace_ended::<G>(spec, admins, fleet)?;
+        }
+        let started = churn.as_deref().map_or(0, Churn::started);
         if window_start.is_none() && start.elapsed() >= spec.warmup {
             let opening = open_window(servers, admins, fleet.proxy_cpu_s(), bot_threads)?;
             sampled.cpu_s = opening.cpu.iter().sum();
+            sampled.matches_started = started;
             window_start = Some(opening);
         }
         if let (Some(every), Some(opening)) = (spec.sample_every, &window_start) {
             let since = opening.at.elapsed();
             if since >= every * (samples.len() as u32 + 1) {
-                let (sample, counters) = soak_sample(servers, admins, since, every, &sampled)?;
+                let (sample, counters) =
+                    soak_sample(servers, admins, (since, every), started, &sampled)?;
                 samples.push(sample);
                 sampled = counters;
             }
@@ -547,17 +547,22 @@ fn measure(
 }
 
 /// A soak sample of every instance at `since` the window opened, over the
-/// interval since `before`; returns it with the counters now.
+/// interval (`every`) since `before`, with `matches_started` in place of
+/// ended ones so far; returns it with the counters now.
 fn soak_sample(
     servers: &[ServerProcess],
     admins: &[AdminClient],
-    since: Duration,
-    every: Duration,
+    (since, every): (Duration, Duration),
+    matches_started: u64,
     before: &SoakCounters,
 ) -> Result<(SoakSample, SoakCounters), LabError> {
-    let mut now = SoakCounters::default();
+    let mut now = SoakCounters {
+        matches_started,
+        ..SoakCounters::default()
+    };
     let mut facts = hightick_process::ProcessFacts::default();
-    let (mut tick_sum, mut tick_points, mut players) = (0.0, 0usize, 0);
+    let (mut tick_sum, mut tick_points) = (0.0, 0usize);
+    let mut hosted = Hosted::default();
     for (server, admin) in servers.iter().zip(admins) {
         let stats = admin.stats()?;
         for mode in &stats.modes {
@@ -565,7 +570,8 @@ fn soak_sample(
             now.late_starts += mode.late_starts;
             now.overruns += mode.overruns;
         }
-        players += stats.players_connected;
+        hosted.players += stats.players_connected;
+        hosted.matches += stats.matches;
         let recent = stats.uptime_s - every.as_secs_f64();
         for point in stats.timeline.iter().filter(|p| p.t_s > recent) {
             tick_sum += point.tick_mean_us;
@@ -584,7 +590,7 @@ fn soak_sample(
         &now,
         facts,
         tick_mean_us,
-        players,
+        hosted,
     );
     Ok((sample, now))
 }

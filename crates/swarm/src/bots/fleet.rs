@@ -268,6 +268,12 @@ impl Fleet {
         self.bots
     }
 
+    /// Whether every bot has left (its match ended, or the fleet stopped):
+    /// [`finish`](Self::finish) then returns at once.
+    pub fn is_finished(&self) -> bool {
+        self.groups.iter().all(|(task, _)| task.is_finished())
+    }
+
     /// Asks every bot to stop at its next tick.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
