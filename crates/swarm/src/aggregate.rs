@@ -173,6 +173,7 @@ impl Aggregate {
                     p99_us: q(&s.latency, 0.99),
                     step_time_p50_us: q(&s.step_time, 0.5),
                     step_time_p99_us: q(&s.step_time, 0.99),
+                    steps_done: s.step_time.len(),
                 })
                 .collect(),
             matches: (interval.matches.started > 0).then(|| MatchSummary::build(&interval.matches)),

@@ -198,6 +198,10 @@ pub struct StepPoint {
     /// The 99th percentile of the same, microseconds.
     #[serde(default)]
     pub step_time_p99_us: u64,
+    /// How many steps succeeded in the interval (each once, however many
+    /// requests and polls it took).
+    #[serde(default)]
+    pub steps_done: u64,
 }
 
 /// One interval of a load run: requests, rates and response times (an
