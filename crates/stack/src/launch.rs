@@ -178,6 +178,62 @@ impl Launch {
         }
     }
 
+    /// Its lines of the text report, with `FIGURE` lines.
+    pub(crate) fn render_text(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let (a, c) = (&self.arrival, &self.capacity);
+        let on = match self.agents {
+            0 => "in the stack's process".to_owned(),
+            n => format!("on {n} swarm agents"),
+        };
+        let _ = writeln!(
+            out,
+            "  arrivals: {} players {on}, {:.0} % within {:.0} s then a trickle to {:.0} s; hold {:.0} s",
+            a.players,
+            a.stampede_share * 100.0,
+            a.stampede_within_s,
+            a.ramp_up_s,
+            a.hold_s
+        );
+        let _ = writeln!(
+            out,
+            "  capacity: {} host(s) x {} worker(s) = {} matches at once; peak {:.0} running; matches of {:.1} min; hosts used {:.2} of {} cores",
+            c.hosts,
+            c.workers_per_host,
+            c.matches_at_once,
+            c.matches_running_peak,
+            c.match_minutes,
+            c.host_cores_mean,
+            c.machine_cores
+        );
+        let _ = writeln!(
+            out,
+            "  queues: login peak {:.0} (logins peak {:.1}/s), matchmaking peak {:.0} waiting; {} rejoins of {} asked; {} readings of the service",
+            self.login_queue_peak,
+            self.login_rate_peak_per_s,
+            self.matchmaking_queued_peak,
+            self.rejoins,
+            self.rejoins_asked,
+            self.service.len()
+        );
+        for (name, value, unit) in [
+            ("stack_login_queue_peak", self.login_queue_peak, "players"),
+            (
+                "stack_matchmaking_queued_peak",
+                self.matchmaking_queued_peak,
+                "players",
+            ),
+            (
+                "stack_matches_running_peak",
+                c.matches_running_peak,
+                "matches",
+            ),
+            ("stack_host_cores_mean", c.host_cores_mean, "cores"),
+        ] {
+            let _ = writeln!(out, "FIGURE {name} {value:.2} {unit}");
+        }
+    }
+
     /// The charts over time, as a section of `page`.
     pub(crate) fn charts(&self, page: &mut Page) -> Result<(), ReportError> {
         page.section("Over time");

@@ -227,6 +227,7 @@ impl JourneyReport {
             self.audit.ledger_total,
             reasons.join(", ")
         );
+        self.launch.render_text(&mut out);
         if let Some(d) = &self.drill {
             let _ = writeln!(out, "  drill {}:", d.drill);
             for e in &d.events {
