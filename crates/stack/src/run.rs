@@ -165,7 +165,7 @@ pub fn run<G: BotGame>(
         stampede_share: scenario.stampede.map_or(0.0, |s| s.share),
         stampede_within_s: scenario
             .stampede
-            .map_or(0.0, |s| s.within.min(scenario.ramp_up).as_secs_f64()),
+            .map_or(0.0, |s| s.window(scenario.ramp_up).as_secs_f64()),
         hold_s: scenario.duration.as_secs_f64(),
     };
     let mut agents = match options.agents {
@@ -282,7 +282,8 @@ fn scenario_mode(
     }
 }
 
-/// What the hosts may carry, as the gateways list them once registered.
+/// What the hosts may carry, as the gateways list them once registered
+/// (each host once: gateways on one store list the same hosts).
 fn host_capacity(
     options: &StackOptions,
     gateways: &[String],
@@ -290,12 +291,13 @@ fn host_capacity(
     players_per_match: u16,
 ) -> Capacity {
     let probe = Probe::new();
-    let listed: Vec<_> = gateways
+    let listed: std::collections::BTreeMap<String, u64> = gateways
         .iter()
         .filter_map(|g| probe.hosts(g, secret))
         .flatten()
+        .map(|h| (h.host_id, h.capacity))
         .collect();
-    let matches_at_once: u64 = listed.iter().map(|h| h.capacity).sum();
+    let matches_at_once: u64 = listed.values().sum();
     Capacity {
         hosts: options.hosts,
         workers_per_host: options.workers,

@@ -17,8 +17,17 @@ use std::time::Duration;
 pub struct Stampede {
     /// Share of the players, in `(0, 1]`.
     pub share: f64,
-    /// The window they arrive in (cut to the ramp-up when longer).
+    /// The window they arrive in (see [`Stampede::window`]).
     pub within: Duration,
+}
+
+impl Stampede {
+    /// The window the stampede takes in a ramp-up of `ramp_up`: `within`,
+    /// cut to the share's part of the ramp-up when longer, so that the
+    /// trickle after it never comes faster than the stampede did.
+    pub fn window(&self, ramp_up: Duration) -> Duration {
+        self.within.min(ramp_up.mul_f64(self.share))
+    }
 }
 
 /// When player `id` of `users` arrives, from the run's start: evenly over
@@ -34,7 +43,7 @@ pub fn arrival_offset(
     let Some(s) = stampede else {
         return ramp_up.mul_f64(at);
     };
-    let within = s.within.min(ramp_up);
+    let within = s.window(ramp_up);
     if at < s.share {
         within.mul_f64(at / s.share)
     } else {
@@ -72,6 +81,20 @@ mod tests {
         assert_eq!(secs(arrival_offset(50, 100, ramp, Some(&s))), 10.0);
         assert!((secs(arrival_offset(75, 100, ramp, Some(&s))) - 55.0).abs() < 1e-9);
         assert!(secs(arrival_offset(99, 100, ramp, Some(&s))) < 100.0);
+    }
+
+    #[test]
+    fn a_window_past_the_shares_part_of_the_ramp_up_is_cut_to_it() {
+        // 40% within 2 minutes, but a ramp-up of 90 s: 40% within 36 s,
+        // the rest over the other 54 s (never all at once at the end).
+        let ramp = Duration::from_secs(90);
+        let s = Stampede {
+            share: 0.4,
+            within: Duration::from_secs(120),
+        };
+        assert_eq!(s.window(ramp), Duration::from_secs(36));
+        assert!((secs(arrival_offset(40, 100, ramp, Some(&s))) - 36.0).abs() < 1e-9);
+        assert!((secs(arrival_offset(70, 100, ramp, Some(&s))) - 63.0).abs() < 1e-9);
     }
 
     #[test]
