@@ -24,21 +24,33 @@ pub(crate) enum Rules {
 /// Flags of `hightick stack`.
 #[derive(Debug, Args)]
 pub(crate) struct StackArgs {
-    /// Virtual players walking the journey.
-    #[arg(long, default_value_t = 40)]
-    players: u64,
+    /// Virtual players walking the journey [default: 40, or the scenario's users].
+    #[arg(long)]
+    players: Option<u64>,
     /// Server hosts registered with the gateway.
     #[arg(long, default_value_t = 2)]
     hosts: usize,
     /// Worker threads per host.
     #[arg(long, default_value_t = 1)]
     workers: usize,
-    /// Players' ramp-up.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    ramp_up: Duration,
-    /// How long players keep playing after the ramp-up.
-    #[arg(long, default_value = "3m", value_parser = humantime::parse_duration)]
-    duration: Duration,
+    /// Players' ramp-up [default: 10s, or the scenario's].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    ramp_up: Option<Duration>,
+    /// How long players keep playing after the ramp-up [default: 3m, or the scenario's].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
+    /// Players run this swarm scenario instead of the stack's journey (e.g.
+    /// scenarios/launch.toml): its gateway target becomes the stack's
+    /// gateways, its [matches] mode and settings the gateways' mode.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Run the players on this many `swarm agent` processes, coordinated and
+    /// merged here (0: in this process).
+    #[arg(long, default_value_t = 0)]
+    agents: usize,
+    /// Matches one host worker takes at most (default: the host's own).
+    #[arg(long, value_name = "N")]
+    matches_per_worker: Option<usize>,
     /// The mode (default: the game's first).
     #[arg(long)]
     mode: Option<String>,
@@ -87,14 +99,31 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
             a.dir.display()
         );
     }
+    let scenario = a
+        .scenario
+        .as_deref()
+        .map(hightick_swarm::Scenario::load)
+        .transpose()?;
+    let players = a
+        .players
+        .or(scenario.as_ref().map(|s| s.users))
+        .unwrap_or(40);
+    let ramp_up = a
+        .ramp_up
+        .or(scenario.as_ref().map(|s| s.ramp_up))
+        .unwrap_or(Duration::from_secs(10));
+    let duration = a
+        .duration
+        .or(scenario.as_ref().map(|s| s.duration))
+        .unwrap_or(Duration::from_secs(180));
     let options = StackOptions {
         exe: std::env::current_exe().context("finding this binary")?,
         dir: a.dir.clone(),
-        players: a.players,
+        players,
         hosts: a.hosts,
         workers: a.workers,
-        ramp_up: a.ramp_up,
-        duration: a.duration,
+        ramp_up,
+        duration,
         mode: a.mode.clone(),
         full_rules: a.rules == Rules::Full,
         database_url: a.database_url.clone(),
@@ -103,16 +132,23 @@ pub(crate) fn run_command<G: BotGame>(a: &StackArgs) -> Result<()> {
         gateways: a.gateways,
         drill: a.drill,
         port_mapping: a.port_mapping,
+        scenario: a.scenario.clone(),
+        agents: a.agents,
+        matches_per_worker: a.matches_per_worker,
     };
     eprintln!(
-        "hightick stack: {} players, {} host(s), {} gateway(s){}; logs and state in {}",
-        a.players,
+        "hightick stack: {} players, {} host(s), {} gateway(s){}{}; logs and state in {}",
+        players,
         a.hosts,
         a.gateways,
         a.drill.map(|d| format!(", drill {d}")).unwrap_or_default(),
+        a.scenario
+            .as_ref()
+            .map(|s| format!(", scenario {} on {} agent(s)", s.display(), a.agents))
+            .unwrap_or_default(),
         a.dir.display()
     );
-    let line = ProgressLine::new(a.ramp_up + a.duration, a.quiet);
+    let line = ProgressLine::new(ramp_up + duration, a.quiet);
     let report = run::<G>(&options, |p| line.show(p))?;
     line.finish();
     print!("{}", report.render_text());

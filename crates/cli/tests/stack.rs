@@ -348,3 +348,123 @@ fn more_than_one_gateway_needs_postgres_and_drills_their_shape() {
     assert!(!run.output.status.success());
     assert!(run.stdout().contains("kill-host"), "{}", run.stdout());
 }
+
+/// `scenarios/launch.toml` with rules short enough for a test: one round
+/// of a few seconds, and the early leavers leaving after a second and a
+/// half (the buy phase outlasts it); each edit must find its line.
+fn tiny_launch_scenario(dir: &std::path::Path) -> PathBuf {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/launch.toml");
+    let text = std::fs::read_to_string(file).expect("scenarios/launch.toml");
+    let edits = [
+        (
+            "settings = { rounds_to_win = 2, buy_seconds = 5.0, combat_seconds = 30.0 }",
+            "settings = { rounds_to_win = 1, buy_seconds = 3.0, combat_seconds = 6.0 }",
+        ),
+        (
+            "play_match = { token = \"{{connect_token}}\", duration = \"8s\" }",
+            "play_match = { token = \"{{connect_token}}\", duration = \"1500ms\" }",
+        ),
+        (
+            "stampede = { share = 0.4, within = \"2m\" }",
+            "stampede = { share = 0.5, within = \"1s\" }",
+        ),
+    ];
+    let text = edits.iter().fold(text, |t, (from, to)| {
+        assert!(t.contains(from), "launch.toml no longer holds {from}");
+        t.replace(from, to)
+    });
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("launch.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The launch rehearsal, tiny: 30 players from `scenarios/launch.toml`
+/// on 2 swarm agents (a stampede, then a trickle) log in through the
+/// queue, hold push sockets, play whole matches over UDP, see their
+/// results and ledgers, buy, and some leave a match and rejoin it. The
+/// coordinator merges the agents; the report carries the service over
+/// time and its charts, and the books balance.
+#[test]
+fn a_tiny_launch_rehearsal_on_two_agents_logs_everyone_in_plays_rejoins_and_balances() {
+    let scenario_dir =
+        std::env::temp_dir().join(format!("hightick-launch-scenario-{}", std::process::id()));
+    let scenario = tiny_launch_scenario(&scenario_dir);
+    let run = stack(
+        "launch",
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--players",
+            "30",
+            "--hosts",
+            "2",
+            "--ramp-up",
+            "3s",
+            "--duration",
+            "22s",
+            "--drain-timeout",
+            "10",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&scenario_dir);
+    let stdout = run.stdout();
+    assert!(run.output.status.success(), "{stdout}");
+    assert_nothing_lost_or_doubled(&run);
+    let report = run.report();
+    let launch = &report["launch"];
+    assert_eq!(launch["agents"], 2, "{stdout}");
+    assert_eq!(launch["logins"], 30, "{stdout}");
+    assert_eq!(report["audit"]["accounts"], 30, "{stdout}");
+    assert!(launch["rejoins"].as_u64().unwrap() >= 1, "{stdout}");
+    assert!(
+        report["bots"]["finished"].as_u64().unwrap() >= 10,
+        "{stdout}"
+    );
+    assert_eq!(launch["arrival"]["stampede_share"], 0.5, "{stdout}");
+    assert!(
+        launch["capacity"]["matches_at_once"].as_u64().unwrap() >= 2,
+        "{stdout}"
+    );
+    // The service over time: read while the players played, with matches
+    // running on the hosts at some point; the players' side per interval,
+    // with matches found and their wait.
+    let service = launch["service"].as_array().unwrap();
+    assert!(service.len() >= 5, "{stdout}");
+    assert!(
+        service
+            .iter()
+            .any(|p| p["matches_running"].as_f64() > Some(0.0)),
+        "{stdout}"
+    );
+    assert!(
+        service
+            .iter()
+            .any(|p| p["push_sockets"].as_f64() > Some(0.0)),
+        "{stdout}"
+    );
+    let players = launch["players"].as_array().unwrap();
+    assert!(
+        players.iter().any(|p| p["matches_found"].as_u64() > Some(0)
+            && p["matchmaking_wait_p99_ms"].as_f64() > Some(0.0)),
+        "{stdout}"
+    );
+    for check in ["players logged in: 30 of 30", "rejoins granted"] {
+        assert!(stdout.contains(check), "{check}: {stdout}");
+    }
+    let html = std::fs::read_to_string(run.dir.join("journey.html")).expect("the HTML report");
+    for chart in [
+        "Login and matchmaking queues",
+        "Matchmaking wait",
+        "Matches running",
+        "Snapshot quality",
+        "late ticks",
+        "Errors",
+    ] {
+        assert!(html.contains(chart), "no {chart} chart");
+    }
+    assert!(html.matches("<svg").count() >= 6, "charts");
+    assert!(html.contains("every check held"), "{stdout}");
+}

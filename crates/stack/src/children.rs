@@ -135,6 +135,8 @@ pub(crate) struct Host {
     pub host_id: String,
     /// The game addresses its current process serves (from its banner).
     pub game: Vec<String>,
+    /// Its admin API's base URL (from its banner).
+    pub admin: String,
     name: String,
     args: Vec<String>,
 }
@@ -156,6 +158,7 @@ impl Host {
             state,
             host_id: String::new(),
             game: Vec::new(),
+            admin: String::new(),
             name: name.to_owned(),
             args,
         };
@@ -170,6 +173,7 @@ impl Host {
         let (process, banner) =
             Process::start(&self.name, exe, &self.args, &log, HOST_BANNER, patience)?;
         self.host_id = banner_word(&banner, "host").unwrap_or_default();
+        self.admin = banner_url(&banner).unwrap_or_default();
         self.game = banner_word(&banner, "game")
             .map(|g| g.split(',').map(str::to_owned).collect())
             .unwrap_or_default();

@@ -16,6 +16,13 @@
 //! PostgreSQL) and the report's drill section says what was done when and
 //! whether the service took it.
 //!
+//! With a `scenario` (e.g. `scenarios/launch.toml`, the launch rehearsal)
+//! the players run that swarm scenario instead of the stack's journey,
+//! and with `agents` they run on `swarm agent` children that this process
+//! coordinates and merges. Every run reads the service's figures every
+//! second ([`Launch`]: login and matchmaking queues, matches running, late
+//! ticks, errors) and the HTML report draws them over time.
+//!
 //! What it is not: a fleet manager or a benchmark of one piece (the lab
 //! measures a host, the swarm a gateway); it wires the pieces as production
 //! would, on loopback.
@@ -40,6 +47,9 @@
 //!     gateways: 1,
 //!     drill: None,
 //!     port_mapping: false,
+//!     scenario: None, // or Some("scenarios/launch.toml".into())
+//!     agents: 0,      // or players on `swarm agent` children
+//!     matches_per_worker: None,
 //! };
 //! let report = run::<G>(&options, |_progress| {})?;
 //! print!("{}", report.render_text());
@@ -47,20 +57,26 @@
 //! # Ok(()) }
 //! ```
 
+mod agents;
 mod children;
 mod cluster;
 mod drill;
 mod error;
+mod exposition;
 mod journey;
 mod kill_gateway;
 mod kill_host;
+mod launch;
 mod mapping;
 mod probe;
 mod report;
 mod restart_postgres;
 mod run;
+mod sampler;
 
 pub use drill::{Drill, DrillCheck, DrillEvent, DrillReport};
 pub use error::StackError;
+pub use launch::{Arrival, Capacity, Launch, PlayerPoint};
 pub use report::{JourneyReport, Quantiles};
 pub use run::{StackOptions, run};
+pub use sampler::ServicePoint;

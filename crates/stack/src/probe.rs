@@ -15,6 +15,8 @@ pub(crate) struct Listed {
     pub host_id: String,
     /// Matches it runs.
     pub active: u64,
+    /// Matches it may be given at once.
+    pub capacity: u64,
     /// Seconds since its last heartbeat.
     pub last_seen_s: f64,
 }
@@ -71,6 +73,7 @@ impl Probe {
                 .map(|h| Listed {
                     host_id: h["host_id"].as_str().unwrap_or_default().to_owned(),
                     active: h["active"].as_u64().unwrap_or(0),
+                    capacity: h["capacity"].as_u64().unwrap_or(0),
                     last_seen_s: h["last_seen_s"].as_f64().unwrap_or(0.0),
                 })
                 .collect(),

@@ -12,6 +12,7 @@ use hightick_report::{Cell, Mark, Page, Table, Tile};
 use hightick_store::Audit;
 
 use crate::drill::DrillReport;
+use crate::launch::Launch;
 use hightick_swarm::result::MatchSummary;
 use serde::Serialize;
 
@@ -70,6 +71,8 @@ pub struct JourneyReport {
     /// With the hosts behind port mappings: the datagrams the mappings
     /// carried to them (players had no other way in).
     pub mapped_datagrams: Option<u64>,
+    /// The run over time, and the figures a capacity plan is checked against.
+    pub launch: Launch,
 }
 
 impl JourneyReport {
@@ -109,12 +112,46 @@ impl JourneyReport {
                 n > 0,
             )
         }))
+        .chain(self.scenario_checks())
         .chain(self.drill.iter().flat_map(|d| {
             d.checks
                 .iter()
                 .map(move |c| (format!("{}: {}", d.drill, c.check), c.held))
         }))
         .collect()
+    }
+
+    /// A scenario's run (the launch rehearsal) must also have logged every
+    /// player in, played matches to their end, granted the rejoins its
+    /// players asked for, and read the service every second.
+    fn scenario_checks(&self) -> Vec<(String, bool)> {
+        let l = &self.launch;
+        if l.scenario.is_none() {
+            return Vec::new();
+        }
+        let played = self.bots.as_ref().map_or(0, |b| b.finished);
+        let asked = l.rejoins_asked;
+        vec![
+            (
+                format!("players logged in: {} of {}", l.logins, self.players),
+                l.logins == self.players,
+            ),
+            (
+                format!("matches played to their end by the players: {played}"),
+                played > 0,
+            ),
+            (
+                format!("rejoins granted: {} (asked: {asked})", l.rejoins),
+                asked == 0 || l.rejoins > 0,
+            ),
+            (
+                format!(
+                    "the service read over time: {} readings, hosts answering",
+                    l.service.len()
+                ),
+                !l.service.is_empty() && l.service.iter().any(|s| s.hosts_up > 0),
+            ),
+        ]
     }
 
     /// The run's shape: players, hosts, gateways and the store's backend.
@@ -190,6 +227,7 @@ impl JourneyReport {
             self.audit.ledger_total,
             reasons.join(", ")
         );
+        self.launch.render_text(&mut out);
         if let Some(d) = &self.drill {
             let _ = writeln!(out, "  drill {}:", d.drill);
             for e in &d.events {
@@ -262,6 +300,9 @@ impl JourneyReport {
         self.journey_section(&mut page);
         self.bots_section(&mut page);
         self.books_section(&mut page);
+        if let Err(e) = self.launch.charts(&mut page) {
+            page.note(&format!("the charts over time could not be drawn: {e}"));
+        }
         page.finish()
     }
 

@@ -1,7 +1,9 @@
 //! [`run`]: one stack run, start to report. The gateways and the hosts are
 //! child processes of the binary named in the options (so a host's CPU,
 //! crash or drain is its own); the players run in this process, and a
-//! drill, if any, on a thread beside them. At the end the players stop,
+//! drill, if any, on a thread beside them, and a sampler reads the
+//! service's figures every second. With agents, the players run in `swarm
+//! agent` children and this process coordinates them. At the end the players stop,
 //! the hosts drain (running matches end and post their results), the
 //! gateways stop, and the store is audited.
 
@@ -16,18 +18,23 @@ use hightick_gateway::GatewayConfig;
 use hightick_gateway::config::ModeConfig;
 use hightick_store::{LiveMatch, Store, StoreOptions};
 use hightick_swarm::aggregate::Progress;
+use hightick_swarm::distributed::run_distributed;
 use hightick_swarm::result::RunResult;
+use hightick_swarm::scenario::Overrides;
 use hightick_swarm::{MatchPlayer, Scenario, mode_and_settings};
 
+use crate::agents::Agents;
 use crate::children::{Host, Process, banner_url};
 use crate::cluster::PrivateCluster;
 use crate::drill::{Drill, DrillCheck, DrillReport, Scene, Timeline};
 use crate::error::StackError;
 use crate::journey::Journey;
 use crate::kill_gateway::GatewayStart;
+use crate::launch::{Arrival, Capacity, Launch, player_points};
 use crate::mapping::PortMapping;
 use crate::probe::Probe;
 use crate::report::{JourneyReport, Quantiles};
+use crate::sampler::{Sampler, ServicePoint};
 use crate::{kill_gateway, kill_host, restart_postgres};
 
 /// Longest a child may take to print its banner.
@@ -36,6 +43,8 @@ const START_PATIENCE: Duration = Duration::from_secs(30);
 const REGISTER_PATIENCE: Duration = Duration::from_secs(20);
 /// What a drain may take beyond the drain timeout (posting the outbox).
 const DRAIN_SLACK: Duration = Duration::from_secs(20);
+/// How long the coordinator keeps trying an agent that does not accept yet.
+const AGENT_WAIT: Duration = Duration::from_secs(10);
 
 /// What a stack run is made of.
 #[derive(Debug, Clone)]
@@ -73,6 +82,17 @@ pub struct StackOptions {
     /// Each host's workers reached only through a UDP port mapping on
     /// another loopback address, which the host advertises ([`crate::mapping`]).
     pub port_mapping: bool,
+    /// A swarm scenario the players run instead of the stack's own journey
+    /// (e.g. `scenarios/launch.toml`): its `gateway` target is pointed at
+    /// the stack's gateways, its users, ramp-up and hold become `players`,
+    /// `ramp_up` and `duration`, and its `[matches]` mode and settings are
+    /// the gateways' mode (`full_rules` does not apply).
+    pub scenario: Option<PathBuf>,
+    /// Run the players on this many `swarm agent` children, coordinated
+    /// from here (0: in this process).
+    pub agents: usize,
+    /// Matches one host worker takes at most (`None`: the host's default).
+    pub matches_per_worker: Option<usize>,
 }
 
 /// Runs the whole service with `options` for game `G`, calling `observe`
@@ -82,12 +102,21 @@ pub fn run<G: BotGame>(
     options: &StackOptions,
     observe: impl FnMut(&Progress),
 ) -> Result<JourneyReport, StackError> {
-    let (mode, _) = mode_and_settings::<G>(options.mode.as_deref(), &serde_json::Value::Null)?;
+    let file = options
+        .scenario
+        .as_deref()
+        .map(Scenario::load)
+        .transpose()?;
+    let mode_name = scenario_mode(options, file.as_ref())?;
+    let (mode, _) = mode_and_settings::<G>(mode_name.as_deref(), &serde_json::Value::Null)?;
     check_options(options, u64::from(mode.players), mode.name)?;
     let dir = &options.dir;
     std::fs::create_dir_all(dir).map_err(StackError::io(dir))?;
     let secrets = write_secrets(dir)?;
-    let settings = match_settings::<G>(options, mode);
+    let settings = match &file {
+        Some(s) => s.matches.settings.as_object().cloned().unwrap_or_default(),
+        None => match_settings::<G>(options, mode),
+    };
     // The restart-postgres drill restarts a cluster of its own, never one
     // other programs use.
     let cluster = match options.drill {
@@ -102,6 +131,7 @@ pub fn run<G: BotGame>(
     std::fs::write(&config_path, text).map_err(StackError::io(&config_path))?;
     let (mut gateways, gateway_urls) = start_gateways(options, &config_path)?;
     let (mut hosts, mappings) = start_hosts(options, &secrets, &gateway_urls)?;
+    let capacity = host_capacity(options, &gateway_urls, &secrets.server_secret, mode.players);
 
     let journey = Journey {
         gateways: &gateway_urls,
@@ -117,7 +147,40 @@ pub fn run<G: BotGame>(
             .map_or("xp.boost", |i| i.item_id.as_str()),
         connections: (options.players as usize).clamp(4, 512),
     };
-    let scenario = Arc::new(Scenario::parse(&journey.scenario(), "stack journey")?);
+    let overrides = Overrides {
+        users: Some(options.players),
+        duration_ms: Some(options.duration.as_millis() as u64),
+        ramp_up_ms: Some(options.ramp_up.as_millis() as u64),
+        arrival_rate: None,
+        targets: vec![("gateway".to_owned(), gateway_urls.join(","))],
+    };
+    let mut scenario = match file {
+        Some(s) => s,
+        None => Scenario::parse(&journey.scenario(), "stack journey")?,
+    };
+    scenario.apply(&overrides)?;
+    let arrival = Arrival {
+        players: options.players,
+        ramp_up_s: scenario.ramp_up.as_secs_f64(),
+        stampede_share: scenario.stampede.map_or(0.0, |s| s.share),
+        stampede_within_s: scenario
+            .stampede
+            .map_or(0.0, |s| s.window(scenario.ramp_up).as_secs_f64()),
+        hold_s: scenario.duration.as_secs_f64(),
+    };
+    let mut agents = match options.agents {
+        0 => None,
+        n => Some(Agents::start(&options.exe, dir, n)?),
+    };
+    let players = Players {
+        scenario: Arc::new(scenario),
+        overrides,
+        agents: agents.as_ref(),
+        sampler: Sampler::new(
+            &gateway_urls,
+            &hosts.iter().map(|h| h.admin.clone()).collect::<Vec<_>>(),
+        ),
+    };
     let started = Instant::now();
     let stopped = AtomicBool::new(false);
     let scene = Scene {
@@ -140,8 +203,11 @@ pub fn run<G: BotGame>(
         cluster: cluster.as_ref(),
         restart_from: &restart_from,
     };
-    let (result, drilled) = play::<G>(options.drill, stage, scenario, observe)?;
+    let (result, drilled, service) = play::<G>(options.drill, stage, players, observe)?;
     let elapsed_s = started.elapsed().as_secs_f64();
+    if let Some(a) = agents.as_mut() {
+        a.stop();
+    }
 
     let finished = wind_down(options, &mut hosts, &mut gateways);
     let mapped_datagrams = options
@@ -160,6 +226,16 @@ pub fn run<G: BotGame>(
         ),
     });
 
+    let mut launch = Launch {
+        scenario: options.scenario.as_ref().map(|p| p.display().to_string()),
+        agents: options.agents,
+        arrival,
+        capacity,
+        players: player_points(&result),
+        service,
+        ..Launch::default()
+    };
+    launch.summarize(&result, finished.finished);
     Ok(JourneyReport {
         game: G::NAME.to_owned(),
         mode: mode.name.to_owned(),
@@ -186,7 +262,51 @@ pub fn run<G: BotGame>(
         audit,
         drill,
         mapped_datagrams,
+        launch,
     })
+}
+
+/// The mode the run queues for: `--mode`, else the scenario's
+/// `[matches] mode`; the two must agree when both are given.
+fn scenario_mode(
+    options: &StackOptions,
+    file: Option<&Scenario>,
+) -> Result<Option<String>, StackError> {
+    let from_file = file.and_then(|s| s.matches.mode.clone());
+    match (&options.mode, from_file) {
+        (Some(flag), Some(file)) if *flag != file => Err(StackError::Options(format!(
+            "mode: --mode {flag} but the scenario's [matches] mode is {file:?}"
+        ))),
+        (Some(flag), _) => Ok(Some(flag.clone())),
+        (None, file) => Ok(file),
+    }
+}
+
+/// What the hosts may carry, as the gateways list them once registered
+/// (each host once: gateways on one store list the same hosts).
+fn host_capacity(
+    options: &StackOptions,
+    gateways: &[String],
+    secret: &str,
+    players_per_match: u16,
+) -> Capacity {
+    let probe = Probe::new();
+    let listed: std::collections::BTreeMap<String, u64> = gateways
+        .iter()
+        .filter_map(|g| probe.hosts(g, secret))
+        .flatten()
+        .map(|h| (h.host_id, h.capacity))
+        .collect();
+    let matches_at_once: u64 = listed.values().sum();
+    Capacity {
+        hosts: options.hosts,
+        workers_per_host: options.workers,
+        matches_per_worker: (matches_at_once as usize / (options.hosts * options.workers).max(1)),
+        matches_at_once: matches_at_once as usize,
+        players_per_match: u32::from(players_per_match),
+        machine_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ..Capacity::default()
+    }
 }
 
 /// The mode's match settings: none for the full rules, else the game's
@@ -296,6 +416,7 @@ fn start_hosts(
 ) -> Result<(Vec<Host>, Vec<PortMapping>), StackError> {
     let mut hosts = Vec::with_capacity(options.hosts);
     let mut mappings = Vec::new();
+    let config = host_config(options)?;
     for i in 0..options.hosts {
         let state = options.dir.join(format!("host-{i}"));
         std::fs::create_dir_all(&state).map_err(StackError::io(&state))?;
@@ -329,6 +450,7 @@ fn start_hosts(
         .iter()
         .map(ToString::to_string)
         .chain(reached_at)
+        .chain(config.iter().flat_map(|c| ["--config".to_owned(), path(c)]))
         .collect();
         hosts.push(Host::start(
             &format!("host {i}"),
@@ -347,6 +469,27 @@ fn start_hosts(
     Ok((hosts, mappings))
 }
 
+/// The hosts' config file, when the options set what it holds (the most
+/// matches a worker takes).
+fn host_config(options: &StackOptions) -> Result<Option<PathBuf>, StackError> {
+    let Some(n) = options.matches_per_worker else {
+        return Ok(None);
+    };
+    let file = options.dir.join("host.toml");
+    std::fs::write(&file, format!("max_matches_per_worker = {n}\n"))
+        .map_err(StackError::io(&file))?;
+    Ok(Some(file))
+}
+
+/// The players: their scenario (with the options applied), where they
+/// run, and what reads the service while they do.
+struct Players<'a> {
+    scenario: Arc<Scenario>,
+    overrides: Overrides,
+    agents: Option<&'a Agents>,
+    sampler: Sampler,
+}
+
 /// What a drill may act on while the players play.
 struct Stage<'a> {
     scene: &'a Scene<'a>,
@@ -360,13 +503,14 @@ struct Stage<'a> {
 /// A drill's outcome: which, its facts, and its timeline.
 type Drilled = (Drill, Facts, Vec<crate::drill::DrillEvent>);
 
-/// The players' run, with `drill` (if any) on a thread beside it.
+/// The players' run, with `drill` (if any) and the sampler on threads
+/// beside it; the run, the drill's outcome and the service's readings.
 fn play<G: BotGame>(
     drill: Option<Drill>,
     stage: Stage<'_>,
-    scenario: Arc<Scenario>,
+    players: Players<'_>,
     observe: impl FnMut(&Progress),
-) -> Result<(RunResult, Option<Drilled>), StackError> {
+) -> Result<(RunResult, Option<Drilled>, Vec<ServicePoint>), StackError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -379,7 +523,14 @@ fn play<G: BotGame>(
         cluster,
         restart_from,
     } = stage;
-    let (result, drilled) = std::thread::scope(|s| {
+    let Players {
+        scenario,
+        overrides,
+        agents,
+        sampler,
+    } = players;
+    let (result, drilled, service) = std::thread::scope(|s| {
+        let sampling = s.spawn(|| sampler.run(started, scene.stopped));
         let drill = drill.map(|drill| {
             s.spawn(move || {
                 let mut timeline = Timeline::new(started);
@@ -397,17 +548,24 @@ fn play<G: BotGame>(
                 (drill, facts, timeline.into_events())
             })
         });
-        let result = runtime.block_on(hightick_swarm::run::run(
-            scenario,
-            MatchPlayer::of::<G>(),
-            Arc::new(AtomicBool::new(false)),
-            observe,
-        ));
+        let stop = Arc::new(AtomicBool::new(false));
+        let result = match agents {
+            Some(a) => runtime.block_on(run_distributed(
+                scenario, &overrides, &a.addrs, &a.secret, AGENT_WAIT, stop, observe,
+            )),
+            None => runtime.block_on(hightick_swarm::run::run(
+                scenario,
+                MatchPlayer::of::<G>(),
+                stop,
+                observe,
+            )),
+        };
         scene.stopped.store(true, Ordering::Relaxed);
         let drilled = drill.and_then(|d| d.join().ok());
-        (result, drilled)
+        let service = sampling.join().unwrap_or_default();
+        (result, drilled, service)
     });
-    Ok((result?, drilled))
+    Ok((result?, drilled, service))
 }
 
 /// The players have stopped: the hosts drain and post what they owe, then
@@ -679,6 +837,9 @@ mod tests {
             gateways: 1,
             drill: None,
             port_mapping: false,
+            scenario: None,
+            agents: 0,
+            matches_per_worker: None,
         }
     }
 

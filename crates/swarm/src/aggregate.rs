@@ -13,7 +13,9 @@ use hdrhistogram::Histogram;
 use crate::interval::{Interval, latency_histogram};
 use crate::metrics::LiveFigures;
 use crate::pacing::Pacer;
-use crate::result::{LoadPoint, PacingSummary, RunResult, StepPoint, Totals, UrlSummary};
+use crate::result::{
+    LoadPoint, MatchSummary, PacingSummary, RunResult, StepPoint, Totals, UrlSummary,
+};
 use crate::scenario::{Model, Scenario};
 use crate::threshold::Threshold;
 
@@ -169,8 +171,12 @@ impl Aggregate {
                     failed: s.failed(),
                     p50_us: q(&s.latency, 0.5),
                     p99_us: q(&s.latency, 0.99),
+                    step_time_p50_us: q(&s.step_time, 0.5),
+                    step_time_p99_us: q(&s.step_time, 0.99),
+                    steps_done: s.step_time.len(),
                 })
                 .collect(),
+            matches: (interval.matches.started > 0).then(|| MatchSummary::build(&interval.matches)),
         };
         self.recent.push_back(all);
         let rate = self.pace(&mut point);

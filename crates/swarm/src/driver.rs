@@ -50,6 +50,7 @@ use crate::keepalive::{self, Answer, KeepAlivePool, Sender, Waiting};
 use crate::player::{Phase, Player, PlayerValues};
 use crate::push::{Arrived, Dial, PushLink};
 use crate::request_log::{Entry, RequestLog};
+use crate::scenario::arrivals::arrival_offset;
 use crate::scenario::template::Escape;
 use crate::scenario::{Capture, HttpStep, Model, PushWait, Scenario, Step, StepKind};
 use crate::wheel::TimerWheel;
@@ -373,7 +374,8 @@ impl Driver {
         self.publish();
     }
 
-    /// Closed model: players join evenly over the ramp-up, in global order.
+    /// Closed model: players join over the ramp-up (evenly, or a stampede
+    /// first), in global order.
     fn admit_closed(&mut self, now: Instant) {
         let s = self.scenario.clone();
         let (a, d) = (
@@ -386,7 +388,7 @@ impl Driver {
             if id >= s.users {
                 return;
             }
-            let at = self.plan.start + s.ramp_up.mul_f64(id as f64 / s.users as f64);
+            let at = self.plan.start + arrival_offset(id, s.users, s.ramp_up, s.stampede.as_ref());
             if at > now {
                 return;
             }

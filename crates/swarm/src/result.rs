@@ -156,7 +156,7 @@ pub struct MatchSummary {
 }
 
 impl MatchSummary {
-    fn build(m: &MatchSample) -> Self {
+    pub(crate) fn build(m: &MatchSample) -> Self {
         let q = |h: &Histogram<u64>, q: f64| {
             if h.is_empty() {
                 0
@@ -191,6 +191,17 @@ pub struct StepPoint {
     pub p50_us: u64,
     /// 99th percentile, microseconds.
     pub p99_us: u64,
+    /// Steps that succeeded in the interval: the median time from their
+    /// first attempt to their success (queue waits included), microseconds.
+    #[serde(default)]
+    pub step_time_p50_us: u64,
+    /// The 99th percentile of the same, microseconds.
+    #[serde(default)]
+    pub step_time_p99_us: u64,
+    /// How many steps succeeded in the interval (each once, however many
+    /// requests and polls it took).
+    #[serde(default)]
+    pub steps_done: u64,
 }
 
 /// One interval of a load run: requests, rates and response times (an
@@ -223,6 +234,10 @@ pub struct LoadPoint {
     pub paced_measure_us: Option<f64>,
     /// Per step.
     pub steps: Vec<StepPoint>,
+    /// What the `play_match` steps that ended in the interval saw (none
+    /// ended: `None`).
+    #[serde(default)]
+    pub matches: Option<MatchSummary>,
 }
 
 /// How a threshold came out.

@@ -14,8 +14,8 @@ use super::raw::{self, Model, RawRetry, RawScenario, RawStep};
 use super::template::{Builtin, Template, Var};
 use super::think::ThinkTime;
 use super::{
-    Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, PushWait, Scenario, Step,
-    StepKind, TargetSpec, TargetUrl, duration,
+    Behaviour, Capture, HttpSettings, HttpStep, MatchSettings, MatchStep, PushWait, Scenario,
+    Stampede, Step, StepKind, TargetSpec, TargetUrl, duration,
 };
 use crate::bots::link::LinkPlan;
 use crate::error::SwarmError;
@@ -78,6 +78,7 @@ impl<'a> Compiler<'a> {
         let file = self.at.file.to_owned();
         let (users, arrival_rate) = self.population(&raw)?;
         let (duration, interval) = self.timing(&raw)?;
+        let stampede = self.stampede(&raw)?;
         let drivers = self.drivers(&raw)?;
         let targets = self.targets(&raw)?;
         let http = self.http(&raw)?;
@@ -136,6 +137,7 @@ impl<'a> Compiler<'a> {
             users,
             arrival_rate,
             ramp_up: raw.ramp_up.unwrap_or_default().0,
+            stampede,
             duration,
             interval,
             drivers,
@@ -179,6 +181,30 @@ impl<'a> Compiler<'a> {
             (Model::Closed, None) => 0.0,
         };
         Ok((users, arrival_rate))
+    }
+
+    /// A closed model's `stampede`: a share in `(0, 1]` within a window
+    /// longer than zero.
+    fn stampede(&self, raw: &RawScenario) -> Compiled<Option<Stampede>> {
+        let Some(s) = &raw.stampede else {
+            return Ok(None);
+        };
+        if raw.model != Model::Closed {
+            return self.err(
+                s.span(),
+                "stampede",
+                "only for model = \"closed\" (an open model's arrivals follow arrival_rate)",
+            );
+        }
+        let share = *s.get_ref().share.get_ref();
+        if !(share > 0.0 && share <= 1.0) {
+            return self.err(s.get_ref().share.span(), "stampede.share", "in (0, 1]");
+        }
+        let within = s.get_ref().within.0;
+        if within.is_zero() {
+            return self.err(s.span(), "stampede.within", "longer than 0s");
+        }
+        Ok(Some(Stampede { share, within }))
     }
 
     /// The run's `duration` and its sampling `interval` (1s unless set).

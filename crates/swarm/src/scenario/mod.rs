@@ -48,6 +48,11 @@
 //! override ([`Overrides::targets`], `--target name=url`) may give several
 //! URLs separated by commas.
 //!
+//! A closed model may arrive as a launch does: `stampede = { share = 0.4,
+//! within = "1m" }` brings that share of the players within the window,
+//! then the rest trickle in evenly over the rest of the ramp-up
+//! ([`arrivals`]).
+//!
 //! Other sections: `[pacing]` (`target_response_time`, `percentile`,
 //! `window`, `initial_rate`, `min_rate`, `max_rate`, `max_change`, `gain`,
 //! `integral_time`), `[http]` (`connections` per target, `timeout`,
@@ -71,6 +76,7 @@
 
 #![warn(missing_docs)]
 
+pub mod arrivals;
 mod compile;
 pub mod duration;
 mod raw;
@@ -87,6 +93,7 @@ use crate::pacing::PacingConfig;
 use crate::request_log::RequestLogConfig;
 use crate::retry::RetryPolicy;
 use crate::threshold::Threshold;
+pub use arrivals::Stampede;
 use raw::RawScenario;
 pub use raw::{Model, TokenEncoding};
 use template::Template;
@@ -107,8 +114,11 @@ pub struct Scenario {
     pub users: u64,
     /// Open: players arriving per second (after the ramp-up).
     pub arrival_rate: f64,
-    /// Closed: players start evenly over this. Open: the rate climbs linearly over it.
+    /// Closed: players start evenly over this (or after a stampede, see
+    /// [`arrivals`]). Open: the rate climbs linearly over it.
     pub ramp_up: Duration,
+    /// Closed: a share of the players arriving within a window first.
+    pub stampede: Option<Stampede>,
     /// How long the run holds after the ramp-up.
     pub duration: Duration,
     /// The measurement interval.

@@ -29,6 +29,7 @@ pub(super) struct RawScenario {
     pub users: Spanned<u64>,
     pub arrival_rate: Option<Spanned<f64>>,
     pub ramp_up: Option<DurationText>,
+    pub stampede: Option<Spanned<RawStampede>>,
     pub duration: Spanned<DurationText>,
     pub think: Option<ThinkTime>,
     pub interval: Option<Spanned<DurationText>>,
@@ -49,6 +50,13 @@ pub(super) struct RawScenario {
     pub behaviour: Vec<RawBehaviour>,
     #[serde(default)]
     pub threshold: Vec<RawThreshold>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawStampede {
+    pub share: Spanned<f64>,
+    pub within: DurationText,
 }
 
 #[derive(Debug, Deserialize)]

@@ -491,3 +491,36 @@ fn an_https_target_defaults_to_443_and_a_ca_file_that_does_not_read_is_named() {
     assert_eq!((line, field.as_str()), (6, "http.ca_file"));
     assert!(message.contains("/nonexistent/ca.crt"), "{message}");
 }
+
+#[test]
+fn a_stampede_is_read_for_a_closed_model_and_refused_otherwise() {
+    let text = GOOD.replace(
+        "ramp_up = \"10s\"",
+        "ramp_up = \"10s\"\nstampede = { share = 0.4, within = \"2s\" }",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(
+        s.stampede,
+        Some(Stampede {
+            share: 0.4,
+            within: Duration::from_secs(2)
+        })
+    );
+    let bad = GOOD.replace(
+        "ramp_up = \"10s\"",
+        "ramp_up = \"10s\"\nstampede = { share = 1.5, within = \"2s\" }",
+    );
+    let (line, field, message) = error(&bad);
+    assert_eq!((line, field.as_str()), (5, "stampede.share"), "{message}");
+    let open = GOOD
+        .replace(
+            "users = 100",
+            "model = \"open\"\nusers = 100\narrival_rate = 5.0",
+        )
+        .replace(
+            "ramp_up = \"10s\"",
+            "ramp_up = \"10s\"\nstampede = { share = 0.5, within = \"2s\" }",
+        );
+    let (_, field, message) = error(&open);
+    assert_eq!(field, "stampede", "{message}");
+}
