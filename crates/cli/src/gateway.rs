@@ -86,8 +86,8 @@ impl GatewayArgs {
 
 /// Whether the config file at `path` lists `[[modes]]` itself.
 fn lists_modes(path: &std::path::Path) -> Result<bool> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let table: toml::Table = text
         .parse()
         .with_context(|| format!("{}: not TOML", path.display()))?;
@@ -142,7 +142,11 @@ mod tests {
     fn modes(args: &[&str]) -> Vec<(String, usize)> {
         let cli = Cli::parse_from(std::iter::once("gateway").chain(args.iter().copied()));
         let config = cli.args.config(GAME).unwrap();
-        config.modes.iter().map(|m| (m.name.clone(), m.players)).collect()
+        config
+            .modes
+            .iter()
+            .map(|m| (m.name.clone(), m.players))
+            .collect()
     }
 
     #[test]

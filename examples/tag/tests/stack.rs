@@ -13,7 +13,14 @@ fn tag_plays_the_whole_journey_through_its_own_gateway() {
     // Tag's short rules are 30-second matches: 40 s see the first ones end.
     let output = Command::new(env!("CARGO_BIN_EXE_hightick-example-tag"))
         .args(["stack", "--players", "6", "--hosts", "1", "--workers", "1"])
-        .args(["--ramp-up", "1s", "--duration", "40s", "--drain-timeout", "3"])
+        .args([
+            "--ramp-up",
+            "1s",
+            "--duration",
+            "40s",
+            "--drain-timeout",
+            "3",
+        ])
         .args(["--quiet", "--dir"])
         .arg(&dir)
         .arg("--json")
