@@ -38,6 +38,45 @@ pub struct ArchetypeSchema {
 pub struct GameSchema {
     /// The game's name (`HostedGame::NAME`).
     pub game: &'static str,
+    /// What the hash covers (in the JSON, beside `game`).
+    #[serde(flatten)]
+    pub wire: WireSchema,
+    /// [`wire_hash`] in 16 hex digits, for people and tools.
+    pub hash: String,
+}
+
+impl GameSchema {
+    /// The schema of game `G`, from what its types' derives describe.
+    pub fn of<G: HostedGame>() -> Self {
+        let wire = WireSchema::of::<G>();
+        Self {
+            game: G::NAME,
+            hash: format!("{:016x}", wire.hash()),
+            wire,
+        }
+    }
+
+    /// Whether every part is described (no hand-written codec), so the
+    /// hash covers the whole vocabulary.
+    pub fn complete(&self) -> bool {
+        let w = &self.wire;
+        w.input.is_some() && w.event.is_some() && w.archetypes.is_some() && w.replica.is_some()
+    }
+}
+
+/// The hash a client and a server of game `G` compare when they connect:
+/// a 64-bit FNV-1a hash of the JSON form of the engine's version and the
+/// described parts of the schema (not the game's name: two games that
+/// read each other's bytes the same may talk). The same declarations give
+/// the same hash on every machine and build.
+pub fn wire_hash<G: Game>() -> u64 {
+    WireSchema::of::<G>().hash()
+}
+
+/// What a client and a server must agree on: the engine's version and the
+/// game's described vocabulary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WireSchema {
     /// The engine's version: its messages around the game's are part of
     /// what both sides must agree on.
     pub engine: &'static str,
@@ -50,56 +89,11 @@ pub struct GameSchema {
     pub archetypes: Option<&'static [ArchetypeSchema]>,
     /// The replicated state (the client's view), with each field's group.
     pub replica: Option<&'static TypeSchema>,
-    /// [`wire_hash`] in 16 hex digits, for people and tools.
-    pub hash: String,
 }
 
-impl GameSchema {
-    /// The schema of game `G`, from what its types' derives describe.
-    pub fn of<G: HostedGame>() -> Self {
-        let wire = Wire::of::<G>();
-        Self {
-            game: G::NAME,
-            engine: wire.engine,
-            input: wire.input,
-            event: wire.event,
-            archetypes: wire.archetypes,
-            replica: wire.replica,
-            hash: format!("{:016x}", wire.hash()),
-        }
-    }
-
-    /// Whether every part is described (no hand-written codec), so the
-    /// hash covers the whole vocabulary.
-    pub fn complete(&self) -> bool {
-        self.input.is_some()
-            && self.event.is_some()
-            && self.archetypes.is_some()
-            && self.replica.is_some()
-    }
-}
-
-/// The hash a client and a server of game `G` compare when they connect:
-/// a 64-bit FNV-1a hash of the JSON form of the engine's version and the
-/// described parts of the schema (not the game's name: two games that
-/// read each other's bytes the same may talk). The same declarations give
-/// the same hash on every machine and build.
-pub fn wire_hash<G: Game>() -> u64 {
-    Wire::of::<G>().hash()
-}
-
-/// What the hash covers.
-#[derive(Serialize)]
-struct Wire {
-    engine: &'static str,
-    input: Option<&'static TypeSchema>,
-    event: Option<&'static TypeSchema>,
-    archetypes: Option<&'static [ArchetypeSchema]>,
-    replica: Option<&'static TypeSchema>,
-}
-
-impl Wire {
-    fn of<G: Game>() -> Self {
+impl WireSchema {
+    /// The parts game `G`'s types describe.
+    pub fn of<G: Game>() -> Self {
         Self {
             engine: env!("CARGO_PKG_VERSION"),
             input: <G::Input as InputPayload>::SCHEMA,
@@ -109,7 +103,8 @@ impl Wire {
         }
     }
 
-    fn hash(&self) -> u64 {
+    /// The 64-bit FNV-1a hash of its JSON form ([`wire_hash`]).
+    pub fn hash(&self) -> u64 {
         let json = serde_json::to_vec(self).expect("a schema is plain data");
         let mut hasher = fnv::FnvHasher::default();
         hasher.write(&json);
