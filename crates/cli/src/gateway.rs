@@ -45,7 +45,11 @@ impl GatewayArgs {
     /// game's own modes unless the file lists `[[modes]]`.
     pub(crate) fn config(&self, game_modes: &[Mode]) -> Result<GatewayConfig> {
         let (mut config, lists_modes) = match &self.config {
-            Some(path) => (GatewayConfig::load(path)?, lists_modes(path)?),
+            Some(path) => {
+                let text = hightick_config::read(path)?;
+                let file = path.display().to_string();
+                (GatewayConfig::parse(&text, &file)?, lists_modes(&text))
+            }
             None => (GatewayConfig::default(), false),
         };
         if !lists_modes {
@@ -84,14 +88,11 @@ impl GatewayArgs {
     }
 }
 
-/// Whether the config file at `path` lists `[[modes]]` itself.
-fn lists_modes(path: &std::path::Path) -> Result<bool> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let table: toml::Table = text
-        .parse()
-        .with_context(|| format!("{}: not TOML", path.display()))?;
-    Ok(table.contains_key("modes"))
+/// Whether config text (already parsed as a gateway config, so TOML) lists
+/// `[[modes]]` itself.
+fn lists_modes(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .is_ok_and(|table| table.contains_key("modes"))
 }
 
 /// Runs the gateway of game `G` until SIGTERM / SIGINT: its matchmaking
