@@ -97,6 +97,12 @@ enum Command {
     Netem(netem::NetemArgs),
     /// Print the game's wire schema (input, events, archetypes, replicated fields, encodings) as JSON, with its hash.
     Schema,
+    /// Write the game's C ABI crate source (`src/lib.rs`) and C# binding (`csharp/Hightick<Game>.cs`), generated from its wire schema.
+    Bindings {
+        /// The C ABI crate's directory (made if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Inspect this host for what helps or hurts tick servers (reads only).
     Doctor {
         /// Print JSON instead of a table.
@@ -111,6 +117,7 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Doctor { .. } => "doctor",
             Command::Schema => "schema",
+            Command::Bindings { .. } => "bindings",
             Command::Serve(_) => "serve",
             #[cfg(feature = "gateway")]
             Command::Gateway(_) => "gateway",
@@ -149,6 +156,19 @@ fn schema<G: BotGame>() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `bindings --out DIR`: the game's generated C ABI crate source and C#
+/// binding, written under `DIR`.
+fn bindings<G: BotGame>(out: &std::path::Path) -> anyhow::Result<()> {
+    let bindings = hightick_bindgen::Bindings::of::<G>()?;
+    for path in bindings.write(out)? {
+        println!("wrote {}", path.display());
+    }
+    println!(
+        "the crate needs a Cargo.toml: a cdylib and staticlib depending on the game, hightick-client-ffi, hightick-engine and hightick-proto (examples/tag/ffi has one)"
+    );
+    Ok(())
+}
+
 /// Runs the command line of game `G`: parses the arguments, runs the
 /// subcommand, prints an error as one line with its cause chain. The
 /// binary's own name is the program name in help and errors.
@@ -180,6 +200,7 @@ pub fn run<G: BotGame>() -> ExitCode {
         Command::Demo(args) => demo::run::<G>(args),
         Command::Doctor { json } => doctor(*json),
         Command::Schema => schema::<G>(),
+        Command::Bindings { out } => bindings::<G>(out),
         #[cfg(feature = "gateway")]
         Command::Gateway(args) => gateway::run::<G>(args),
         Command::Swarm(args) => swarm::run_command::<G>(args),

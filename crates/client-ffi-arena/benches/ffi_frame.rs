@@ -34,7 +34,7 @@ use hightick_engine::EntityId;
 use hightick_net::ConnectToken;
 use hightick_proto::InputCommand;
 use support::player::FfiPlayer;
-use support::{LiveMatch, now_us};
+use support::{arena_match, now_us};
 
 const WARM_UP: Duration = Duration::from_secs(2);
 const FRAMES: usize = 2000;
@@ -89,7 +89,7 @@ fn median(v: &mut [u64]) -> f64 {
 }
 
 fn main() {
-    let live = LiveMatch::start(&[7, 8, 9]);
+    let live = arena_match(&[7, 8, 9]);
     let mut ffi = FfiPlayer::connect(&live.token(7, 30));
     let mut predicting = FfiPlayer::connect(&live.token(9, 30));
     // SAFETY: null is the default map, the match's.

@@ -21,7 +21,7 @@ use hightick_client_ffi::{
 };
 use hightick_net::Key;
 use support::player::{FfiPlayer, last_error};
-use support::{LiveMatch, now_us, token};
+use support::{arena_match, now_us, token};
 
 /// A token for a server nobody runs (connecting needs no answer).
 fn offline_token() -> Vec<u8> {
@@ -125,7 +125,7 @@ fn null_pointers_are_refused_by_name() {
 
 #[test]
 fn buffers_too_small_are_refused_and_left_untouched() {
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let p = FfiPlayer::connect(&live.token(7, 30));
     let h = p.handle;
     // Connect, without polling, until events wait and the world holds the
@@ -260,7 +260,7 @@ fn closed_and_made_up_handles_are_refused() {
 
 #[test]
 fn two_threads_on_one_handle_get_busy_never_a_race() {
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let mut p = FfiPlayer::connect(&live.token(7, 30));
     // SAFETY: null is the default stage.
     let s = unsafe { hightick_prediction_start(p.handle, null()) };
@@ -340,7 +340,7 @@ fn garbage_expired_foreign_and_forged_tokens_are_refused() {
     // Well formed but sealed with another key: only the server can tell,
     // and it answers nothing; the client gives up after the token's
     // timeout (1 s) and says so.
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let forged = token(&Key::generate(&mut rand::rng()), 7, live.address, 1, 0, 60);
     let mut p = FfiPlayer::connect(&forged);
     let mut state = HightickConnection::default();
@@ -358,7 +358,7 @@ fn garbage_expired_foreign_and_forged_tokens_are_refused() {
 
 #[test]
 fn input_fields_out_of_range_are_named_and_do_not_spoil_later_inputs() {
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let mut p = FfiPlayer::connect(&live.token(7, 30));
     assert!(p.play_until(Duration::from_secs(30), |p| p.snapshots > 5));
     let bad = HightickArenaInput {

@@ -20,14 +20,14 @@ use hightick_client_ffi::{
 };
 use hightick_telemetry::alloc::{CountingAllocator, count_allocations};
 use support::player::FfiPlayer;
-use support::{LiveMatch, now_us};
+use support::{arena_match, now_us};
 
 #[global_allocator]
 static A: CountingAllocator = CountingAllocator;
 
 #[test]
 fn a_steady_state_frame_through_the_c_abi_allocates_nothing() {
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let mut p = FfiPlayer::connect(&live.token(7, 30));
     // SAFETY: a NUL-terminated name.
     let s = unsafe { hightick_prediction_start(p.handle, c"dust_corners".as_ptr()) };

@@ -1,184 +1,30 @@
-//! Shared by the library's live tests: a host on loopback with one arena
-//! match, connect tokens for it, its admin API read as JSON (the match's
-//! fields by name, not `MatchInfo`'s types), and where the built libraries
-//! are.
+//! Shared by the library's live tests: the arena's match on a live host
+//! (`hightick-ffi-testkit` keeps the host, the tokens and the admin API),
+//! a Rust caller of the C ABI, and the checks every client program passes.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use hightick_arena::game::Arena;
-use hightick_net::{ConnectToken, Key, TokenParams};
-use hightick_server::{Host, HostConfig};
+pub(crate) use hightick_ffi_testkit::{LiveMatch, now_us, run, token, tool_present, value};
 
-/// A host with one 5v5 match whose roster is `roster`.
-pub(crate) struct LiveMatch {
-    pub(crate) host: Host,
-    pub(crate) key: Key,
-    pub(crate) admin: SocketAddr,
-    /// Where the match's clients connect.
-    pub(crate) address: SocketAddr,
+/// A host with one 5v5 match whose roster is `roster` (buy phase half a
+/// second, so players run soon).
+pub(crate) fn arena_match(roster: &[u64]) -> LiveMatch {
+    LiveMatch::start::<Arena>(&serde_json::json!({
+        "mode": "5v5",
+        "roster": roster,
+        "seed": 7,
+        "buy_seconds": 0.5,
+    }))
 }
 
-impl LiveMatch {
-    /// Starts a one-worker host and creates the match (buy phase half a
-    /// second, so players run soon).
-    pub(crate) fn start(roster: &[u64]) -> Self {
-        let key = Key::generate(&mut rand::rng());
-        let config = HostConfig {
-            bind: "127.0.0.1:0".parse().unwrap(),
-            admin: "127.0.0.1:0".parse().unwrap(),
-            workers: 1,
-            match_linger_s: 0.5,
-            ..HostConfig::default()
-        };
-        let host = Host::start::<Arena>(&config, &key).expect("host starts");
-        let admin = host.admin_address();
-        let body = serde_json::json!({
-            "mode": "5v5",
-            "roster": roster,
-            "seed": 7,
-            "buy_seconds": 0.5,
-        });
-        let (status, answer) = post(admin, "/v1/matches", &body.to_string());
-        assert_eq!(status, 201, "{answer}");
-        let info: serde_json::Value = serde_json::from_str(&answer).unwrap();
-        let address = info["address"].as_str().unwrap().parse().unwrap();
-        Self {
-            host,
-            key,
-            admin,
-            address,
-        }
-    }
-
-    /// A connect token for `client_id`, valid for a minute, timing out after
-    /// `timeout_seconds` of silence.
-    pub(crate) fn token(&self, client_id: u64, timeout_seconds: i32) -> Vec<u8> {
-        token(&self.key, client_id, self.address, timeout_seconds, 0, 60)
-    }
-
-    /// The match as `GET /v1/matches` lists it.
-    pub(crate) fn info(&self) -> serde_json::Value {
-        let (status, answer) = get(self.admin, "/v1/matches");
-        assert_eq!(status, 200, "{answer}");
-        let list: serde_json::Value = serde_json::from_str(&answer).unwrap();
-        list[0].clone()
-    }
-
-    /// A field of the match that is a count.
-    pub(crate) fn count(&self, field: &str) -> u64 {
-        let info = self.info();
-        info[field]
-            .as_u64()
-            .unwrap_or_else(|| panic!("match info has no count `{field}`: {info}"))
-    }
-
-    /// Waits until `field` of the match satisfies `ok`, up to `patience`;
-    /// returns its last value either way.
-    pub(crate) fn wait_for(
-        &self,
-        field: &str,
-        patience: Duration,
-        ok: impl Fn(u64) -> bool,
-    ) -> u64 {
-        let start = Instant::now();
-        loop {
-            let v = self.count(field);
-            if ok(v) || start.elapsed() > patience {
-                return v;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Stops the host.
-    pub(crate) fn stop(self) {
-        self.host.drain(Duration::ZERO);
-        self.host.wait();
-    }
-}
-
-pub(crate) fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// A token for `client_id` to `server` made `age` seconds ago, expiring
-/// `valid_for` seconds after it was made.
-pub(crate) fn token(
-    key: &Key,
-    client_id: u64,
-    server: SocketAddr,
-    timeout_seconds: i32,
-    age: u64,
-    valid_for: u64,
-) -> Vec<u8> {
-    let create = unix_now() - age;
-    ConnectToken::generate(
-        &TokenParams {
-            protocol_id: hightick_proto::PROTOCOL_ID,
-            client_id,
-            create_unix: create,
-            expire_unix: create + valid_for,
-            timeout_seconds,
-            server_addresses: &[server],
-            user_data: &[],
-        },
-        key,
-        &mut rand::rng(),
-    )
-    .unwrap()
-    .encode()
-    .to_vec()
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into()
-}
-
-pub(crate) fn get(admin: SocketAddr, path: &str) -> (u16, String) {
-    let mut r = agent()
-        .get(&format!("http://{admin}{path}"))
-        .call()
-        .expect("admin answers");
-    let status = r.status().as_u16();
-    (status, r.body_mut().read_to_string().unwrap_or_default())
-}
-
-pub(crate) fn post(admin: SocketAddr, path: &str, body: &str) -> (u16, String) {
-    let mut r = agent()
-        .post(&format!("http://{admin}{path}"))
-        .header("content-type", "application/json")
-        .send(body)
-        .expect("admin answers");
-    let status = r.status().as_u16();
-    (status, r.body_mut().read_to_string().unwrap_or_default())
-}
-
-/// Where cargo put this package's cdylib and staticlib: beside the test
-/// binary (`target/<profile>/deps`).
+/// Where cargo put the arena's cdylib and staticlib.
 pub(crate) fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().to_path_buf();
-    for name in ["libhightick_arena_client.a", "libhightick_arena_client.so"] {
-        assert!(
-            dir.join(name).exists(),
-            "{name} is not in {} (cargo builds it with the test)",
-            dir.display()
-        );
-    }
-    dir
+    hightick_ffi_testkit::lib_dir("hightick_arena_client")
 }
 
 /// The crate's directory.
@@ -188,66 +34,7 @@ pub(crate) fn crate_dir() -> PathBuf {
 
 /// A scratch directory for this test binary's builds.
 pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Microseconds on this process's monotonic clock (the caller's clock the
-/// library is given).
-pub(crate) fn now_us() -> u64 {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_micros() as u64 + 1_000_000
-}
-
-/// Runs `command` to its end, killing it after `patience`; returns its
-/// exit success and output.
-pub(crate) fn run(
-    mut command: std::process::Command,
-    patience: Duration,
-) -> (bool, String, String) {
-    use std::io::Read;
-    use std::process::Stdio;
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{command:?} starts: {e}"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > patience {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} ran past {patience:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (mut out, mut err) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    (status.success(), out, err)
-}
-
-/// The value of `key value` line `key` in `output`.
-pub(crate) fn value(output: &str, key: &str) -> f64 {
-    output
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no `{key}` line in:\n{output}"))
+    hightick_ffi_testkit::scratch(env!("CARGO_TARGET_TMPDIR"), name)
 }
 
 /// A Rust caller of the C ABI: one handle, the buffers a C caller would
@@ -423,7 +210,7 @@ pub(crate) const MAX_PREDICTION_GAP_M: f64 = 2.0;
 /// cleanly (the server frees its seat at once, long before the token's
 /// timeout could).
 pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Command) {
-    let live = LiveMatch::start(&[7]);
+    let live = arena_match(&[7]);
     let token = scratch(name).join("token");
     std::fs::write(&token, live.token(7, TOKEN_TIMEOUT_S)).unwrap();
     let play = command(&token);
@@ -469,22 +256,4 @@ pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Comm
     let connected = live.wait_for("connected", patience, |c| c == 0);
     assert_eq!(connected, 0, "the seat is still taken: {}", live.info());
     live.stop();
-}
-
-/// Whether `tool` runs (`tool --version`). When it does not, the test
-/// says loudly that it is skipped, naming the Debian `packages` that bring
-/// it; under `CI=true` that is a failure instead (.ci/run installs them).
-pub(crate) fn tool_present(tool: &str, test: &str, packages: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        let why = format!(
-            "{test}: `{tool}` is not installed (apt-get install {packages}; .ci/run installs it)"
-        );
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("\n!!! SKIPPED {why}\n");
-    }
-    found
 }
