@@ -114,7 +114,7 @@ pub fn run<G: BotGame>(
     std::fs::create_dir_all(dir).map_err(StackError::io(dir))?;
     let secrets = write_secrets(dir)?;
     let settings = match &file {
-        Some(s) => s.matches.settings.as_object().cloned().unwrap_or_default(),
+        Some(s) => settings_map(s.matches.settings.clone()),
         None => match_settings::<G>(options, mode),
     };
     // The restart-postgres drill restarts a cluster of its own, never one
@@ -318,8 +318,19 @@ fn match_settings<G: BotGame>(
     if options.full_rules {
         return serde_json::Map::new();
     }
-    match serde_json::to_value(G::short_settings(mode)) {
-        Ok(serde_json::Value::Object(map)) => map,
+    serde_json::to_value(G::short_settings(mode))
+        .map_or_else(|_| serde_json::Map::new(), settings_map)
+}
+
+/// A game's settings as the gateway's config holds them: an object's
+/// fields without its nulls (a `None` is the game's default, and TOML has
+/// no null); anything else is no settings.
+fn settings_map(settings: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match settings {
+        serde_json::Value::Object(mut map) => {
+            map.retain(|_, v| !v.is_null());
+            map
+        }
         _ => serde_json::Map::new(),
     }
 }
@@ -819,6 +830,20 @@ fn audit_store(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_left_at_their_default_are_left_out_of_the_gateway_config() {
+        // A game's short rules of `{ seconds: None }`: TOML has no null.
+        let map = settings_map(serde_json::json!({ "seconds": null, "rounds": 3 }));
+        assert_eq!(inline_toml(&map), "{ rounds = 3 }");
+        assert_eq!(toml::to_string(&map).unwrap(), "rounds = 3\n");
+        let raw = serde_json::json!({ "seconds": null });
+        assert!(
+            toml::to_string(&raw).is_err(),
+            "what broke `stack` for such a game"
+        );
+        assert!(settings_map(serde_json::Value::Null).is_empty());
+    }
 
     fn options() -> StackOptions {
         StackOptions {
