@@ -39,13 +39,13 @@
 //! players (2 s of combat each) and prints per size the tick mean, bytes
 //! per client and the share of records deferred, then
 //! `arena_plaza_growth_exponent`: the exponent `k` of `us/tick ~ N^k`
-//! fitted from 50 to 400 players (`hightick_arena::growth`).
+//! fitted from 50 to 400 players (`hightick_lab::growth::exponent`; `hightick lab growth` measures the same live-free figures for any game).
 
 #[path = "../tests/support/sim_carrier.rs"]
 mod sim_carrier;
 
 use hightick_arena::freshness::Carrier;
-use hightick_arena::growth::exponent;
+use hightick_lab::growth::exponent;
 use hightick_arena::scenario::{BotMatch, PLAZA_SIZES, Scenario};
 use hightick_engine::PlayerId;
 use hightick_engine::replication::{

@@ -62,8 +62,6 @@ mod fog;
 #[cfg(feature = "measure")]
 pub mod freshness;
 pub mod game;
-#[cfg(feature = "measure")]
-pub mod growth;
 pub mod hosting;
 pub mod input;
 mod rewind;

@@ -5,6 +5,8 @@
 //! - `lab breakdown`: the live tick's terms in one sitting (UDP floor plain and
 //!   woken, the game's sans-IO tick warm and cold, a wake-up, a live run's server
 //!   CPU per match tick) and what the live tick spends beyond their sum.
+//! - `lab growth`: the tick's cost against the crowd (one sans-IO match per
+//!   mode of a family of crowd sizes), the fitted exponent, a peer beside.
 //! - `lab history`: per-subsystem mean and p99 across recorded commits (HTML;
 //!   cargo feature `history`).
 //! - `lab plan`: the capacity plan for a target (players, mode, logins, the
@@ -38,6 +40,7 @@ use crate::demo::progress::RunBar;
 use crate::demo::record::{HistoryDbArgs, RecordArgs};
 
 mod breakdown;
+mod growth;
 #[cfg(feature = "history")]
 mod history;
 #[cfg(feature = "history")]
@@ -62,6 +65,10 @@ enum LabCommand {
     /// warm and cold, wake-up, live run) and what the live tick spends beyond
     /// their sum.
     Breakdown(Box<breakdown::BreakdownArgs>),
+    /// How the tick's cost grows with the crowd: one sans-IO match per mode
+    /// of a family of crowd sizes, tick time and bytes per client against
+    /// players, the fitted exponent, a peer's rooms charted beside (HTML).
+    Growth(Box<growth::GrowthArgs>),
     /// Chart per-subsystem mean and p99 across recorded commits (HTML).
     #[cfg(feature = "history")]
     History(history::HistoryArgs),
@@ -178,6 +185,7 @@ pub(crate) fn run<G: BotGame>(args: &LabArgs) -> Result<()> {
         LabCommand::Sweep(a) => sweep::<G>(a),
         LabCommand::Soak(a) => soak::soak::<G>(a),
         LabCommand::Breakdown(a) => breakdown::breakdown::<G>(a),
+        LabCommand::Growth(a) => growth::growth::<G>(a),
         #[cfg(feature = "history")]
         LabCommand::History(a) => history::run(a),
         #[cfg(feature = "history")]

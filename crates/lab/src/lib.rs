@@ -19,6 +19,9 @@
 //! - [`run_breakdown`]: the live tick's terms in one sitting (UDP floor plain
 //!   and woken, the game's sans-IO tick warm and cold, a wake-up, the live
 //!   server CPU per match tick) and what the live tick spends beyond their sum.
+//! - [`growth`]: how the tick's cost grows with the crowd: one sans-IO match
+//!   per mode of a family of crowd sizes, tick time and bytes per client
+//!   against players, the fitted exponent, a peer's rooms charted beside.
 //! - [`RunSummary`]: one run's table, JSON, FIGURE lines, budget violations and
 //!   self-contained HTML report with inline SVG charts ([`render_html`]).
 //! - [`plan`]: the capacity plan: from a target (players, mode, logins, the
@@ -65,6 +68,7 @@ mod chart;
 pub mod compare;
 pub mod doctor;
 pub mod error;
+pub mod growth;
 pub mod history;
 mod host_facts;
 pub mod html;
