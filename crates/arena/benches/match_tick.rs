@@ -45,12 +45,12 @@
 mod sim_carrier;
 
 use hightick_arena::freshness::Carrier;
-use hightick_lab::growth::exponent;
 use hightick_arena::scenario::{BotMatch, PLAZA_SIZES, Scenario};
 use hightick_engine::PlayerId;
 use hightick_engine::replication::{
     ChangeDetection, ChangedTicks, SharedRecordStats, ValueComparison,
 };
+use hightick_lab::growth::exponent;
 use hightick_net::PacketConfig;
 use hightick_telemetry::bench::{Stats, figure};
 use hightick_telemetry::{BudgetTarget, FrameRecorder, ModeBudget, RecorderConfig, Subsystem};

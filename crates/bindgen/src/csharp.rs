@@ -1,15 +1,17 @@
 //! The C# binding of a game's C ABI: blittable records, P/Invoke
-//! declarations and a wrapper class (`TagClient`), in one file that Unity
-//! (Mono or IL2CPP) or any .NET loads. The game's three records come from
-//! the [`Model`]; the ABI's own records and calls are the same for every
-//! game.
+//! declarations and a wrapper class (`TagClient`), for Unity (Mono or
+//! IL2CPP) or any .NET. The ABI's own records, calls and the wrapper are the
+//! same for every game ([`CsharpAbi`]: a derived game's file holds them
+//! beside its three records from the [`Model`]; the arena, whose records
+//! are written by hand, gets them as a file of their own).
 
 use std::fmt::Write;
 use std::mem::size_of;
 
 use hightick_client_ffi::{
     HIGHTICK_ABI_VERSION, HIGHTICK_LAST_ERROR_BYTES, HightickConfig, HightickConnection,
-    HightickSnapshotInfo, HightickStats, HightickTickSync,
+    HightickPrediction, HightickPredictionStats, HightickSnapshotInfo, HightickStats,
+    HightickTickSync,
 };
 
 use crate::model::{Model, Record, pascal};
@@ -99,6 +101,104 @@ const ABI_RECORDS: &str = r#"    /// <summary>What every call returns (HightickS
     }
 "#;
 
+/// The prediction calls' records (a game that predicts its local player).
+const PREDICTION_RECORDS: &str = r#"
+    /// <summary>HightickPrediction: the local player as predicted.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct Prediction
+    {
+        /// <summary>The newest server tick predicted (the newest input's tick).</summary>
+        public uint Tick;
+        /// <summary>The local player's entity id.</summary>
+        public uint Entity;
+        /// <summary>Where to draw the player (prediction plus what is left of a correction), metres, Y up.</summary>
+        public float X, Y, Z;
+        /// <summary>The prediction itself, without smoothing.</summary>
+        public float PredictedX, PredictedY, PredictedZ;
+    }
+
+    /// <summary>HightickPredictionStats: what the local player's predictor counted.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PredictionStats
+    {
+        /// <summary>Authoritative states compared with the prediction of their tick.</summary>
+        public ulong Compared;
+        /// <summary>Of those, the ones that disagreed (each corrected).</summary>
+        public ulong Mispredicted;
+        /// <summary>Authoritative states taken without comparison (the first, a respawn).</summary>
+        public ulong Resets;
+        /// <summary>Ticks replayed after corrections.</summary>
+        public ulong Replayed;
+        public float LastCorrectionM;
+        public float MeanCorrectionM;
+        public float P99CorrectionM;
+        public float MaxCorrectionM;
+    }
+"#;
+
+/// The prediction calls' declarations; `ENTITY` stands for the game's.
+const PREDICTION_CALLS: &str = r#"        [DllImport(Library)] public static extern Status hightick_prediction_start(ulong client, byte[] stage);
+        [DllImport(Library)] public static extern Status hightick_prediction(ulong client, out Prediction prediction);
+        [DllImport(Library)] public static extern Status hightick_predicted_entity(ulong client, out ENTITY entity);
+        [DllImport(Library)] public static extern Status hightick_prediction_stats(ulong client, out PredictionStats stats);
+        [DllImport(Library)] public static extern Status hightick_prediction_smoothing(ulong client, float smoothing);
+"#;
+
+/// The wrapper's prediction methods; `ENTITY` stands for the game's.
+const PREDICTION_METHODS: &str = r#"
+        /// <summary>
+        /// Starts predicting the local player on the match's map (null: the
+        /// game's default): from now on SendInput moves it at once and
+        /// Update corrects it from the server's state. Call it right after
+        /// Connect.
+        /// </summary>
+        public void StartPrediction(string map = null)
+        {
+            byte[] stage = null;
+            if (map != null)
+            {
+                stage = new byte[Encoding.UTF8.GetByteCount(map) + 1];
+                Encoding.UTF8.GetBytes(map, 0, map.Length, stage, 0);
+            }
+            Check("prediction_start", Native.hightick_prediction_start(handle, stage));
+        }
+
+        /// <summary>
+        /// The local player as predicted: where to draw it (smoothed) and the
+        /// prediction itself; false until the server's first state of it.
+        /// </summary>
+        public bool TryGetPredictedPosition(out Prediction prediction)
+        {
+            return Found("prediction", Native.hightick_prediction(handle, out prediction));
+        }
+
+        /// <summary>The local player's entity at its predicted (drawn) position; false until known.</summary>
+        public bool TryGetPredictedEntity(out ENTITY entity)
+        {
+            return Found("predicted_entity", Native.hightick_predicted_entity(handle, out entity));
+        }
+
+        /// <summary>Comparisons, mispredictions and corrections of the local player's prediction.</summary>
+        public PredictionStats PredictionStats
+        {
+            get
+            {
+                PredictionStats stats;
+                Check("prediction_stats", Native.hightick_prediction_stats(handle, out stats));
+                return stats;
+            }
+        }
+
+        /// <summary>
+        /// How a correction is drawn: the share of it still drawn after each
+        /// tick (default 0.8). 0 turns smoothing off (corrections at once).
+        /// </summary>
+        public void SetSmoothing(float smoothing)
+        {
+            Check("prediction_smoothing", Native.hightick_prediction_smoothing(handle, smoothing));
+        }
+"#;
+
 /// The wrapper class's body after its constructor; `CLIENT`, `INPUT`,
 /// `EVENT` and `ENTITY` stand for the game's names.
 const CLIENT_BODY: &str = r#"
@@ -176,7 +276,16 @@ const CLIENT_BODY: &str = r#"
         /// <summary>Entity `id` as the newest snapshot has it; false if not held.</summary>
         public bool TryGetEntity(ushort id, out ENTITY entity)
         {
-            return Found("entity", Native.hightick_entity(handle, id, -1.0, out entity));
+            return TryGetEntity(id, -1.0, out entity);
+        }
+
+        /// <summary>
+        /// Entity `id` at server tick `renderTick` (interpolated, for a game
+        /// whose library interpolates; negative: newest); false if not held.
+        /// </summary>
+        public bool TryGetEntity(ushort id, double renderTick, out ENTITY entity)
+        {
+            return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
         }
 
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>
@@ -185,6 +294,7 @@ const CLIENT_BODY: &str = r#"
             return Found("tick_sync", Native.hightick_tick_sync(handle, out sync));
         }
 
+PREDICTION
         /// <summary>RTT, loss, jitter, snapshot age and counters.</summary>
         public Stats Stats
         {
@@ -256,46 +366,69 @@ const CLIENT_BODY: &str = r#"
     }
 "#;
 
-/// The C# file (`Hightick<Game>.cs`).
-pub(crate) fn emit(m: &Model) -> String {
-    let pascal_game = &m.names.pascal;
-    let (input, event, entity) = (
-        format!("{pascal_game}Input"),
-        format!("{pascal_game}Event"),
-        format!("{pascal_game}Entity"),
-    );
-    let client = format!("{pascal_game}Client");
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "\
-// {game}'s client library for C#: blittable records, P/Invoke declarations
-// and {client}, one to one with lib{lib}'s C ABI.
-// Generated by hightick-bindgen from the game's wire schema (hash
-// {hash}): do not edit. The game binary's `bindings --out DIR` writes it
-// again, with the library's source beside it.
+/// What every game's C# binding shares, for one game: the ABI's records,
+/// the P/Invoke declarations, the exception and the wrapper class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsharpAbi {
+    /// The game's name (`arena`), for comments.
+    pub game: String,
+    /// The C# namespace (`Hightick.Tag`).
+    pub namespace: String,
+    /// The native library (`hightick_tag_client`).
+    pub library: String,
+    /// The wrapper class (`TagClient`).
+    pub client: String,
+    /// The game's input, event and entity records: C# name and size in
+    /// bytes (what `Native.CheckLayout` checks).
+    pub records: [(String, usize); 3],
+    /// Whether the library has the prediction calls (`export!(.., predict)`).
+    pub predict: bool,
+    /// The wire schema hash the records follow, when the game has one.
+    pub schema_hash: Option<String>,
+}
+
+impl CsharpAbi {
+    /// A file of its own: the ABI part in its namespace, for a game whose
+    /// records are written by hand in another file of that namespace.
+    pub fn file(&self) -> String {
+        let mut s = format!(
+            "\
+// What {game}'s C# binding shares with every hightick game's: the C ABI's
+// records, the P/Invoke declarations of lib{lib} and {client}.
+// Generated by hightick-bindgen (do not edit); the game's own records are
+// in another file of namespace {ns}.
 //
 // On iOS (IL2CPP) the library is linked statically into the player: define
 // UNITY_IOS and the calls bind to \"__Internal\".
-
-using System;
-using System.Diagnostics;
-using System.Runtime.InteropServices;
-using System.Text;
-
-namespace Hightick.{pascal_game}
+{USINGS}
+namespace {ns}
 {{
-{ABI_RECORDS}",
-        game = m.game,
-        lib = m.names.library,
-        hash = m.hash,
-    );
-    for record in [&m.input.0, &m.event.0, &m.entity.0] {
-        record_struct(&mut s, pascal_game, record);
+",
+            game = self.game,
+            lib = self.library,
+            client = self.client,
+            ns = self.namespace,
+        );
+        s.push_str(&self.body());
+        s.push_str("}\n");
+        s
     }
-    let _ = write!(
-        s,
-        r#"
+
+    /// The ABI part, inside a namespace.
+    fn body(&self) -> String {
+        let [(input, _), (event, _), (entity, _)] = &self.records;
+        let mut s = String::from(ABI_RECORDS);
+        if self.predict {
+            s.push_str(PREDICTION_RECORDS);
+        }
+        let hash = self.schema_hash.as_ref().map_or(String::new(), |h| {
+            format!(
+                "        /// <summary>The game's wire schema hash these records follow.</summary>\n        public const ulong SchemaHash = 0x{h};\n"
+            )
+        });
+        let _ = write!(
+            s,
+            r#"
     /// <summary>The C functions. Sizes are size_t (UIntPtr); handles are ulong.</summary>
     public static class Native
     {{
@@ -308,9 +441,7 @@ namespace Hightick.{pascal_game}
         public const uint AbiVersion = {abi};
         /// <summary>HIGHTICK_LAST_ERROR_BYTES.</summary>
         public const int LastErrorBytes = {last_error};
-        /// <summary>The game's wire schema hash these records follow.</summary>
-        public const ulong SchemaHash = 0x{hash};
-
+{hash}
         [DllImport(Library)] public static extern uint hightick_abi_version();
         [DllImport(Library)] public static extern IntPtr hightick_status_text(int status);
         [DllImport(Library)] public static extern Status hightick_last_error(byte[] buf, UIntPtr capacity, out UIntPtr outLen);
@@ -326,34 +457,90 @@ namespace Hightick.{pascal_game}
         [DllImport(Library)] public static extern Status hightick_connection(ulong client, out Connection connection);
         [DllImport(Library)] public static extern Status hightick_disconnect(ulong client);
         [DllImport(Library)] public static extern Status hightick_close(ulong client);
-
+"#,
+            lib = self.library,
+            abi = HIGHTICK_ABI_VERSION,
+            last_error = HIGHTICK_LAST_ERROR_BYTES,
+        );
+        if self.predict {
+            s.push_str(&PREDICTION_CALLS.replace("ENTITY", entity));
+        }
+        s.push_str(
+            "
         /// <summary>Throws if a record's size differs from the library's (a stale binding).</summary>
         public static void CheckLayout()
-        {{
-"#,
-        lib = m.names.library,
-        abi = HIGHTICK_ABI_VERSION,
-        last_error = HIGHTICK_LAST_ERROR_BYTES,
-        hash = m.hash,
-    );
-    let sizes = [
-        ("Config", size_of::<HightickConfig>()),
-        ("Stats", size_of::<HightickStats>()),
-        ("TickSync", size_of::<HightickTickSync>()),
-        ("Connection", size_of::<HightickConnection>()),
-        ("SnapshotInfo", size_of::<HightickSnapshotInfo>()),
-        (input.as_str(), m.input.0.size()),
-        (event.as_str(), m.event.0.size()),
-        (entity.as_str(), m.entity.0.size()),
-    ];
-    for (name, size) in sizes {
-        let _ = writeln!(
-            s,
-            "            Check(\"{name}\", Marshal.SizeOf(typeof({name})), {size});"
+        {
+",
         );
+        let mut sizes = vec![
+            ("Config".to_owned(), size_of::<HightickConfig>()),
+            ("Stats".to_owned(), size_of::<HightickStats>()),
+            ("TickSync".to_owned(), size_of::<HightickTickSync>()),
+            ("Connection".to_owned(), size_of::<HightickConnection>()),
+            ("SnapshotInfo".to_owned(), size_of::<HightickSnapshotInfo>()),
+        ];
+        sizes.extend(self.records.iter().cloned());
+        if self.predict {
+            sizes.push(("Prediction".to_owned(), size_of::<HightickPrediction>()));
+            sizes.push((
+                "PredictionStats".to_owned(),
+                size_of::<HightickPredictionStats>(),
+            ));
+        }
+        for (name, size) in sizes {
+            let _ = writeln!(
+                s,
+                "            Check(\"{name}\", Marshal.SizeOf(typeof({name})), {size});"
+            );
+        }
+        s.push_str(NATIVE_END);
+        let _ = write!(
+            s,
+            "
+    /// <summary>
+    /// A connection to a {game} match. Use it from one thread (Unity's main
+    /// thread): call Update once per frame with your clock, then poll.
+    /// Dispose closes it (the server is told at once).
+    /// </summary>
+    public sealed class {client} : IDisposable
+    {{
+        ulong handle;
+
+        {client}(ulong handle)
+        {{
+            this.handle = handle;
+        }}
+",
+            game = self.game,
+            client = self.client,
+        );
+        let prediction = if self.predict {
+            PREDICTION_METHODS.replace("ENTITY", entity)
+        } else {
+            String::new()
+        };
+        s.push_str(
+            &CLIENT_BODY
+                .replace("PREDICTION\n", &prediction)
+                .replace("CLIENT", &self.client)
+                .replace("INPUT", input)
+                .replace("EVENT", event)
+                .replace("ENTITY", entity),
+        );
+        s
     }
-    s.push_str(
-        r#"            uint abi = hightick_abi_version();
+}
+
+/// The `using` lines of a C# file.
+const USINGS: &str = "
+using System;
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using System.Text;
+";
+
+/// The end of `Native` after its size checks, and the exception type.
+const NATIVE_END: &str = r#"            uint abi = hightick_abi_version();
             if (abi != AbiVersion)
             {
                 throw new InvalidOperationException(
@@ -382,34 +569,49 @@ namespace Hightick.{pascal_game}
             Status = status;
         }
     }
-"#,
-    );
-    let _ = write!(
-        s,
-        "
-    /// <summary>
-    /// A connection to a {game} match. Use it from one thread (Unity's main
-    /// thread): call Update once per frame with your clock, then poll.
-    /// Dispose closes it (the server is told at once).
-    /// </summary>
-    public sealed class {client} : IDisposable
-    {{
-        ulong handle;
+"#;
 
-        {client}(ulong handle)
-        {{
-            this.handle = handle;
-        }}
+/// The C# file of a derived game (`Hightick<Game>.cs`): its records and
+/// the ABI part, in namespace `Hightick.<Game>`.
+pub(crate) fn emit(m: &Model) -> String {
+    let pascal_game = &m.names.pascal;
+    let abi = CsharpAbi {
+        game: m.game.to_owned(),
+        namespace: format!("Hightick.{pascal_game}"),
+        library: m.names.library.clone(),
+        client: format!("{pascal_game}Client"),
+        records: [&m.input.0, &m.event.0, &m.entity.0]
+            .map(|r| (format!("{pascal_game}{}", r.what), r.size())),
+        predict: false,
+        schema_hash: Some(m.hash.clone()),
+    };
+    let mut s = format!(
+        "\
+// {game}'s client library for C#: blittable records, P/Invoke declarations
+// and {client}, one to one with lib{lib}'s C ABI.
+// Generated by hightick-bindgen from the game's wire schema (hash
+// {hash}): do not edit. The game binary's `bindings --out DIR` writes it
+// again, with the library's source beside it.
+//
+// On iOS (IL2CPP) the library is linked statically into the player: define
+// UNITY_IOS and the calls bind to \"__Internal\".
+{USINGS}
+namespace {ns}
+{{
 ",
         game = m.game,
+        client = abi.client,
+        lib = m.names.library,
+        hash = m.hash,
+        ns = abi.namespace,
     );
-    s.push_str(
-        &CLIENT_BODY
-            .replace("CLIENT", &client)
-            .replace("INPUT", &input)
-            .replace("EVENT", &event)
-            .replace("ENTITY", &entity),
-    );
+    let mut records = String::new();
+    for record in [&m.input.0, &m.event.0, &m.entity.0] {
+        record_struct(&mut records, pascal_game, record);
+    }
+    s.push_str(records.trim_start_matches('\n'));
+    s.push('\n');
+    s.push_str(&abi.body());
     s.push_str("}\n");
     s
 }

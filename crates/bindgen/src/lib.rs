@@ -44,6 +44,7 @@ use hightick_engine::Game;
 use hightick_engine::mode::HostedGame;
 use hightick_engine::schema::GameSchema;
 
+pub use csharp::CsharpAbi;
 pub use model::{Model, Names, Paths};
 
 /// Why no bindings were made.

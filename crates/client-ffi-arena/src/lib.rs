@@ -115,7 +115,7 @@ mod tests {
 
     use super::*;
 
-    /// The sizes `csharp/HightickNative.cs` checks its records against
+    /// The sizes `csharp/HightickArena.cs` checks the records against
     /// (`Native.CheckLayout`): a change here is a change there, and an ABI
     /// version bump.
     #[test]

@@ -24,7 +24,7 @@ fn the_csharp_example_plays_a_live_match_and_leaves_cleanly() {
     let mut mcs = Command::new("mcs");
     mcs.arg("-warnaserror+")
         .arg(format!("-out:{}", exe.display()))
-        .args(["HightickNative.cs", "HightickClient.cs", "Example.cs"].map(|f| dir.join(f)));
+        .args(["ArenaRecords.cs", "HightickArena.cs", "Example.cs"].map(|f| dir.join(f)));
     let (built, stdout, stderr) = run(mcs, Duration::from_secs(120));
     assert!(built, "mcs failed:\n{stdout}\n{stderr}");
     let libs = lib_dir();

@@ -14,6 +14,52 @@ using System.Text;
 
 namespace Hightick.Tag
 {
+    /// <summary>HightickTagInput: One tick of a player's input: the game's Stick.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TagInput
+    {
+        /// <summary>x (i8).</summary>
+        public sbyte X;
+        /// <summary>z (i8).</summary>
+        public sbyte Z;
+    }
+
+    /// <summary>HightickTagEvent: One event (TagEvent): a flat record for every kind, kind says which.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TagEvent
+    {
+        /// <summary>TagEvent::You (kind) (HIGHTICK_TAG_EVENT_YOU).</summary>
+        public const byte You = 0;
+        /// <summary>TagEvent::Tagged (kind) (HIGHTICK_TAG_EVENT_TAGGED).</summary>
+        public const byte Tagged = 1;
+        /// <summary>TagEvent::Over (kind) (HIGHTICK_TAG_EVENT_OVER).</summary>
+        public const byte Over = 2;
+        /// <summary>You.runner (EntityId): set for HIGHTICK_TAG_EVENT_YOU.</summary>
+        public ushort YouRunner;
+        /// <summary>Tagged.by (EntityId): set for HIGHTICK_TAG_EVENT_TAGGED.</summary>
+        public ushort TaggedBy;
+        /// <summary>Tagged.now_it (EntityId): set for HIGHTICK_TAG_EVENT_TAGGED.</summary>
+        public ushort TaggedNowIt;
+        /// <summary>HIGHTICK_TAG_EVENT_*: which variant; the fields of the others are zero.</summary>
+        public byte Kind;
+    }
+
+    /// <summary>HightickTagEntity: One entity's replicated state (RunnerState) as the newest snapshot has it.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TagEntity
+    {
+        /// <summary>Runner (kind), carrying a RunnerState (HIGHTICK_TAG_KIND_RUNNER).</summary>
+        public const byte KindRunner = 0;
+        /// <summary>position ([i32; 2], -2000..=2000, group 0).</summary>
+        public int Position0, Position1;
+        /// <summary>The entity id.</summary>
+        public ushort Id;
+        /// <summary>HIGHTICK_TAG_KIND_*: its archetype.</summary>
+        public byte Kind;
+        /// <summary>it (bool, group 1).</summary>
+        public byte It;
+    }
+
     /// <summary>What every call returns (HightickStatus).</summary>
     public enum Status : int
     {
@@ -95,52 +141,6 @@ namespace Hightick.Tag
         public uint ServerTick;
         public uint EntityCount;
         public ulong SnapshotsApplied;
-    }
-
-    /// <summary>HightickTagInput: One tick of a player's input: the game's Stick.</summary>
-    [StructLayout(LayoutKind.Sequential)]
-    public struct TagInput
-    {
-        /// <summary>x (i8).</summary>
-        public sbyte X;
-        /// <summary>z (i8).</summary>
-        public sbyte Z;
-    }
-
-    /// <summary>HightickTagEvent: One event (TagEvent): a flat record for every kind, kind says which.</summary>
-    [StructLayout(LayoutKind.Sequential)]
-    public struct TagEvent
-    {
-        /// <summary>TagEvent::You (kind) (HIGHTICK_TAG_EVENT_YOU).</summary>
-        public const byte You = 0;
-        /// <summary>TagEvent::Tagged (kind) (HIGHTICK_TAG_EVENT_TAGGED).</summary>
-        public const byte Tagged = 1;
-        /// <summary>TagEvent::Over (kind) (HIGHTICK_TAG_EVENT_OVER).</summary>
-        public const byte Over = 2;
-        /// <summary>You.runner (EntityId): set for HIGHTICK_TAG_EVENT_YOU.</summary>
-        public ushort YouRunner;
-        /// <summary>Tagged.by (EntityId): set for HIGHTICK_TAG_EVENT_TAGGED.</summary>
-        public ushort TaggedBy;
-        /// <summary>Tagged.now_it (EntityId): set for HIGHTICK_TAG_EVENT_TAGGED.</summary>
-        public ushort TaggedNowIt;
-        /// <summary>HIGHTICK_TAG_EVENT_*: which variant; the fields of the others are zero.</summary>
-        public byte Kind;
-    }
-
-    /// <summary>HightickTagEntity: One entity's replicated state (RunnerState) as the newest snapshot has it.</summary>
-    [StructLayout(LayoutKind.Sequential)]
-    public struct TagEntity
-    {
-        /// <summary>Runner (kind), carrying a RunnerState (HIGHTICK_TAG_KIND_RUNNER).</summary>
-        public const byte KindRunner = 0;
-        /// <summary>position ([i32; 2], -2000..=2000, group 0).</summary>
-        public int Position0, Position1;
-        /// <summary>The entity id.</summary>
-        public ushort Id;
-        /// <summary>HIGHTICK_TAG_KIND_*: its archetype.</summary>
-        public byte Kind;
-        /// <summary>it (bool, group 1).</summary>
-        public byte It;
     }
 
     /// <summary>The C functions. Sizes are size_t (UIntPtr); handles are ulong.</summary>
@@ -303,7 +303,16 @@ namespace Hightick.Tag
         /// <summary>Entity `id` as the newest snapshot has it; false if not held.</summary>
         public bool TryGetEntity(ushort id, out TagEntity entity)
         {
-            return Found("entity", Native.hightick_entity(handle, id, -1.0, out entity));
+            return TryGetEntity(id, -1.0, out entity);
+        }
+
+        /// <summary>
+        /// Entity `id` at server tick `renderTick` (interpolated, for a game
+        /// whose library interpolates; negative: newest); false if not held.
+        /// </summary>
+        public bool TryGetEntity(ushort id, double renderTick, out TagEntity entity)
+        {
+            return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
         }
 
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>
