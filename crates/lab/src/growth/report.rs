@@ -118,6 +118,13 @@ impl GrowthReport {
         }
         tiles.push(Tile::new(format!("{TARGET_EXPONENT}"), "target exponent"));
         page.tiles(&tiles).paragraph(&self.exponent_line());
+        if let Some(name) = &self.peer_name {
+            page.note(&format!(
+                "{name}'s figures are its CSV's, as measured there (a live room includes the \
+                 kernel's sends and receives, which hightick's sans-IO figures leave out): \
+                 compare their growth, not their levels."
+            ));
+        }
         page.section("Tick time against players").chart(&self.chart(
             "tick time against players",
             "server tick (us)",
