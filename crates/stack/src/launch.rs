@@ -13,6 +13,7 @@
 
 use hightick_report::{Color, Line, LineChart, Page, ReportError, Svg};
 use hightick_swarm::result::RunResult;
+use hightick_swarm::scenario::{Scenario, StepKind};
 use serde::Serialize;
 
 use crate::sampler::ServicePoint;
@@ -57,6 +58,41 @@ pub struct Arrival {
     pub stampede_within_s: f64,
     /// Seconds the run held after the ramp-up.
     pub hold_s: f64,
+    /// Mean seconds from a match's end to the player's next ticket (see
+    /// [`between_matches_s`]).
+    pub between_matches_s: f64,
+}
+
+/// Mean seconds from a match's end to the player's next ticket in
+/// `scenario`: the think times from each behaviour's last match step to its
+/// end, weighted by the behaviours' weights (the requests in between add
+/// milliseconds; a behaviour without a match adds all its think times).
+pub(crate) fn between_matches_s(scenario: &Scenario) -> f64 {
+    let weights: u64 = scenario
+        .behaviours
+        .iter()
+        .map(|b| u64::from(b.weight))
+        .sum();
+    if weights == 0 {
+        return 0.0;
+    }
+    let weighted: f64 = scenario
+        .behaviours
+        .iter()
+        .map(|b| {
+            let last_match = b
+                .steps
+                .iter()
+                .rposition(|s| matches!(s.kind, StepKind::PlayMatch(_)))
+                .unwrap_or(0);
+            let think: f64 = b.steps[last_match..]
+                .iter()
+                .map(|s| s.think.mean().as_secs_f64())
+                .sum();
+            f64::from(b.weight) * think
+        })
+        .sum();
+    weighted / weights as f64
 }
 
 /// What the hosts could carry and what they used.
