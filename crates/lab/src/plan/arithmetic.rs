@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::plan::agreement::{Agreement, against};
 use crate::plan::freshness::{Warning, warnings};
 use crate::plan::inputs::{Need, PlanInputs};
+use crate::plan::queue::SeatOrder;
 use crate::plan::rehearsal::{Rehearsal, field};
 
 /// The part of the service a number sizes.
@@ -147,11 +148,15 @@ const QUEUE_FIELDS: &[&str] = &[
 ];
 
 /// The matchmaking and the hosts of a plan built from rehearsal `r`: its
-/// queue worked out with its own hosts, and again with room for every match.
-fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) {
+/// queue worked out with its own hosts (freed seats to the oldest tickets,
+/// and to any alike), and again with room for every match. Whether its
+/// hosts were short (players waited for a match to end).
+fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> bool {
     let d = &s.inputs.deployment;
     let capped = r.queue_model(d, Some(r.matches_at_once));
-    let (queue, open) = (capped.run(), r.queue_model(d, None).run());
+    let oldest = capped.run(SeatOrder::Oldest);
+    let anyone = capped.run(SeatOrder::Anyone);
+    let open = r.queue_model(d, None).run(SeatOrder::Oldest);
     s.section = Section::Matchmaking;
     s.put_rehearsed(
         "seat_turnover_players_per_s",
@@ -163,37 +168,64 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) {
     s.put_rehearsed(
         "matchmaking_wait_s",
         "s",
-        "mean wait of the tickets answered before the end, by the queue model: the rehearsal's arrivals, logins and time between matches; a pass every interval seats the oldest tickets on the hosts' room; a seat is free half a heartbeat after its match ends",
+        "mean wait of every ticket (one still waiting at the end counts its wait so far), by the queue model: the rehearsal's arrivals, logins and time between matches; a pass every interval seats tickets on the hosts' room; a seat is free half a heartbeat after its match ends",
         QUEUE_FIELDS,
-        queue.wait_mean_s,
+        oldest.wait_all_mean_s,
     );
     s.put_rehearsed(
-        "matchmaking_wait_p50_s",
-        "s",
-        "median of the same",
+        "matchmaking_queued_mean",
+        "players",
+        "players waiting for a match, mean over the run, by the queue model",
         QUEUE_FIELDS,
-        queue.wait_p50_s,
+        oldest.queued_mean,
     );
-    s.put_rehearsed(
-        "matchmaking_wait_p99_s",
-        "s",
-        "99th percentile of the same (the queue's tail; matches of one length add none)",
-        QUEUE_FIELDS,
-        queue.wait_p99_s,
-    );
+    for (key, formula, value) in [
+        (
+            "matchmaking_wait_answered_oldest_s",
+            "mean wait of the tickets answered before the end, freed seats to the oldest tickets",
+            oldest.wait_mean_s,
+        ),
+        (
+            "matchmaking_wait_answered_anyone_s",
+            "the same, freed seats to any waiting ticket alike",
+            anyone.wait_mean_s,
+        ),
+        (
+            "matchmaking_wait_p50_oldest_s",
+            "median wait of the tickets answered, freed seats to the oldest tickets",
+            oldest.wait_p50_s,
+        ),
+        (
+            "matchmaking_wait_p50_anyone_s",
+            "the same, freed seats to any waiting ticket alike",
+            anyone.wait_p50_s,
+        ),
+        (
+            "matchmaking_wait_p99_oldest_s",
+            "99th percentile wait of the tickets answered, freed seats to the oldest tickets (the queue's tail; matches of one length add none)",
+            oldest.wait_p99_s,
+        ),
+        (
+            "matchmaking_wait_p99_anyone_s",
+            "the same, freed seats to any waiting ticket alike",
+            anyone.wait_p99_s,
+        ),
+    ] {
+        s.put_rehearsed(key, "s", formula, QUEUE_FIELDS, value);
+    }
     s.put_rehearsed(
         "players_waiting_at_end",
         "players",
         "tickets the queue model still has waiting at the end",
         QUEUE_FIELDS,
-        queue.waiting_at_end as f64,
+        oldest.waiting_at_end as f64,
     );
     s.put_rehearsed(
         "matchmaking_wait_with_room_s",
         "s",
-        "the mean wait again with room on the hosts for every match (no capacity queue)",
+        "the mean wait of every ticket again with room on the hosts for every match (no capacity queue)",
         QUEUE_FIELDS,
-        open.wait_mean_s,
+        open.wait_all_mean_s,
     );
     s.section = Section::GameServers;
     let per_host = r.matches_per_host();
@@ -204,7 +236,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) {
         "hosts",
         "most matches running at once in the queue model / matches per host, in whole hosts",
         &host_fields,
-        whole(queue.matches_running_peak as f64 / per_host),
+        whole(oldest.matches_running_peak as f64 / per_host),
     );
     let needed = s.put_rehearsed(
         "hosts_needed",
@@ -213,12 +245,16 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) {
         &host_fields,
         whole(open.matches_running_peak as f64 / per_host),
     );
-    if queue.capacity_bound {
+    if oldest.capacity_bound {
         notes.push(format!(
             "the rehearsal's {} host(s) ({} matches at once) were short: players beyond them waited for a match to end ({:.1} s mean wait, {:.1} s with room for every match); its peak filled {in_use:.0} host(s), and {needed:.0} would seat everyone",
-            r.hosts, r.matches_at_once, queue.wait_mean_s, open.wait_mean_s
+            r.hosts, r.matches_at_once, oldest.wait_all_mean_s, open.wait_all_mean_s
         ));
+        notes.push(
+            "who gets a freed seat is a race (a gateway pass allocates every match it forms at once): the answered tickets' waits depend on its winners, and are shown from seats to the oldest tickets to seats to anyone alike; the mean wait of every ticket and the queue are the same whoever wins".into(),
+        );
     }
+    oldest.capacity_bound
 }
 
 /// Whole units: a fraction of a pod is a pod.
@@ -418,8 +454,9 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
     }
 
     s.section = Section::Matchmaking;
+    let mut hosts_short = false;
     match &inputs.rehearsal {
-        Some(r) => rehearsal_numbers(&mut s, r, &mut notes),
+        Some(r) => hosts_short = rehearsal_numbers(&mut s, r, &mut notes),
         None => {
             s.put(
                 "matchmaking_wait_s",
@@ -570,7 +607,7 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
     let agreement = inputs
         .rehearsal
         .as_ref()
-        .map(|r| against(&numbers, r, &inputs.deployment))
+        .map(|r| against(&numbers, r, &inputs.deployment, hosts_short))
         .unwrap_or_default();
     CapacityPlan {
         inputs,
@@ -686,13 +723,22 @@ mod tests {
         let wait = p.value("matchmaking_wait_s").unwrap();
         let with_room = p.value("matchmaking_wait_with_room_s").unwrap();
         assert!(wait > with_room + 10.0, "{wait} vs {with_room}");
-        assert!(p.value("matchmaking_wait_p99_s").unwrap() >= wait);
+        let oldest = p.value("matchmaking_wait_answered_oldest_s").unwrap();
+        let anyone = p.value("matchmaking_wait_answered_anyone_s").unwrap();
+        assert!(anyone < oldest, "{anyone} vs {oldest}");
+        assert!(p.value("matchmaking_wait_p99_anyone_s").unwrap() >= anyone);
+        assert!(p.value("matchmaking_queued_mean").unwrap() > 50.0);
         assert_eq!(p.value("hosts_in_use_peak"), Some(2.0));
         // 200 players are at most 20 matches: 10 hosts of 2.
         let needed = p.value("hosts_needed").unwrap();
         assert!(needed > 2.0 && needed <= 10.0, "{needed}");
         assert!(
             p.notes.iter().any(|n| n.contains("were short")),
+            "{:?}",
+            p.notes
+        );
+        assert!(
+            p.notes.iter().any(|n| n.contains("is a race")),
             "{:?}",
             p.notes
         );
@@ -707,16 +753,20 @@ mod tests {
             rows,
             [
                 "matchmaking_wait_s",
+                "matchmaking_queued_mean",
+                "matchmaking_wait_answered_s",
                 "matchmaking_wait_p50_s",
                 "matchmaking_wait_p99_s",
                 "hosts_in_use_peak",
                 "hosts_needed"
             ]
         );
-        let hosts = &p.agreement[3];
+        assert_eq!(p.agreement[2].plan_low, anyone);
+        assert_eq!(p.agreement[2].plan_high, oldest);
+        let hosts = &p.agreement[5];
         assert!(hosts.agrees && hosts.why_not.is_none(), "{hosts:?}");
         assert!(
-            p.agreement[4]
+            p.agreement[6]
                 .why_not
                 .as_deref()
                 .unwrap()

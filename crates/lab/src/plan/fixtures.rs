@@ -79,7 +79,8 @@ pub(crate) fn rehearsal_report() -> serde_json::Value {
                 "stampede_within_s": 1.0, "hold_s": 60.0, "between_matches_s": 4.25 },
             "capacity": { "hosts": 2, "matches_at_once": 4, "players_per_match": 10,
                 "match_minutes": 0.2, "matches_running_peak": 4.0 },
-            "login_rate_peak_per_s": 120.0
+            "login_rate_peak_per_s": 120.0,
+            "matchmaking_wait_all_mean_s": 20.0, "matchmaking_queued_mean": 90.0
         }
     })
 }

@@ -5,21 +5,37 @@
 //! players beyond them wait in the queue for a match to end, and a seat is
 //! free to the matchmaker only once the host's heartbeat says so.
 //!
-//! Deterministic and sans-IO: every player takes the mean of each time (no
-//! dice), the matchmaker runs a pass every interval and seats the oldest
-//! tickets first, and a wait is counted when its ticket is answered before
-//! the end (as the rehearsal counts them: a ticket still waiting at the end
-//! has no wait yet). So it predicts the wait's mean and median well and its
-//! tail only as far as the queue makes it (matches of one length make no
-//! spread of their own).
+//! Who gets a freed seat is a race: a matchmaker pass forms every match
+//! the queue holds (the oldest tickets anchor them) and allocates them all
+//! at once, so the seats a pass finds go to whichever allocations reach a
+//! host first. The model works both ends out ([`SeatOrder`]): the oldest
+//! tickets first, and every waiting ticket alike (a pass with room for `r`
+//! of the `g` matches waiting seats the share `r / g` of every ticket). How
+//! many wait, and so the mean wait of every ticket (those still waiting at
+//! the end counting their wait so far), is the same either way (Little's
+//! law); the waits of the tickets answered before the end are not, and lie
+//! between the two.
+//!
+//! Deterministic and sans-IO: a fluid of players (shares, not dice), each
+//! taking the mean of each time, and a pass every interval. Its tail is the
+//! queue's alone (matches of one length make no spread of their own).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use hightick_swarm::scenario::Stampede;
 use hightick_swarm::scenario::arrivals::arrival_offset;
 use serde::Serialize;
+
+/// Which waiting tickets a freed seat goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatOrder {
+    /// The oldest tickets first.
+    Oldest,
+    /// Every waiting ticket alike.
+    Anyone,
+}
 
 /// What the model is worked from: the rehearsal's shape, times in seconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,6 +71,11 @@ pub struct QueueOutcome {
     pub tickets_answered: u64,
     /// Players still waiting for a match at the end.
     pub waiting_at_end: u64,
+    /// Mean wait of every ticket, seconds, a ticket still waiting at the end
+    /// counting its wait so far (the same in either seat order).
+    pub wait_all_mean_s: f64,
+    /// Mean players waiting over the run (the same in either seat order).
+    pub queued_mean: f64,
     /// Mean wait of the tickets answered, seconds.
     pub wait_mean_s: f64,
     /// Their median wait, seconds.
@@ -68,30 +89,55 @@ pub struct QueueOutcome {
     pub capacity_bound: bool,
 }
 
-/// Nearest-rank quantile `q` of sorted `v` (0 when empty).
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+/// Players (a share of them) whose tickets joined the queue at one moment.
+#[derive(Debug, Clone, Copy)]
+struct Tickets {
+    joined_s: f64,
+    players: f64,
 }
 
-/// A time in seconds as whole microseconds (exact ordering in the heaps).
-fn micros(s: f64) -> u64 {
-    (s.max(0.0) * 1e6).round() as u64
+/// The wait at quantile `q` of `waits` (wait, players), sorted by wait.
+fn quantile(waits: &[(f64, f64)], total: f64, q: f64) -> f64 {
+    let mut seen = 0.0;
+    for &(wait, players) in waits {
+        seen += players;
+        if seen >= q * total - 1e-9 {
+            return wait;
+        }
+    }
+    waits.last().map_or(0.0, |w| w.0)
 }
 
-/// Takes the heap's times up to `now` (µs), soonest first.
-fn due(heap: &mut BinaryHeap<Reverse<u64>>, now: u64) -> Vec<f64> {
-    let mut out = Vec::new();
-    while let Some(&Reverse(at)) = heap.peek()
-        && at <= now
-    {
-        heap.pop();
-        out.push(at as f64 / 1e6);
+/// Takes the times up to `t` off the front of `times` (kept in order).
+fn take_due(times: &mut VecDeque<f64>, t: f64) {
+    while times.front().is_some_and(|&at| at <= t + 1e-9) {
+        times.pop_front();
     }
-    out
+}
+
+/// Seats `seated` players of `queue` (in joining order) at `t` in `order`,
+/// adding their waits to `waits`; the rest stay.
+fn seat(
+    queue: &mut Vec<Tickets>,
+    seated: f64,
+    t: f64,
+    order: SeatOrder,
+    waits: &mut Vec<(f64, f64)>,
+) {
+    let waiting: f64 = queue.iter().map(|q| q.players).sum();
+    let mut left = seated;
+    for q in queue.iter_mut() {
+        let taken = match order {
+            SeatOrder::Anyone => q.players * seated / waiting,
+            SeatOrder::Oldest => q.players.min(left),
+        };
+        if taken > 0.0 {
+            waits.push((t - q.joined_s, taken));
+            q.players -= taken;
+            left -= taken;
+        }
+    }
+    queue.retain(|q| q.players > 1e-9);
 }
 
 impl QueueModel {
@@ -110,61 +156,94 @@ impl QueueModel {
             .collect()
     }
 
-    /// The queue, pass by pass, from the start to the end.
-    pub fn run(&self) -> QueueOutcome {
-        let per_match = u64::from(self.players_per_match.max(1));
+    /// The queue, pass by pass, from the start to the end, freed seats
+    /// going to tickets in `order`.
+    pub fn run(&self, order: SeatOrder) -> QueueOutcome {
+        let per_match = f64::from(self.players_per_match.max(1));
         let pass = self.pass_s.max(1e-3);
-        // Tickets not yet in the queue, soonest first.
-        let mut coming: BinaryHeap<Reverse<u64>> = self
-            .first_tickets()
-            .into_iter()
-            .map(|t| Reverse(micros(t)))
-            .collect();
-        let mut queue: VecDeque<f64> = VecDeque::new();
+        // Tickets to come, soonest first: the first ones, and the players of
+        // each match formed coming back (formed in order, so back in order).
+        let mut first: VecDeque<f64> = self.first_tickets().into();
+        let mut back: VecDeque<Tickets> = VecDeque::new();
+        // Waiting, in joining order: a pass adds only tickets newer than
+        // every one waiting.
+        let mut queue: Vec<Tickets> = Vec::new();
         // Matches holding a seat as the matchmaker sees it (until their end
         // plus the lag), and as the hosts run them (until their end).
-        let mut held: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-        let mut running: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-        let mut waits = Vec::new();
+        let mut held: VecDeque<f64> = VecDeque::new();
+        let mut running: VecDeque<f64> = VecDeque::new();
+        let mut waits: Vec<(f64, f64)> = Vec::new();
         let mut out = QueueOutcome::default();
         let mut n = 0u64;
         loop {
             let t = n as f64 * pass;
-            if t > self.run_s {
+            if t > self.run_s + 1e-9 {
                 break;
             }
             n += 1;
-            let now = micros(t);
-            queue.extend(due(&mut coming, now));
-            due(&mut held, now);
-            due(&mut running, now);
-            let wanted = queue.len() as u64 / per_match;
+            loop {
+                let next_first = first.front().copied().filter(|&at| at <= t + 1e-9);
+                let next_back = back.front().copied().filter(|b| b.joined_s <= t + 1e-9);
+                match (next_first, next_back) {
+                    (Some(at), b) if b.is_none_or(|b| at <= b.joined_s) => {
+                        first.pop_front();
+                        queue.push(Tickets {
+                            joined_s: at,
+                            players: 1.0,
+                        });
+                    }
+                    (_, Some(b)) => {
+                        back.pop_front();
+                        queue.push(b);
+                    }
+                    _ => break,
+                }
+            }
+            take_due(&mut held, t);
+            take_due(&mut running, t);
+            let waiting: f64 = queue.iter().map(|q| q.players).sum();
+            let wanted = (waiting / per_match + 1e-9).floor();
             let room = self
                 .matches_at_once
-                .map_or(wanted, |c| c.saturating_sub(held.len() as u64));
+                .map_or(wanted, |c| c.saturating_sub(held.len() as u64) as f64);
             if wanted > room {
                 out.capacity_bound = true;
             }
-            for _ in 0..wanted.min(room) {
+            let formed = wanted.min(room);
+            if formed >= 1.0 {
+                let seated = formed * per_match;
+                seat(&mut queue, seated, t, order, &mut waits);
                 let end = t + self.match_s;
-                held.push(Reverse(micros(end + self.seat_free_lag_s)));
-                running.push(Reverse(micros(end)));
-                for _ in 0..per_match {
-                    let joined = queue.pop_front().unwrap_or(t);
-                    waits.push(t - joined);
-                    coming.push(Reverse(micros(end + self.between_matches_s)));
+                for _ in 0..formed as u64 {
+                    held.push_back(end + self.seat_free_lag_s);
+                    running.push_back(end);
                 }
+                back.push_back(Tickets {
+                    joined_s: end + self.between_matches_s,
+                    players: seated,
+                });
             }
             out.matches_running_peak = out.matches_running_peak.max(running.len() as u64);
         }
-        out.waiting_at_end = queue.len() as u64;
-        out.tickets_answered = waits.len() as u64;
-        if !waits.is_empty() {
-            out.wait_mean_s = waits.iter().sum::<f64>() / waits.len() as f64;
+        let still: f64 = queue.iter().map(|q| q.players).sum();
+        let answered: f64 = waits.iter().map(|w| w.1).sum();
+        let waited = waits.iter().map(|(w, p)| w * p).sum::<f64>()
+            + queue
+                .iter()
+                .map(|q| (self.run_s - q.joined_s).max(0.0) * q.players)
+                .sum::<f64>();
+        out.waiting_at_end = still.round() as u64;
+        out.tickets_answered = answered.round() as u64;
+        if answered + still > 0.0 {
+            out.wait_all_mean_s = waited / (answered + still);
         }
-        waits.sort_by(f64::total_cmp);
-        out.wait_p50_s = quantile(&waits, 0.5);
-        out.wait_p99_s = quantile(&waits, 0.99);
+        out.queued_mean = waited / self.run_s.max(1e-9);
+        if answered > 0.0 {
+            out.wait_mean_s = waits.iter().map(|(w, p)| w * p).sum::<f64>() / answered;
+        }
+        waits.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out.wait_p50_s = quantile(&waits, answered, 0.5);
+        out.wait_p99_s = quantile(&waits, answered, 0.99);
         out
     }
 
@@ -202,18 +281,21 @@ mod tests {
 
     #[test]
     fn with_room_for_everyone_nobody_waits_past_a_pass() {
-        let out = model(None).run();
-        assert!(!out.capacity_bound);
-        assert_eq!(out.wait_p99_s, 0.0, "all arrive at a pass");
-        assert_eq!(out.matches_running_peak, 10);
-        // Rounds at 0, 25, 50, 75 and 100 s (the end counts): 5 x 100.
-        assert_eq!(out.tickets_answered, 500);
-        assert_eq!(out.waiting_at_end, 0);
+        for order in [SeatOrder::Oldest, SeatOrder::Anyone] {
+            let out = model(None).run(order);
+            assert!(!out.capacity_bound);
+            assert_eq!(out.wait_p99_s, 0.0, "all arrive at a pass");
+            assert_eq!(out.matches_running_peak, 10);
+            // Rounds at 0, 25, 50, 75 and 100 s (the end counts): 5 x 100.
+            assert_eq!(out.tickets_answered, 500);
+            assert_eq!(out.waiting_at_end, 0);
+            assert_eq!(out.wait_all_mean_s, 0.0);
+        }
     }
 
     #[test]
-    fn players_beyond_capacity_wait_for_matches_to_end() {
-        let out = model(Some(2)).run();
+    fn oldest_first_beyond_capacity_players_wait_in_turn_for_matches_to_end() {
+        let out = model(Some(2)).run(SeatOrder::Oldest);
         assert!(out.capacity_bound);
         assert_eq!(out.matches_running_peak, 2);
         // Two matches (20 players) every 20 s: the first five batches from
@@ -226,9 +308,36 @@ mod tests {
         );
         assert_eq!(out.wait_p50_s, 40.0);
         assert_eq!(out.wait_p99_s, 80.0);
-        // Back at 45, 65 and 85 s, still waiting at 100 s.
+        // Back at 45, 65 and 85 s, still waiting at 100 s: 55, 35 and 15 s.
         assert_eq!(out.waiting_at_end, 60);
+        let all = (20.0 * (200.0 + 75.0) + 20.0 * (55.0 + 35.0 + 15.0)) / 180.0;
+        assert!((out.wait_all_mean_s - all).abs() < 1e-9, "{out:?}");
+        assert!((out.queued_mean - all * 180.0 / 100.0).abs() < 1e-9);
         assert!((model(Some(2)).turnover_per_s().unwrap() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn seats_to_anyone_answer_younger_tickets_but_as_many_wait() {
+        let out = model(Some(2)).run(SeatOrder::Anyone);
+        let oldest = model(Some(2)).run(SeatOrder::Oldest);
+        // 20 seats every 20 s from 0 s; the seated are back 25 s later. At
+        // 0 and 20 s only the first tickets wait (0 s and 20 s); at 40 s
+        // the 80 waiting are 60 first tickets and 20 back from 25 s, and a
+        // quarter of each is seated (40 s and 15 s), and so on to 100 s.
+        let waited = 20.0 * 0.0
+            + 20.0 * 20.0
+            + (15.0 * 40.0 + 5.0 * 15.0)
+            + (11.25 * 60.0 + 3.75 * 35.0 + 5.0 * 15.0)
+            + (8.4375 * 80.0 + 2.8125 * 55.0 + 3.75 * 35.0 + 5.0 * 15.0)
+            + (6.328125 * 100.0 + 2.109375 * 75.0 + 2.8125 * 55.0 + 3.75 * 35.0 + 5.0 * 15.0);
+        assert_eq!(out.tickets_answered, 120);
+        assert!((out.wait_mean_s - waited / 120.0).abs() < 1e-9, "{out:?}");
+        assert!(out.wait_mean_s < oldest.wait_mean_s);
+        assert!(out.wait_p50_s > 15.0 && out.wait_p50_s <= 20.0, "{out:?}");
+        assert_eq!(out.wait_p99_s, 100.0, "a first ticket seated at the end");
+        assert_eq!(out.waiting_at_end, oldest.waiting_at_end);
+        assert!((out.wait_all_mean_s - oldest.wait_all_mean_s).abs() < 1e-9);
+        assert!((out.queued_mean - oldest.queued_mean).abs() < 1e-9);
     }
 
     #[test]
@@ -237,9 +346,9 @@ mod tests {
             seat_free_lag_s: 1.0,
             ..model(Some(2))
         }
-        .run();
-        // Batches at 0, 21, 42, 63, 84 s; the first one back (25 s) is
-        // seated at 105 s, past the end.
+        .run(SeatOrder::Oldest);
+        // Batches at 0, 21, 42, 63, 84 s; the first one back (25 s) would
+        // be seated at 105 s, past the end.
         assert_eq!(late.wait_p50_s, 42.0);
         assert_eq!(late.tickets_answered, 100);
         assert!((late.wait_mean_s - 42.0).abs() < 1e-9, "{late:?}");

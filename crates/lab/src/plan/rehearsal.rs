@@ -19,6 +19,11 @@ use crate::plan::queue::QueueModel;
 /// What the run measured, to set the plan against.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunFigures {
+    /// Mean wait of every ticket, those still waiting at the end counting
+    /// their wait so far (the queue over time / the tickets), s.
+    pub wait_all_mean_s: f64,
+    /// Mean players waiting in matchmaking over the run.
+    pub queued_mean: f64,
     /// Mean matchmaking wait of the tickets answered (ticket to match found), s.
     pub wait_mean_s: f64,
     /// Their median, s.
@@ -112,6 +117,10 @@ pub mod field {
     pub const MATCHES_RUNNING_PEAK: &str = "launch.capacity.matches_running_peak";
     /// Peak logins per second.
     pub const LOGIN_RATE_PEAK: &str = "launch.login_rate_peak_per_s";
+    /// Mean wait of every ticket, s.
+    pub const WAIT_ALL_MEAN: &str = "launch.matchmaking_wait_all_mean_s";
+    /// Mean players waiting in matchmaking.
+    pub const QUEUED_MEAN: &str = "launch.matchmaking_queued_mean";
     /// The scenario file (null: the stack's own journey).
     pub const SCENARIO: &str = "launch.scenario";
 }
@@ -232,6 +241,8 @@ impl Rehearsal {
             login_rate_peak_per_s: r.number(LOGIN_RATE_PEAK)?,
             requests_per_player_min: r.number(REQUESTS)? / players as f64 / (elapsed_s / 60.0),
             measured: RunFigures {
+                wait_all_mean_s: r.number(WAIT_ALL_MEAN)?,
+                queued_mean: r.number(QUEUED_MEAN)?,
                 wait_mean_s: r.number(WAIT_MEAN)? / 1000.0,
                 wait_p50_s: r.number(WAIT_P50)? / 1000.0,
                 wait_p99_s: r.number(WAIT_P99)? / 1000.0,

@@ -43,9 +43,20 @@ fn value_text(n: &Number) -> String {
     }
 }
 
+/// Where a number came from, in full (the HTML report and JSON name every
+/// rehearsal field).
 fn from_text(n: &Number) -> String {
     if !n.rehearsal.is_empty() {
         format!("rehearsal: {}", n.rehearsal.join(", "))
+    } else {
+        from_short(n)
+    }
+}
+
+/// The same for the text table: a rehearsal's fields are listed once below it.
+fn from_short(n: &Number) -> String {
+    if !n.rehearsal.is_empty() {
+        format!("rehearsal ({} of its figures)", n.rehearsal.len())
     } else if n.from.is_empty() {
         "target".into()
     } else {
@@ -57,10 +68,20 @@ fn from_text(n: &Number) -> String {
     }
 }
 
+/// The plan's side of a row against the rehearsal: a value, or a range.
+fn plan_text(a: &Agreement) -> String {
+    if a.plan_low == a.plan_high {
+        format!("{:.2}", a.plan_low)
+    } else {
+        format!("{:.2}..{:.2}", a.plan_low, a.plan_high)
+    }
+}
+
 /// Whether a row of the plan against the rehearsal agrees, or why it cannot.
 fn verdict_text(a: &Agreement) -> String {
     match (&a.why_not, a.agrees) {
-        (Some(why), _) => format!("cannot agree: {why}"),
+        (Some(why), true) => format!("agrees, but {why}"),
+        (Some(why), false) => format!("cannot agree: {why}"),
         (None, true) => "agrees".into(),
         (None, false) => format!("DISAGREES (over {:.0}%)", TOLERANCE * 100.0),
     }
@@ -124,7 +145,7 @@ impl CapacityPlan {
                 n.key.to_string(),
                 value_text(n),
                 n.unit.to_string(),
-                from_text(n),
+                from_short(n),
             ]);
         }
         out.push_str(&t.render());
@@ -167,9 +188,18 @@ impl CapacityPlan {
         }
         out.push_str(&m.render());
         if let Some(r) = &self.inputs.rehearsal {
+            let mut fields: Vec<&str> = self
+                .numbers
+                .iter()
+                .flat_map(|n| n.rehearsal.iter().copied())
+                .collect();
+            fields.sort_unstable();
+            fields.dedup();
             out.push_str(&format!(
-                "rehearsal: {} ({}); every `rehearsal:` number is worked from its fields\n",
-                r.file, r.command
+                "rehearsal: {} ({}); its figures: {}\n",
+                r.file,
+                r.command,
+                fields.join(", ")
             ));
             out.push_str(&self.agreement_table());
         }
@@ -195,7 +225,7 @@ impl CapacityPlan {
         for a in &self.agreement {
             t.row([
                 a.key.to_string(),
-                format!("{:.2}", a.plan),
+                plan_text(a),
                 format!("{:.2}", a.run),
                 format!("{:+.0}%", a.off * 100.0),
                 a.run_figure.to_string(),
@@ -203,7 +233,7 @@ impl CapacityPlan {
             ]);
         }
         format!(
-            "\nplan against the rehearsal (agree: within {:.0}%, a wait within one matchmaking pass)\n{}",
+            "\nplan against the rehearsal (agree: within {:.0}% of the run, or of a range's nearer end; a wait within one matchmaking pass)\n{}",
             TOLERANCE * 100.0,
             t.render()
         )
@@ -305,7 +335,7 @@ impl CapacityPlan {
                     self.agreement.iter().map(|a| {
                         vec![
                             Cell::text(a.key),
-                            Cell::num(a.plan, 2),
+                            Cell::numeric(plan_text(a)),
                             Cell::num(a.run, 2),
                             Cell::numeric(format!("{:+.0}%", a.off * 100.0)),
                             Cell::text(a.run_figure),
