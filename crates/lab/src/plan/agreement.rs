@@ -2,9 +2,9 @@
 //! also measured beside the run's figure, and whether the two agree within
 //! [`TOLERANCE`]. The mean wait of every ticket, the players waiting, and
 //! the hosts the peak filled are single numbers, checked. The answered
-//! tickets' waits are a range (freed seats to the oldest tickets .. to any
-//! alike), the run agreeing when it falls within it, widened by the
-//! tolerance; when the hosts were short, who gets a freed seat is a race
+//! tickets' waits are a range (the gateway's seat race's mean .. the
+//! oldest tickets first), the run agreeing when it falls within it,
+//! widened by the tolerance; when the hosts were short, who gets a freed seat is a race
 //! ([`crate::plan::queue`]) and those rows say so and are shown, not
 //! checked. Every row that cannot agree says why.
 
@@ -79,7 +79,7 @@ fn row(
 
 /// Why the answered tickets' waits cannot be held to the plan when the
 /// hosts were short.
-const SEAT_RACE: &str = "shown, not checked: the hosts were short, and who gets a freed seat is a race (a gateway pass allocates every match it forms at once), so the answered tickets' waits depend on its winners; the mean wait of every ticket does not";
+const SEAT_RACE: &str = "shown, not checked: the hosts were short, and who gets a freed seat is a race (a gateway pass allocates the oldest matches it forms many at once), so the answered tickets' waits depend on its winners; the mean wait of every ticket does not";
 
 /// The plan's `numbers` (of rehearsal `r`, deployed as `d`) against the
 /// run; `hosts_short`: players waited for a match to end.
@@ -97,7 +97,7 @@ pub fn against(
             .unwrap_or(0.0)
     };
     let one = |key: &str| (value(key), value(key));
-    let ends = |oldest: &str, anyone: &str| (value(oldest), value(anyone));
+    let ends = |a: &str, b: &str| (value(a), value(b));
     let run = &r.measured;
     let pass = d.matchmaking_pass_s;
     let run_hosts = (run.matches_running_peak / r.matches_per_host() - 1e-9)
@@ -107,7 +107,7 @@ pub fn against(
         "matchmaking_wait_p99_s",
         ends(
             "matchmaking_wait_p99_oldest_s",
-            "matchmaking_wait_p99_anyone_s",
+            "matchmaking_wait_p99_race_s",
         ),
         run.wait_p99_s,
         field::WAIT_P99,
@@ -132,7 +132,14 @@ pub fn against(
     }
     let raced = |mut a: Agreement| {
         if hosts_short {
-            a.why_not = Some(SEAT_RACE.into());
+            let mut why = SEAT_RACE.to_owned();
+            if r.gateways > 1 {
+                why.push_str(&format!(
+                    "; and the {} gateways' passes claim disjoint tickets, so one gateway's matches of the oldest tickets race another's of the newest",
+                    r.gateways
+                ));
+            }
+            a.why_not = Some(why);
         }
         a
     };
@@ -155,7 +162,7 @@ pub fn against(
             "matchmaking_wait_answered_s",
             ends(
                 "matchmaking_wait_answered_oldest_s",
-                "matchmaking_wait_answered_anyone_s",
+                "matchmaking_wait_answered_race_s",
             ),
             run.wait_mean_s,
             field::WAIT_MEAN,
@@ -165,7 +172,7 @@ pub fn against(
             "matchmaking_wait_p50_s",
             ends(
                 "matchmaking_wait_p50_oldest_s",
-                "matchmaking_wait_p50_anyone_s",
+                "matchmaking_wait_p50_race_s",
             ),
             run.wait_p50_s,
             field::WAIT_P50,

@@ -148,14 +148,17 @@ const QUEUE_FIELDS: &[&str] = &[
 ];
 
 /// The matchmaking and the hosts of a plan built from rehearsal `r`: its
-/// queue worked out with its own hosts (freed seats to the oldest tickets,
-/// and to any alike), and again with room for every match. Whether its
+/// queue worked out with its own hosts (freed seats raced for by the matches
+/// a pass allocates at once, and to the oldest tickets), and again with room
+/// for every match. Whether its
 /// hosts were short (players waited for a match to end).
 fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> bool {
     let d = &s.inputs.deployment;
     let capped = r.queue_model(d, Some(r.matches_at_once));
     let oldest = capped.run(SeatOrder::Oldest);
-    let anyone = capped.run(SeatOrder::Anyone);
+    let race = capped.run(SeatOrder::Race {
+        matches: u64::from(d.parallel_allocations),
+    });
     let open = r.queue_model(d, None).run(SeatOrder::Oldest);
     s.section = Section::Matchmaking;
     s.put_rehearsed(
@@ -186,9 +189,9 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
             oldest.wait_mean_s,
         ),
         (
-            "matchmaking_wait_answered_anyone_s",
-            "the same, freed seats to any waiting ticket alike",
-            anyone.wait_mean_s,
+            "matchmaking_wait_answered_race_s",
+            "the same, freed seats raced for by the oldest matches a pass allocates at once (the gateways' parallel allocations), their tickets alike",
+            race.wait_mean_s,
         ),
         (
             "matchmaking_wait_p50_oldest_s",
@@ -196,9 +199,9 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
             oldest.wait_p50_s,
         ),
         (
-            "matchmaking_wait_p50_anyone_s",
-            "the same, freed seats to any waiting ticket alike",
-            anyone.wait_p50_s,
+            "matchmaking_wait_p50_race_s",
+            "the same, freed seats raced for",
+            race.wait_p50_s,
         ),
         (
             "matchmaking_wait_p99_oldest_s",
@@ -206,9 +209,9 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
             oldest.wait_p99_s,
         ),
         (
-            "matchmaking_wait_p99_anyone_s",
-            "the same, freed seats to any waiting ticket alike",
-            anyone.wait_p99_s,
+            "matchmaking_wait_p99_race_s",
+            "the same, freed seats raced for",
+            race.wait_p99_s,
         ),
     ] {
         s.put_rehearsed(key, "s", formula, QUEUE_FIELDS, value);
@@ -251,7 +254,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
             r.hosts, r.matches_at_once, oldest.wait_all_mean_s, open.wait_all_mean_s
         ));
         notes.push(
-            "who gets a freed seat is a race (a gateway pass allocates every match it forms at once): the answered tickets' waits depend on its winners, and are shown from seats to the oldest tickets to seats to anyone alike; the mean wait of every ticket and the queue are the same whoever wins".into(),
+            "who gets a freed seat is a race (a gateway pass allocates the oldest matches it forms many at once): the answered tickets' waits depend on its winners, and are shown from that race's mean to seats to the oldest tickets first; the mean wait of every ticket and the queue are the same whoever wins".into(),
         );
     }
     oldest.capacity_bound
@@ -724,9 +727,9 @@ mod tests {
         let with_room = p.value("matchmaking_wait_with_room_s").unwrap();
         assert!(wait > with_room + 10.0, "{wait} vs {with_room}");
         let oldest = p.value("matchmaking_wait_answered_oldest_s").unwrap();
-        let anyone = p.value("matchmaking_wait_answered_anyone_s").unwrap();
-        assert!(anyone < oldest, "{anyone} vs {oldest}");
-        assert!(p.value("matchmaking_wait_p99_anyone_s").unwrap() >= anyone);
+        let race = p.value("matchmaking_wait_answered_race_s").unwrap();
+        assert!(race < oldest, "{race} vs {oldest}");
+        assert!(p.value("matchmaking_wait_p99_race_s").unwrap() >= race);
         assert!(p.value("matchmaking_queued_mean").unwrap() > 50.0);
         assert_eq!(p.value("hosts_in_use_peak"), Some(2.0));
         // 200 players are at most 20 matches: 10 hosts of 2.
@@ -761,7 +764,7 @@ mod tests {
                 "hosts_needed"
             ]
         );
-        assert_eq!(p.agreement[2].plan_low, anyone);
+        assert_eq!(p.agreement[2].plan_low, race);
         assert_eq!(p.agreement[2].plan_high, oldest);
         let hosts = &p.agreement[5];
         assert!(hosts.agrees && hosts.why_not.is_none(), "{hosts:?}");

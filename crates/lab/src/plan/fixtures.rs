@@ -70,7 +70,7 @@ pub(crate) fn inputs(figures: &[(Need, f64)]) -> PlanInputs {
 pub(crate) fn rehearsal_report() -> serde_json::Value {
     serde_json::json!({
         "game": "arena", "mode": "5v5", "backend": "sqlite", "players": 200,
-        "hosts": 2, "elapsed_s": 65.0, "requests": 1300,
+        "hosts": 2, "gateways": 1, "elapsed_s": 65.0, "requests": 1300,
         "login": { "p50_ms": 40.0, "p99_ms": 90.0, "mean_ms": 50.0 },
         "match_found": { "p50_ms": 30000.0, "p99_ms": 60000.0, "mean_ms": 28000.0 },
         "launch": {

@@ -110,6 +110,10 @@ pub struct Deployment {
     /// `heartbeat_s`, crates/server/src/config.rs): a seat a match frees is
     /// free to the matchmaker from the host's next heartbeat.
     pub host_heartbeat_s: f64,
+    /// Matches a gateway's matchmaking pass allocates at once (its
+    /// `matchmaking.parallel_allocations`, crates/gateway/src/queue/rules.rs):
+    /// when the hosts are full, the oldest that many race for a freed seat.
+    pub parallel_allocations: u32,
 }
 
 impl Default for Deployment {
@@ -122,6 +126,7 @@ impl Default for Deployment {
             autoscaler_sync_s: 10.0,
             matchmaking_pass_s: 0.5,
             host_heartbeat_s: 2.0,
+            parallel_allocations: 64,
         }
     }
 }

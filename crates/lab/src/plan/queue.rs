@@ -6,15 +6,16 @@
 //! free to the matchmaker only once the host's heartbeat says so.
 //!
 //! Who gets a freed seat is a race: a matchmaker pass forms every match
-//! the queue holds (the oldest tickets anchor them) and allocates them all
-//! at once, so the seats a pass finds go to whichever allocations reach a
-//! host first. The model works both ends out ([`SeatOrder`]): the oldest
-//! tickets first, and every waiting ticket alike (a pass with room for `r`
-//! of the `g` matches waiting seats the share `r / g` of every ticket). How
-//! many wait, and so the mean wait of every ticket (those still waiting at
-//! the end counting their wait so far), is the same either way (Little's
-//! law); the waits of the tickets answered before the end are not, and lie
-//! between the two.
+//! the queue holds (the oldest tickets anchor them) and allocates the
+//! oldest of them many at once (the gateways' `parallel_allocations`, 64),
+//! so the seats a pass finds go to whichever of those allocations reach a
+//! host first. The model works out both that race ([`SeatOrder::Race`]: a
+//! pass with room for `r` of the `n` matches racing seats the share `r / n`
+//! of each of their tickets; when fewer than `n` matches wait, any ticket
+//! alike) and the oldest tickets first ([`SeatOrder::Oldest`]). How many
+//! wait, and so the mean wait of every ticket (those still waiting at the
+//! end counting their wait so far), is the same either way (Little's law);
+//! the waits of the tickets answered before the end are not.
 //!
 //! Deterministic and sans-IO: a fluid of players (shares, not dice), each
 //! taking the mean of each time, and a pass every interval. Its tail is the
@@ -33,8 +34,22 @@ use serde::Serialize;
 pub enum SeatOrder {
     /// The oldest tickets first.
     Oldest,
-    /// Every waiting ticket alike.
-    Anyone,
+    /// The tickets of the oldest `matches` matches formed alike (they race).
+    Race {
+        /// Matches allocated at once.
+        matches: u64,
+    },
+}
+
+impl SeatOrder {
+    /// The players a pass seating `seated` of `waiting` draws them from:
+    /// the oldest that many.
+    fn pool(self, waiting: f64, seated: f64, per_match: f64) -> f64 {
+        match self {
+            SeatOrder::Oldest => seated,
+            SeatOrder::Race { matches } => waiting.min((matches as f64 * per_match).max(seated)),
+        }
+    }
 }
 
 /// What the model is worked from: the rehearsal's shape, times in seconds.
@@ -115,27 +130,21 @@ fn take_due(times: &mut VecDeque<f64>, t: f64) {
     }
 }
 
-/// Seats `seated` players of `queue` (in joining order) at `t` in `order`,
-/// adding their waits to `waits`; the rest stay.
-fn seat(
-    queue: &mut Vec<Tickets>,
-    seated: f64,
-    t: f64,
-    order: SeatOrder,
-    waits: &mut Vec<(f64, f64)>,
-) {
-    let waiting: f64 = queue.iter().map(|q| q.players).sum();
-    let mut left = seated;
+/// Seats `seated` players at `t`, the same share of each of the oldest
+/// `pool` players of `queue` (in joining order), adding their waits to
+/// `waits`; the rest stay.
+fn seat(queue: &mut Vec<Tickets>, seated: f64, pool: f64, t: f64, waits: &mut Vec<(f64, f64)>) {
+    let share = seated / pool.max(1e-9);
+    let mut left = pool;
     for q in queue.iter_mut() {
-        let taken = match order {
-            SeatOrder::Anyone => q.players * seated / waiting,
-            SeatOrder::Oldest => q.players.min(left),
-        };
-        if taken > 0.0 {
-            waits.push((t - q.joined_s, taken));
-            q.players -= taken;
-            left -= taken;
+        if left <= 1e-9 {
+            break;
         }
+        let in_pool = q.players.min(left);
+        left -= in_pool;
+        let taken = in_pool * share;
+        waits.push((t - q.joined_s, taken));
+        q.players -= taken;
     }
     queue.retain(|q| q.players > 1e-9);
 }
@@ -212,7 +221,8 @@ impl QueueModel {
             let formed = wanted.min(room);
             if formed >= 1.0 {
                 let seated = formed * per_match;
-                seat(&mut queue, seated, t, order, &mut waits);
+                let pool = order.pool(waiting, seated, per_match);
+                seat(&mut queue, seated, pool, t, &mut waits);
                 let end = t + self.match_s;
                 for _ in 0..formed as u64 {
                     held.push_back(end + self.seat_free_lag_s);
@@ -281,7 +291,7 @@ mod tests {
 
     #[test]
     fn with_room_for_everyone_nobody_waits_past_a_pass() {
-        for order in [SeatOrder::Oldest, SeatOrder::Anyone] {
+        for order in [SeatOrder::Oldest, SeatOrder::Race { matches: 64 }] {
             let out = model(None).run(order);
             assert!(!out.capacity_bound);
             assert_eq!(out.wait_p99_s, 0.0, "all arrive at a pass");
@@ -317,8 +327,9 @@ mod tests {
     }
 
     #[test]
-    fn seats_to_anyone_answer_younger_tickets_but_as_many_wait() {
-        let out = model(Some(2)).run(SeatOrder::Anyone);
+    fn seats_raced_for_answer_younger_tickets_but_as_many_wait() {
+        // Fewer than 64 matches wait: every ticket races alike.
+        let out = model(Some(2)).run(SeatOrder::Race { matches: 64 });
         let oldest = model(Some(2)).run(SeatOrder::Oldest);
         // 20 seats every 20 s from 0 s; the seated are back 25 s later. At
         // 0 and 20 s only the first tickets wait (0 s and 20 s); at 40 s
@@ -338,6 +349,16 @@ mod tests {
         assert_eq!(out.waiting_at_end, oldest.waiting_at_end);
         assert!((out.wait_all_mean_s - oldest.wait_all_mean_s).abs() < 1e-9);
         assert!((out.queued_mean - oldest.queued_mean).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_race_of_as_many_matches_as_there_are_seats_is_oldest_first() {
+        let oldest = model(Some(2)).run(SeatOrder::Oldest);
+        assert_eq!(model(Some(2)).run(SeatOrder::Race { matches: 2 }), oldest);
+        // 4 matches (40 players) race for 2 seats: younger tickets win some.
+        let four = model(Some(2)).run(SeatOrder::Race { matches: 4 });
+        assert!(four.wait_mean_s < oldest.wait_mean_s);
+        assert!((four.wait_all_mean_s - oldest.wait_all_mean_s).abs() < 1e-9);
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct Rehearsal {
     pub login_s: f64,
     /// Server hosts.
     pub hosts: u64,
+    /// Gateways (their matchmaking passes claim disjoint tickets).
+    pub gateways: u64,
     /// Matches the hosts hold at once.
     pub matches_at_once: u64,
     /// Players per match.
@@ -85,6 +87,8 @@ pub mod field {
     pub const BACKEND: &str = "backend";
     /// Hosts.
     pub const HOSTS: &str = "hosts";
+    /// Gateways.
+    pub const GATEWAYS: &str = "gateways";
     /// The players' run, s.
     pub const ELAPSED: &str = "elapsed_s";
     /// Requests the players made.
@@ -229,6 +233,7 @@ impl Rehearsal {
             between_matches_s: r.number(BETWEEN_MATCHES)?,
             login_s: r.number(LOGIN_MEAN)? / 1000.0,
             hosts,
+            gateways: r.positive(GATEWAYS, "a rehearsal with no gateway")? as u64,
             matches_at_once: r.positive(
                 MATCHES_AT_ONCE,
                 "the hosts listed no room (did they register with the gateway?)",
@@ -302,6 +307,7 @@ mod tests {
     fn a_report_gives_the_rehearsals_shape_and_outcome() {
         let r = Rehearsal::from_json(&rehearsal_report().to_string(), "run.json").unwrap();
         assert_eq!(r.players, 200);
+        assert_eq!(r.gateways, 1);
         assert_eq!(r.matches_at_once, 4);
         assert_eq!(r.matches_per_host(), 2.0);
         assert_eq!(r.match_s, 12.0);
