@@ -31,7 +31,10 @@ enum Store {
 Figures come from the run history: games per core and match bots per core from \
 `lab sweep --record`, the rest from bench output recorded with `lab record`. Each \
 missing, stale (another commit) or foreign (another CPU model) figure is warned \
-about with the command that measures it."
+about with the command that measures it.\n\n\
+From a rehearsal: hightick lab plan --from-rehearsal launch-run.json (the report of \
+`hightick stack --json`): the plan of its players on its hosts, its matchmaking queue \
+worked out and set against what the run measured."
 )]
 pub(super) struct PlanArgs {
     /// Concurrent players to carry (all counted as in a match).

@@ -183,9 +183,10 @@ impl Report<'_> {
 impl Rehearsal {
     /// Reads the report at `path`.
     pub fn read(path: &Path) -> Result<Self, LabError> {
-        let text = std::fs::read_to_string(path).map_err(|source| LabError::Io {
-            what: format!("reading {}", path.display()),
-            source,
+        let text = std::fs::read_to_string(path).map_err(|e| LabError::Rehearsal {
+            file: path.display().to_string(),
+            field: "(the whole report)",
+            message: format!("cannot be read: {e}"),
         })?;
         Self::from_json(&text, &path.display().to_string())
     }
