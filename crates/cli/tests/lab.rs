@@ -705,6 +705,29 @@ fn a_plan_from_a_small_history_names_its_sources_and_warns() {
         ],
     );
     assert_fails_naming(&out, "--ccu");
+
+    // A rehearsal's report missing a figure the plan needs: the error names
+    // the file and the field.
+    std::fs::write(
+        dir.join("rehearsal.json"),
+        r#"{"mode": "5v5", "backend": "sqlite", "players": 10, "hosts": 1, "gateways": 1, "elapsed_s": 30.0, "requests": 100}"#,
+    )
+    .unwrap();
+    let out = hightick(
+        &dir,
+        &[
+            "lab",
+            "plan",
+            "--data-dir",
+            "db",
+            "--from-rehearsal",
+            "rehearsal.json",
+        ],
+    );
+    assert_fails_naming(
+        &out,
+        "rehearsal.json: launch.arrival.stampede_share: missing",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

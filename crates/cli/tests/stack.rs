@@ -353,21 +353,29 @@ fn more_than_one_gateway_needs_postgres_and_drills_their_shape() {
 /// of a few seconds, and the early leavers leaving after a second and a
 /// half (the buy phase outlasts it); each edit must find its line.
 fn tiny_launch_scenario(dir: &std::path::Path) -> PathBuf {
+    launch_scenario(
+        dir,
+        "settings = { rounds_to_win = 1, buy_seconds = 3.0, combat_seconds = 6.0 }",
+        "stampede = { share = 0.5, within = \"1s\" }",
+    )
+}
+
+/// `scenarios/launch.toml` with a test's match `settings` line and
+/// `stampede` line, the early leavers leaving after a second and a half;
+/// each edit must find its line.
+fn launch_scenario(dir: &std::path::Path, settings: &str, stampede: &str) -> PathBuf {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/launch.toml");
     let text = std::fs::read_to_string(file).expect("scenarios/launch.toml");
     let edits = [
         (
             "settings = { rounds_to_win = 2, buy_seconds = 5.0, combat_seconds = 30.0 }",
-            "settings = { rounds_to_win = 1, buy_seconds = 3.0, combat_seconds = 6.0 }",
+            settings,
         ),
         (
             "play_match = { token = \"{{connect_token}}\", duration = \"8s\" }",
             "play_match = { token = \"{{connect_token}}\", duration = \"1500ms\" }",
         ),
-        (
-            "stampede = { share = 0.4, within = \"2m\" }",
-            "stampede = { share = 0.5, within = \"1s\" }",
-        ),
+        ("stampede = { share = 0.4, within = \"2m\" }", stampede),
     ];
     let text = edits.iter().fold(text, |t, (from, to)| {
         assert!(t.contains(from), "launch.toml no longer holds {from}");
@@ -467,4 +475,115 @@ fn a_tiny_launch_rehearsal_on_two_agents_logs_everyone_in_plays_rejoins_and_bala
     }
     assert!(html.matches("<svg").count() >= 6, "charts");
     assert!(html.contains("every check held"), "{stdout}");
+}
+
+/// The capacity plan predicts a rehearsal from the rehearsal's own figures:
+/// 150 players (a tenth in the first second, the rest over 10 s) on 2
+/// hosts that hold 4 matches of 10 at once, so most of them wait for a
+/// match to end. `lab plan --from-rehearsal` reads the run's report and
+/// works out its queue. The mean wait of every ticket (those still waiting
+/// at the end counting their wait so far), the players waiting (mean) and
+/// the hosts the peak filled agree with the run's within 25% (a wait: or
+/// one matchmaking pass). Where a number cannot agree the plan says why:
+/// the hosts the players need (more than the run had), the answered
+/// tickets' waits (who gets a freed seat is a race between the gateway's
+/// allocations) and the tail. About 40 s, most of it the players' 30 s.
+#[test]
+fn a_plan_from_a_rehearsals_figures_predicts_its_matchmaking_wait_and_hosts() {
+    let scenario_dir =
+        std::env::temp_dir().join(format!("hightick-plan-scenario-{}", std::process::id()));
+    let scenario = launch_scenario(
+        &scenario_dir,
+        "settings = { rounds_to_win = 1, buy_seconds = 1.0, combat_seconds = 3.0 }",
+        "stampede = { share = 0.1, within = \"1s\" }",
+    );
+    let run = stack(
+        "plan",
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--players",
+            "150",
+            "--hosts",
+            "2",
+            "--workers",
+            "1",
+            "--matches-per-worker",
+            "2",
+            "--ramp-up",
+            "10s",
+            "--duration",
+            "20s",
+            "--drain-timeout",
+            "10",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&scenario_dir);
+    let stdout = run.stdout();
+    assert!(run.output.status.success(), "{stdout}");
+    assert_nothing_lost_or_doubled(&run);
+    assert_eq!(run.report()["launch"]["capacity"]["matches_at_once"], 4);
+
+    std::fs::create_dir_all(&run.dir).unwrap();
+    let plan_json = run.dir.join("plan.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_hightick"))
+        .args(["lab", "plan", "--from-rehearsal"])
+        .arg(&run.json)
+        .arg("--data-dir")
+        .arg(run.dir.join("history"))
+        .arg("--json")
+        .arg(&plan_json)
+        .arg("--report")
+        .arg(run.dir.join("plan.html"))
+        .output()
+        .expect("hightick runs");
+    let printed = format!(
+        "{}\n{}\n--- the run:\n{stdout}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{printed}");
+    eprintln!("{printed}");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_json).unwrap()).unwrap();
+    assert!(printed.contains("plan against the rehearsal"), "{printed}");
+    let rows = plan["agreement"].as_array().unwrap();
+    let row = |key: &str| {
+        rows.iter()
+            .find(|r| r["key"] == key)
+            .unwrap_or_else(|| panic!("no {key} row: {printed}"))
+    };
+    // The wait, the queue and the hosts in use must agree.
+    for key in [
+        "matchmaking_wait_s",
+        "matchmaking_queued_mean",
+        "hosts_in_use_peak",
+    ] {
+        let r = row(key);
+        assert!(r["why_not"].is_null(), "{key}: {r}\n{printed}");
+        assert_eq!(r["agrees"], true, "{key}: {r}\n{printed}");
+    }
+    // The players queued beyond the hosts: the plan says so, and says why
+    // the hosts they need cannot be seen in the run.
+    assert!(printed.contains("were short"), "{printed}");
+    let needed = row("hosts_needed");
+    let why = needed["why_not"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(why.contains("had 2 host(s)"), "{why}");
+    assert!(printed.contains(why), "the reason is printed: {printed}");
+    // The answered tickets' waits raced for their seats: the plan says so.
+    for key in ["matchmaking_wait_answered_s", "matchmaking_wait_p50_s"] {
+        let why = row(key)["why_not"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{printed}"));
+        assert!(why.contains("is a race"), "{key}: {why}");
+    }
+    // Every row agrees or says why not, and the reason is printed.
+    for r in rows {
+        match r["why_not"].as_str() {
+            Some(why) => assert!(printed.contains(why), "{why}\n{printed}"),
+            None => assert_eq!(r["agrees"], true, "{r}\n{printed}"),
+        }
+    }
 }

@@ -43,6 +43,16 @@ pub enum LabError {
         /// What is wrong with it.
         message: String,
     },
+    /// A rehearsal's report lacks a figure a plan needs, or holds a bad one.
+    #[error("{file}: {field}: {message}")]
+    Rehearsal {
+        /// The report file.
+        file: String,
+        /// The field at fault, as a dotted path, e.g. `launch.capacity.match_minutes`.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A file or process operation failed.
     #[error("{what}: {source}")]
     Io {

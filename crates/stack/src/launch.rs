@@ -13,6 +13,7 @@
 
 use hightick_report::{Color, Line, LineChart, Page, ReportError, Svg};
 use hightick_swarm::result::RunResult;
+use hightick_swarm::scenario::{Scenario, StepKind};
 use serde::Serialize;
 
 use crate::sampler::ServicePoint;
@@ -57,6 +58,41 @@ pub struct Arrival {
     pub stampede_within_s: f64,
     /// Seconds the run held after the ramp-up.
     pub hold_s: f64,
+    /// Mean seconds from a match's end to the player's next ticket (see
+    /// [`between_matches_s`]).
+    pub between_matches_s: f64,
+}
+
+/// Mean seconds from a match's end to the player's next ticket in
+/// `scenario`: the think times from each behaviour's last match step to its
+/// end, weighted by the behaviours' weights (the requests in between add
+/// milliseconds; a behaviour without a match adds all its think times).
+pub(crate) fn between_matches_s(scenario: &Scenario) -> f64 {
+    let weights: u64 = scenario
+        .behaviours
+        .iter()
+        .map(|b| u64::from(b.weight))
+        .sum();
+    if weights == 0 {
+        return 0.0;
+    }
+    let weighted: f64 = scenario
+        .behaviours
+        .iter()
+        .map(|b| {
+            let last_match = b
+                .steps
+                .iter()
+                .rposition(|s| matches!(s.kind, StepKind::PlayMatch(_)))
+                .unwrap_or(0);
+            let think: f64 = b.steps[last_match..]
+                .iter()
+                .map(|s| s.think.mean().as_secs_f64())
+                .sum();
+            f64::from(b.weight) * think
+        })
+        .sum();
+    weighted / weights as f64
 }
 
 /// What the hosts could carry and what they used.
@@ -105,6 +141,15 @@ pub struct Launch {
     pub login_queue_peak: f64,
     /// Peak players waiting in matchmaking.
     pub matchmaking_queued_peak: f64,
+    /// Mean players waiting in matchmaking over the players' run.
+    pub matchmaking_queued_mean: f64,
+    /// Tickets answered (matches found) over the run.
+    pub tickets_answered: u64,
+    /// Mean wait of every ticket, s: the players' time in the matchmaking
+    /// queue over their run / the tickets (answered, and still waiting at
+    /// the end). Whichever tickets get the freed seats, it is the same
+    /// (Little's law); the answered tickets' wait is not.
+    pub matchmaking_wait_all_mean_s: f64,
     /// The players' side, per interval.
     pub players: Vec<PlayerPoint>,
     /// The service's side, per second.
@@ -168,6 +213,7 @@ impl Launch {
             let span = (last.t_s - first.t_s).max(1e-3);
             self.capacity.host_cores_mean = (last.host_cpu_s - first.host_cpu_s) / span;
         }
+        self.summarize_matchmaking();
         let match_seconds: f64 = self
             .service
             .windows(2)
@@ -175,6 +221,31 @@ impl Launch {
             .sum();
         if matches_finished > 0 {
             self.capacity.match_minutes = match_seconds / matches_finished as f64 / 60.0;
+        }
+    }
+
+    /// The matchmaking queue over the players' run (the readings before its
+    /// end, the last one held to the end): its mean, the tickets answered,
+    /// and the mean wait of every ticket, the ones waiting at the last
+    /// reading counting their wait so far.
+    fn summarize_matchmaking(&mut self) {
+        self.tickets_answered = self.players.iter().map(|p| p.matches_found).sum();
+        let end = self.arrival.ramp_up_s + self.arrival.hold_s;
+        let during: Vec<&ServicePoint> = self.service.iter().filter(|s| s.t_s < end).collect();
+        let queued_s: f64 = during
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let next = during.get(i + 1).map_or(end, |n| n.t_s);
+                s.matchmaking_queued * (next - s.t_s)
+            })
+            .sum();
+        if let (Some(first), Some(last)) = (during.first(), during.last()) {
+            self.matchmaking_queued_mean = queued_s / (end - first.t_s).max(1e-3);
+            let tickets = self.tickets_answered as f64 + last.matchmaking_queued;
+            if tickets > 0.0 {
+                self.matchmaking_wait_all_mean_s = queued_s / tickets;
+            }
         }
     }
 
@@ -208,10 +279,13 @@ impl Launch {
         );
         let _ = writeln!(
             out,
-            "  queues: login peak {:.0} (logins peak {:.1}/s), matchmaking peak {:.0} waiting; {} rejoins of {} asked; {} readings of the service",
+            "  queues: login peak {:.0} (logins peak {:.1}/s), matchmaking peak {:.0} waiting (mean {:.1}; every ticket waited {:.1} s on average, {} answered); {} rejoins of {} asked; {} readings of the service",
             self.login_queue_peak,
             self.login_rate_peak_per_s,
             self.matchmaking_queued_peak,
+            self.matchmaking_queued_mean,
+            self.matchmaking_wait_all_mean_s,
+            self.tickets_answered,
             self.rejoins,
             self.rejoins_asked,
             self.service.len()
@@ -379,5 +453,56 @@ impl Launch {
                 s.allocation_failures
             }))
             .render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_matchmaking_queue_is_read_over_the_players_run_alone() {
+        let mut l = Launch {
+            arrival: Arrival {
+                ramp_up_s: 2.0,
+                hold_s: 2.0,
+                ..Arrival::default()
+            },
+            ..Launch::default()
+        };
+        l.service = [
+            (0.0, 10.0),
+            (1.0, 20.0),
+            (2.0, 20.0),
+            (3.0, 10.0),
+            (4.0, 50.0),
+        ]
+        .map(|(t_s, matchmaking_queued)| ServicePoint {
+            t_s,
+            matchmaking_queued,
+            ..ServicePoint::default()
+        })
+        .to_vec();
+        l.players = [30, 10]
+            .map(|matches_found| PlayerPoint {
+                matches_found,
+                ..PlayerPoint::default()
+            })
+            .to_vec();
+        l.summarize_matchmaking();
+        // 10 + 20 + 20 + 10 player-seconds over the 4 s run (the reading at
+        // its end is past it); 40 tickets answered and 10 waiting.
+        assert_eq!(l.tickets_answered, 40);
+        assert_eq!(l.matchmaking_queued_mean, 15.0);
+        assert_eq!(l.matchmaking_wait_all_mean_s, 60.0 / 50.0);
+    }
+
+    #[test]
+    fn the_launch_scenario_queues_again_after_its_think_times() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/launch.toml");
+        let scenario = Scenario::load(std::path::Path::new(file)).unwrap();
+        // play (weight 4): results 1.25 + ledger 1.25 + purchase 2 s;
+        // leave and rejoin (weight 1): results 1.25 + ledger 2 s.
+        assert!((between_matches_s(&scenario) - 4.25).abs() < 1e-9);
     }
 }

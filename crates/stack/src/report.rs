@@ -23,6 +23,8 @@ pub struct Quantiles {
     pub p50_ms: f64,
     /// 99th percentile, milliseconds.
     pub p99_ms: f64,
+    /// Mean, milliseconds.
+    pub mean_ms: f64,
 }
 
 /// A stack run's outcome.

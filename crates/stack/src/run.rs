@@ -30,7 +30,7 @@ use crate::drill::{Drill, DrillCheck, DrillReport, Scene, Timeline};
 use crate::error::StackError;
 use crate::journey::Journey;
 use crate::kill_gateway::GatewayStart;
-use crate::launch::{Arrival, Capacity, Launch, player_points};
+use crate::launch::{Arrival, Capacity, Launch, between_matches_s, player_points};
 use crate::mapping::PortMapping;
 use crate::probe::Probe;
 use crate::report::{JourneyReport, Quantiles};
@@ -167,6 +167,7 @@ pub fn run<G: BotGame>(
             .stampede
             .map_or(0.0, |s| s.window(scenario.ramp_up).as_secs_f64()),
         hold_s: scenario.duration.as_secs_f64(),
+        between_matches_s: between_matches_s(&scenario),
     };
     let mut agents = match options.agents {
         0 => None,
@@ -761,6 +762,7 @@ fn step_time(result: &RunResult, step: &str) -> Quantiles {
         .map_or_else(Quantiles::default, |s| Quantiles {
             p50_ms: s.step_time_p50_us as f64 / 1000.0,
             p99_ms: s.step_time_p99_us as f64 / 1000.0,
+            mean_ms: s.step_time_mean_us / 1000.0,
         })
 }
 

@@ -50,6 +50,9 @@ pub struct StepSummary {
     pub step_time_p50_us: u64,
     /// 99th percentile of the same, microseconds.
     pub step_time_p99_us: u64,
+    /// Mean of the same, microseconds (0 in results written before it was kept).
+    #[serde(default)]
+    pub step_time_mean_us: f64,
     /// Failures by kind.
     pub errors: BTreeMap<String, u64>,
     /// The response-time histogram, HdrHistogram V2, base64.
@@ -97,6 +100,11 @@ impl StepSummary {
             },
             step_time_p50_us: q(&s.step_time, 0.5),
             step_time_p99_us: q(&s.step_time, 0.99),
+            step_time_mean_us: if s.step_time.is_empty() {
+                0.0
+            } else {
+                s.step_time.mean()
+            },
             errors: ErrorKind::ALL
                 .iter()
                 .filter(|k| s.errors[k.index()] > 0)

@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use hightick_engine::BotGame;
-use hightick_lab::plan::{Deployment, Machine, StoreBackend, Target, inputs_from_history, plan};
+use hightick_lab::plan::{
+    Deployment, Machine, Rehearsal, StoreBackend, Target, inputs_from_history, plan,
+};
 use hightick_lab::{FigureRecord, ResultsDb, parse_figures};
 
 use crate::demo::record::HistoryDbArgs;
@@ -29,12 +31,15 @@ enum Store {
 Figures come from the run history: games per core and match bots per core from \
 `lab sweep --record`, the rest from bench output recorded with `lab record`. Each \
 missing, stale (another commit) or foreign (another CPU model) figure is warned \
-about with the command that measures it."
+about with the command that measures it.\n\n\
+From a rehearsal: hightick lab plan --from-rehearsal launch-run.json (the report of \
+`hightick stack --json`): the plan of its players on its hosts, its matchmaking queue \
+worked out and set against what the run measured."
 )]
 pub(super) struct PlanArgs {
     /// Concurrent players to carry (all counted as in a match).
-    #[arg(long)]
-    ccu: u64,
+    #[arg(long, required_unless_present = "from_rehearsal")]
+    ccu: Option<u64>,
     /// The game's mode (default: its first, `5v5` for the arena).
     #[arg(long)]
     mode: Option<String>,
@@ -42,11 +47,11 @@ pub(super) struct PlanArgs {
     #[arg(long, value_name = "HZ")]
     tick_rate: Option<u32>,
     /// Peak logins per second.
-    #[arg(long, value_name = "PER_S")]
-    login_rate: f64,
+    #[arg(long, value_name = "PER_S", required_unless_present = "from_rehearsal")]
+    login_rate: Option<f64>,
     /// Meta-game requests per player per minute.
-    #[arg(long, value_name = "N")]
-    requests_per_player_min: f64,
+    #[arg(long, value_name = "N", required_unless_present = "from_rehearsal")]
+    requests_per_player_min: Option<f64>,
     /// Of those, purchases (ledger writes) per player per minute.
     #[arg(long, value_name = "N", default_value_t = 0.0)]
     purchases_per_player_min: f64,
@@ -75,6 +80,17 @@ pub(super) struct PlanArgs {
     /// another are warned about, and same-machine figures are preferred.
     #[arg(long, value_name = "MODEL")]
     machine: Option<String>,
+    /// Build the plan from a rehearsal's own figures: the JSON report of
+    /// `hightick stack --json` (players, arrivals, hosts, match length); the
+    /// plan then works out its matchmaking queue with the rehearsal's hosts
+    /// and sets its numbers against what the run measured. The target flags
+    /// (--ccu, --login-rate, ...) come from the report.
+    #[arg(
+        long,
+        value_name = "REPORT",
+        conflicts_with_all = ["ccu", "login_rate", "requests_per_player_min", "mode"]
+    )]
+    from_rehearsal: Option<PathBuf>,
     /// Where the JSON plan goes.
     #[arg(long, value_name = "PATH", default_value = "lab-plan.json")]
     json: PathBuf,
@@ -85,9 +101,45 @@ pub(super) struct PlanArgs {
     db: HistoryDbArgs,
 }
 
+/// The target the flags name, for `mode_name` at `tick_rate_hz`.
+fn target_from_flags(
+    args: &PlanArgs,
+    mode_name: String,
+    players: u32,
+    tick_rate_hz: u32,
+) -> Result<Target> {
+    let needed = |flag: &str| anyhow::anyhow!("{flag} is needed (or --from-rehearsal)");
+    Ok(Target {
+        ccu: args.ccu.ok_or_else(|| needed("--ccu"))?,
+        mode: mode_name,
+        players_per_match: players,
+        tick_rate_hz,
+        login_rate_per_s: args.login_rate.ok_or_else(|| needed("--login-rate"))?,
+        requests_per_player_min: args
+            .requests_per_player_min
+            .ok_or_else(|| needed("--requests-per-player-min"))?,
+        purchases_per_player_min: args.purchases_per_player_min,
+        match_minutes: args.match_minutes,
+        store: match args.store {
+            Store::Sqlite => StoreBackend::Sqlite,
+            Store::Postgres => StoreBackend::Postgres,
+        },
+    })
+}
+
 /// Runs `lab plan`.
 pub(super) fn run<G: BotGame>(args: &PlanArgs) -> Result<()> {
-    let mode_name = crate::demo::mode_name::<G>(args.mode.as_deref());
+    let rehearsal = args
+        .from_rehearsal
+        .as_deref()
+        .map(Rehearsal::read)
+        .transpose()?;
+    let mode_name = crate::demo::mode_name::<G>(
+        rehearsal
+            .as_ref()
+            .map(|r| r.mode.as_str())
+            .or(args.mode.as_deref()),
+    );
     let Some(mode) = G::mode(&mode_name) else {
         let names: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
         bail!(
@@ -96,19 +148,10 @@ pub(super) fn run<G: BotGame>(args: &PlanArgs) -> Result<()> {
             names.join(", ")
         );
     };
-    let target = Target {
-        ccu: args.ccu,
-        mode: mode_name.clone(),
-        players_per_match: u32::from(mode.players),
-        tick_rate_hz: args.tick_rate.unwrap_or(mode.tick_rate_hz),
-        login_rate_per_s: args.login_rate,
-        requests_per_player_min: args.requests_per_player_min,
-        purchases_per_player_min: args.purchases_per_player_min,
-        match_minutes: args.match_minutes,
-        store: match args.store {
-            Store::Sqlite => StoreBackend::Sqlite,
-            Store::Postgres => StoreBackend::Postgres,
-        },
+    let tick_rate_hz = args.tick_rate.unwrap_or(mode.tick_rate_hz);
+    let target = match &rehearsal {
+        Some(r) => r.target(tick_rate_hz),
+        None => target_from_flags(args, mode_name, u32::from(mode.players), tick_rate_hz)?,
     };
     let deployment = Deployment {
         gameserver_cores: args.gameserver_cores,
@@ -127,7 +170,9 @@ pub(super) fn run<G: BotGame>(args: &PlanArgs) -> Result<()> {
         .with_context(|| format!("opening {}", args.db.describe()))?;
     let inputs = inputs_from_history(&db, target, deployment, machine, host.git_commit);
     db.close();
-    let plan = plan(inputs?);
+    let mut inputs = inputs?;
+    inputs.rehearsal = rehearsal;
+    let plan = plan(inputs);
     print!("{}", plan.render_table());
     println!();
     for line in plan.figures() {

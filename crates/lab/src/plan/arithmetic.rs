@@ -5,8 +5,11 @@
 
 use serde::Serialize;
 
+use crate::plan::agreement::{Agreement, against};
 use crate::plan::freshness::{Warning, warnings};
 use crate::plan::inputs::{Need, PlanInputs};
+use crate::plan::queue::SeatOrder;
+use crate::plan::rehearsal::{Rehearsal, field};
 
 /// The part of the service a number sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,6 +58,8 @@ pub struct Number {
     pub formula: &'static str,
     /// The measured figures it came from (none: from the target alone).
     pub from: Vec<Need>,
+    /// The rehearsal report's fields it came from (none: not from a rehearsal).
+    pub rehearsal: Vec<&'static str>,
 }
 
 /// A capacity plan: its inputs, its numbers, and the warnings about its figures.
@@ -68,6 +73,8 @@ pub struct CapacityPlan {
     pub warnings: Vec<Warning>,
     /// What the numbers assume, and limits they exceed.
     pub notes: Vec<String>,
+    /// Built from a rehearsal: its numbers set against what the run measured.
+    pub agreement: Vec<Agreement>,
 }
 
 impl CapacityPlan {
@@ -104,9 +111,153 @@ impl Sheet<'_> {
             unit,
             formula,
             from: from.to_vec(),
+            rehearsal: Vec::new(),
         });
         value
     }
+
+    /// A number worked out from the rehearsal's report `fields`.
+    fn put_rehearsed(
+        &mut self,
+        key: &'static str,
+        unit: &'static str,
+        formula: &'static str,
+        fields: &[&'static str],
+        value: f64,
+    ) -> f64 {
+        self.put(key, unit, formula, &[], Some(value));
+        if let Some(n) = self.numbers.last_mut() {
+            n.rehearsal = fields.to_vec();
+        }
+        value
+    }
+}
+
+/// The report fields the queue model is worked from.
+const QUEUE_FIELDS: &[&str] = &[
+    field::PLAYERS,
+    field::RAMP_UP,
+    field::STAMPEDE_SHARE,
+    field::STAMPEDE_WITHIN,
+    field::HOLD,
+    field::LOGIN_MEAN,
+    field::BETWEEN_MATCHES,
+    field::MATCHES_AT_ONCE,
+    field::PLAYERS_PER_MATCH,
+    field::MATCH_MINUTES,
+];
+
+/// The matchmaking and the hosts of a plan built from rehearsal `r`: its
+/// queue worked out with its own hosts (freed seats raced for by the matches
+/// a pass allocates at once, and to the oldest tickets), and again with room
+/// for every match. Whether its
+/// hosts were short (players waited for a match to end).
+fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> bool {
+    let d = &s.inputs.deployment;
+    let capped = r.queue_model(d, Some(r.matches_at_once));
+    let oldest = capped.run(SeatOrder::Oldest);
+    let race = capped.run(SeatOrder::Race {
+        matches: u64::from(d.parallel_allocations),
+    });
+    let open = r.queue_model(d, None).run(SeatOrder::Oldest);
+    s.section = Section::Matchmaking;
+    s.put_rehearsed(
+        "seat_turnover_players_per_s",
+        "players/s",
+        "matches at once x players per match / (match length + half a host heartbeat): players a second the full hosts seat",
+        &[field::MATCHES_AT_ONCE, field::PLAYERS_PER_MATCH, field::MATCH_MINUTES],
+        capped.turnover_per_s().unwrap_or(0.0),
+    );
+    s.put_rehearsed(
+        "matchmaking_wait_s",
+        "s",
+        "mean wait of every ticket (one still waiting at the end counts its wait so far), by the queue model: the rehearsal's arrivals, logins and time between matches; a pass every interval seats tickets on the hosts' room; a seat is free half a heartbeat after its match ends",
+        QUEUE_FIELDS,
+        oldest.wait_all_mean_s,
+    );
+    s.put_rehearsed(
+        "matchmaking_queued_mean",
+        "players",
+        "players waiting for a match, mean over the run, by the queue model",
+        QUEUE_FIELDS,
+        oldest.queued_mean,
+    );
+    for (key, formula, value) in [
+        (
+            "matchmaking_wait_answered_oldest_s",
+            "mean wait of the tickets answered before the end, freed seats to the oldest tickets",
+            oldest.wait_mean_s,
+        ),
+        (
+            "matchmaking_wait_answered_race_s",
+            "the same, freed seats raced for by the oldest matches a pass allocates at once (the gateways' parallel allocations), their tickets alike",
+            race.wait_mean_s,
+        ),
+        (
+            "matchmaking_wait_p50_oldest_s",
+            "median wait of the tickets answered, freed seats to the oldest tickets",
+            oldest.wait_p50_s,
+        ),
+        (
+            "matchmaking_wait_p50_race_s",
+            "the same, freed seats raced for",
+            race.wait_p50_s,
+        ),
+        (
+            "matchmaking_wait_p99_oldest_s",
+            "99th percentile wait of the tickets answered, freed seats to the oldest tickets (the queue's tail; matches of one length add none)",
+            oldest.wait_p99_s,
+        ),
+        (
+            "matchmaking_wait_p99_race_s",
+            "the same, freed seats raced for",
+            race.wait_p99_s,
+        ),
+    ] {
+        s.put_rehearsed(key, "s", formula, QUEUE_FIELDS, value);
+    }
+    s.put_rehearsed(
+        "players_waiting_at_end",
+        "players",
+        "tickets the queue model still has waiting at the end",
+        QUEUE_FIELDS,
+        oldest.waiting_at_end as f64,
+    );
+    s.put_rehearsed(
+        "matchmaking_wait_with_room_s",
+        "s",
+        "the mean wait of every ticket again with room on the hosts for every match (no capacity queue)",
+        QUEUE_FIELDS,
+        open.wait_all_mean_s,
+    );
+    s.section = Section::GameServers;
+    let per_host = r.matches_per_host();
+    let mut host_fields = QUEUE_FIELDS.to_vec();
+    host_fields.push(field::HOSTS);
+    let in_use = s.put_rehearsed(
+        "hosts_in_use_peak",
+        "hosts",
+        "most matches running at once in the queue model / matches per host, in whole hosts",
+        &host_fields,
+        whole(oldest.matches_running_peak as f64 / per_host),
+    );
+    let needed = s.put_rehearsed(
+        "hosts_needed",
+        "hosts",
+        "the same with room for every match: the hosts that leave nobody waiting for a seat",
+        &host_fields,
+        whole(open.matches_running_peak as f64 / per_host),
+    );
+    if oldest.capacity_bound {
+        notes.push(format!(
+            "the rehearsal's {} host(s) ({} matches at once) were short: players beyond them waited for a match to end ({:.1} s mean wait, {:.1} s with room for every match); its peak filled {in_use:.0} host(s), and {needed:.0} would seat everyone",
+            r.hosts, r.matches_at_once, oldest.wait_all_mean_s, open.wait_all_mean_s
+        ));
+        notes.push(
+            "who gets a freed seat is a race (a gateway pass allocates the oldest matches it forms many at once): the answered tickets' waits depend on its winners, and are shown from that race's mean to seats to the oldest tickets first; the mean wait of every ticket and the queue are the same whoever wins".into(),
+        );
+    }
+    oldest.capacity_bound
 }
 
 /// Whole units: a fraction of a pod is a pod.
@@ -306,13 +457,19 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
     }
 
     s.section = Section::Matchmaking;
-    s.put(
-        "matchmaking_wait_s",
-        "s",
-        "mean wait for a match: half a matchmaking pass + filling a match at the claims rate (hosts ready: the fleet buffer holds)",
-        &[],
-        Some(d.matchmaking_pass_s / 2.0 + (players - 1.0) / (2.0 * claims)),
-    );
+    let mut hosts_short = false;
+    match &inputs.rehearsal {
+        Some(r) => hosts_short = rehearsal_numbers(&mut s, r, &mut notes),
+        None => {
+            s.put(
+                "matchmaking_wait_s",
+                "s",
+                "mean wait for a match: half a matchmaking pass + filling a match at the claims rate (hosts ready: the fleet buffer holds)",
+                &[],
+                Some(d.matchmaking_pass_s / 2.0 + (players - 1.0) / (2.0 * claims)),
+            );
+        }
+    }
     if let Some(c) = mm_capacity
         && claims >= c
     {
@@ -450,18 +607,24 @@ pub fn plan(inputs: PlanInputs) -> CapacityPlan {
     );
     let numbers = s.numbers;
     let warnings = warnings(&inputs);
+    let agreement = inputs
+        .rehearsal
+        .as_ref()
+        .map(|r| against(&numbers, r, &inputs.deployment, hosts_short))
+        .unwrap_or_default();
     CapacityPlan {
         inputs,
         numbers,
         warnings,
         notes,
+        agreement,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::fixtures::inputs;
+    use crate::plan::fixtures::{inputs, rehearsal_report};
 
     fn all_figures() -> Vec<(Need, f64)> {
         vec![
@@ -549,6 +712,76 @@ mod tests {
                 n.key
             );
         }
+    }
+
+    #[test]
+    fn a_plan_from_a_rehearsal_works_out_its_queue_with_its_hosts() {
+        let r = Rehearsal::from_json(&rehearsal_report().to_string(), "run.json").unwrap();
+        let mut i = inputs(&all_figures());
+        i.target = r.target(128);
+        i.rehearsal = Some(r);
+        let p = plan(i);
+        // 4 matches of 10 players, 12 s each + half a 2 s heartbeat.
+        assert!(close(p.value("seat_turnover_players_per_s"), 40.0 / 13.0));
+        let wait = p.value("matchmaking_wait_s").unwrap();
+        let with_room = p.value("matchmaking_wait_with_room_s").unwrap();
+        assert!(wait > with_room + 10.0, "{wait} vs {with_room}");
+        let oldest = p.value("matchmaking_wait_answered_oldest_s").unwrap();
+        let race = p.value("matchmaking_wait_answered_race_s").unwrap();
+        assert!(race < oldest, "{race} vs {oldest}");
+        assert!(p.value("matchmaking_wait_p99_race_s").unwrap() >= race);
+        assert!(p.value("matchmaking_queued_mean").unwrap() > 50.0);
+        assert_eq!(p.value("hosts_in_use_peak"), Some(2.0));
+        // 200 players are at most 20 matches: 10 hosts of 2.
+        let needed = p.value("hosts_needed").unwrap();
+        assert!(needed > 2.0 && needed <= 10.0, "{needed}");
+        assert!(
+            p.notes.iter().any(|n| n.contains("were short")),
+            "{:?}",
+            p.notes
+        );
+        assert!(
+            p.notes.iter().any(|n| n.contains("is a race")),
+            "{:?}",
+            p.notes
+        );
+        let n = p
+            .numbers
+            .iter()
+            .find(|n| n.key == "matchmaking_wait_s")
+            .unwrap();
+        assert!(n.rehearsal.contains(&"launch.capacity.match_minutes"));
+        let rows: Vec<_> = p.agreement.iter().map(|a| a.key).collect();
+        assert_eq!(
+            rows,
+            [
+                "matchmaking_wait_s",
+                "matchmaking_queued_mean",
+                "matchmaking_wait_answered_s",
+                "matchmaking_wait_p50_s",
+                "matchmaking_wait_p99_s",
+                "hosts_in_use_peak",
+                "hosts_needed"
+            ]
+        );
+        assert_eq!(p.agreement[2].plan_low, race);
+        assert_eq!(p.agreement[2].plan_high, oldest);
+        let hosts = &p.agreement[5];
+        assert!(hosts.agrees && hosts.why_not.is_none(), "{hosts:?}");
+        assert!(
+            p.agreement[6]
+                .why_not
+                .as_deref()
+                .unwrap()
+                .contains("had 2 host(s)")
+        );
+        let text = p.render_table();
+        assert!(text.contains("plan against the rehearsal"), "{text}");
+        assert!(
+            text.contains("rehearsal: run.json (hightick stack --scenario"),
+            "{text}"
+        );
+        assert!(p.render_html().unwrap().contains("Against the rehearsal"));
     }
 
     #[test]

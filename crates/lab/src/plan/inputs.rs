@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::LabError;
+use crate::plan::rehearsal::Rehearsal;
 use crate::summary::{GPC_HEADROOM, HostFacts, figure_token};
 
 /// Which store the service runs on: the figures of that backend are used.
@@ -105,6 +106,14 @@ pub struct Deployment {
     /// How often a gateway runs a matchmaking pass, seconds (the gateway's
     /// `PASS_EVERY`, crates/gateway/src/matchmaking.rs).
     pub matchmaking_pass_s: f64,
+    /// How often a host tells the gateways what it runs, seconds (the host's
+    /// `heartbeat_s`, crates/server/src/config.rs): a seat a match frees is
+    /// free to the matchmaker from the host's next heartbeat.
+    pub host_heartbeat_s: f64,
+    /// Matches a gateway's matchmaking pass allocates at once (its
+    /// `matchmaking.parallel_allocations`, crates/gateway/src/queue/rules.rs):
+    /// when the hosts are full, the oldest that many race for a freed seat.
+    pub parallel_allocations: u32,
 }
 
 impl Default for Deployment {
@@ -116,6 +125,8 @@ impl Default for Deployment {
             cpu_headroom: 1.0 - GPC_HEADROOM,
             autoscaler_sync_s: 10.0,
             matchmaking_pass_s: 0.5,
+            host_heartbeat_s: 2.0,
+            parallel_allocations: 64,
         }
     }
 }
@@ -380,6 +391,9 @@ pub struct PlanInputs {
     pub commit: Option<String>,
     /// The kind of machine the plan is for: figures from another are warned about.
     pub machine: Machine,
+    /// The rehearsal the plan was built from, when it was: its matchmaking
+    /// is then worked out with the rehearsal's hosts, and set against the run.
+    pub rehearsal: Option<Rehearsal>,
 }
 
 #[cfg(test)]

@@ -12,6 +12,12 @@
 //! [`freshness`] (the warnings), [`arithmetic`] (the numbers) and [`report`] (text,
 //! FIGURE lines, JSON, HTML).
 //!
+//! A plan can also be built from a rehearsal's own figures (`hightick lab plan
+//! --from-rehearsal REPORT.json`): [`rehearsal`] reads the report `hightick stack`
+//! wrote, [`queue`] works out its matchmaking queue with its hosts (players beyond
+//! their capacity wait for a match to end), and [`agreement`] sets what the plan
+//! predicts against what the run measured, saying why where they cannot agree.
+//!
 //! What it is not: it measures nothing, and it does not deploy; a figure it lacks is
 //! measured by the command its warning names and recorded (`lab sweep --record`, or
 //! a bench's output piped to `hightick lab record`).
@@ -27,26 +33,31 @@
 //! };
 //! let p = plan(PlanInputs {
 //!     target, deployment: Deployment::default(), figures: Figures::default(),
-//!     commit: None, machine,
+//!     commit: None, machine, rehearsal: None,
 //! });
 //! assert_eq!(p.value("matches"), Some(20_000.0));
 //! assert_eq!(p.value("gameservers"), None); // games per core was never measured
 //! assert!(p.warnings[0].message.starts_with("missing: games_per_core"));
 //! ```
 
+pub mod agreement;
 pub mod arithmetic;
 #[cfg(test)]
 mod fixtures;
 pub mod freshness;
 pub mod inputs;
+pub mod queue;
+pub mod rehearsal;
 pub mod report;
 pub mod sources;
 
+pub use agreement::Agreement;
 pub use arithmetic::{CapacityPlan, Number, Section, plan};
 pub use freshness::{Concern, Warning};
 pub use inputs::{
     Deployment, Figures, Machine, Measured, Need, PlanInputs, Source, StoreBackend, Target,
 };
+pub use rehearsal::Rehearsal;
 
 /// The inputs of a plan for `target`, with its figures from the run history in `db`,
 /// for a `machine` and build `commit`.
@@ -68,5 +79,6 @@ pub fn inputs_from_history(
         figures,
         commit,
         machine,
+        rehearsal: None,
     })
 }

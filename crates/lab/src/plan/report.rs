@@ -7,6 +7,7 @@ use hightick_report::{Align, Cell, Mark, Page, Table, TextTable, Tile};
 use hightick_telemetry::bench::figure_line;
 
 use crate::error::LabError;
+use crate::plan::agreement::{Agreement, TOLERANCE};
 use crate::plan::arithmetic::{CapacityPlan, Number};
 use crate::plan::inputs::{Measured, Need};
 
@@ -42,8 +43,21 @@ fn value_text(n: &Number) -> String {
     }
 }
 
+/// Where a number came from, in full (the HTML report and JSON name every
+/// rehearsal field).
 fn from_text(n: &Number) -> String {
-    if n.from.is_empty() {
+    if !n.rehearsal.is_empty() {
+        format!("rehearsal: {}", n.rehearsal.join(", "))
+    } else {
+        from_short(n)
+    }
+}
+
+/// The same for the text table: a rehearsal's fields are listed once below it.
+fn from_short(n: &Number) -> String {
+    if !n.rehearsal.is_empty() {
+        format!("rehearsal ({} of its figures)", n.rehearsal.len())
+    } else if n.from.is_empty() {
         "target".into()
     } else {
         n.from
@@ -51,6 +65,25 @@ fn from_text(n: &Number) -> String {
             .map(|f| f.key())
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// The plan's side of a row against the rehearsal: a value, or a range.
+fn plan_text(a: &Agreement) -> String {
+    if a.plan_low == a.plan_high {
+        format!("{:.2}", a.plan_low)
+    } else {
+        format!("{:.2}..{:.2}", a.plan_low, a.plan_high)
+    }
+}
+
+/// Whether a row of the plan against the rehearsal agrees, or why it cannot.
+fn verdict_text(a: &Agreement) -> String {
+    match (&a.why_not, a.agrees) {
+        (Some(why), true) => format!("agrees, but {why}"),
+        (Some(why), false) => format!("cannot agree: {why}"),
+        (None, true) => "agrees".into(),
+        (None, false) => format!("DISAGREES (over {:.0}%)", TOLERANCE * 100.0),
     }
 }
 
@@ -112,7 +145,7 @@ impl CapacityPlan {
                 n.key.to_string(),
                 value_text(n),
                 n.unit.to_string(),
-                from_text(n),
+                from_short(n),
             ]);
         }
         out.push_str(&t.render());
@@ -154,6 +187,22 @@ impl CapacityPlan {
             }
         }
         out.push_str(&m.render());
+        if let Some(r) = &self.inputs.rehearsal {
+            let mut fields: Vec<&str> = self
+                .numbers
+                .iter()
+                .flat_map(|n| n.rehearsal.iter().copied())
+                .collect();
+            fields.sort_unstable();
+            fields.dedup();
+            out.push_str(&format!(
+                "rehearsal: {} ({}); its figures: {}\n",
+                r.file,
+                r.command,
+                fields.join(", ")
+            ));
+            out.push_str(&self.agreement_table());
+        }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
         }
@@ -161,6 +210,33 @@ impl CapacityPlan {
             out.push_str(&format!("warning: {}\n", w.message));
         }
         out
+    }
+
+    /// The plan against the rehearsal it was built from, as a text table.
+    fn agreement_table(&self) -> String {
+        let mut t = TextTable::new(&[
+            ("number", Align::Left),
+            ("plan", Align::Right),
+            ("run", Align::Right),
+            ("off", Align::Right),
+            ("run's figure", Align::Left),
+            ("verdict", Align::Left),
+        ]);
+        for a in &self.agreement {
+            t.row([
+                a.key.to_string(),
+                plan_text(a),
+                format!("{:.2}", a.run),
+                format!("{:+.0}%", a.off * 100.0),
+                a.run_figure.to_string(),
+                verdict_text(a),
+            ]);
+        }
+        format!(
+            "\nplan against the rehearsal (agree: within {:.0}% of the run, or of a range's nearer end; a wait within one matchmaking pass)\n{}",
+            TOLERANCE * 100.0,
+            t.render()
+        )
     }
 
     /// The plan as JSON (inputs with every figure's source, numbers, warnings, notes).
@@ -253,6 +329,22 @@ impl CapacityPlan {
                     }),
             ),
         );
+        if !self.agreement.is_empty() {
+            page.section("Against the rehearsal").table(
+                &Table::new(["number", "plan", "run", "off", "run's figure", "verdict"]).rows(
+                    self.agreement.iter().map(|a| {
+                        vec![
+                            Cell::text(a.key),
+                            Cell::numeric(plan_text(a)),
+                            Cell::num(a.run, 2),
+                            Cell::numeric(format!("{:+.0}%", a.off * 100.0)),
+                            Cell::text(a.run_figure),
+                            Cell::text(verdict_text(a)).over(a.why_not.is_none() && !a.agrees),
+                        ]
+                    }),
+                ),
+            );
+        }
         page.section("Notes").list(&self.notes);
         page.section("Figures").preformatted(self.figures());
         Ok(page.finish())
