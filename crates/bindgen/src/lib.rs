@@ -170,19 +170,28 @@ impl Bindings {
     }
 }
 
-/// `source` as rustfmt (edition 2024) writes it.
+/// `source` as rustfmt (edition 2024) writes it; as it is, with a note on
+/// standard error, where rustfmt is not installed (it compiles the same).
 fn format_rust(source: &str) -> Result<String, BindgenError> {
     let io = |source| BindgenError::Io {
         path: PathBuf::from("rustfmt"),
         source,
     };
-    let mut child = Command::new("rustfmt")
+    let spawned = Command::new("rustfmt")
         .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(io)?;
+        .spawn();
+    let mut child = match spawned {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "note: rustfmt is not installed (rustup component add rustfmt): src/lib.rs is written unformatted"
+            );
+            return Ok(source.to_owned());
+        }
+        spawned => spawned.map_err(io)?,
+    };
     let mut stdin = child.stdin.take().expect("piped");
     let text = source.to_owned();
     let feeder = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
