@@ -21,6 +21,11 @@ use hightick_engine::mode::HostedGame;
 use hightick_net::{ConnectToken, Key, TokenParams};
 use hightick_server::{Host, HostConfig};
 
+/// Silence after which the server would time a client out: far longer
+/// than the live-match checks wait, so a seat freed in time was freed by
+/// the client's disconnect packets.
+pub const TOKEN_TIMEOUT_S: i32 = 120;
+
 /// A host with one match.
 pub struct LiveMatch {
     /// The host.

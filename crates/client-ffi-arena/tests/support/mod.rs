@@ -9,7 +9,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use hightick_arena::game::Arena;
-pub(crate) use hightick_ffi_testkit::{LiveMatch, now_us, run, token, tool_present, value};
+pub(crate) use hightick_ffi_testkit::{
+    LiveMatch, TOKEN_TIMEOUT_S, now_us, run, token, tool_present, value,
+};
 
 /// A host with one 5v5 match whose roster is `roster` (buy phase half a
 /// second, so players run soon).
@@ -191,11 +193,6 @@ pub(crate) mod player {
         if (s as i32) < 0 { Err(s) } else { Ok(s) }
     }
 }
-
-/// Silence after which the server would time a client out: far longer
-/// than the live-match checks wait, so a seat freed in time was freed by
-/// the client's disconnect packets.
-pub(crate) const TOKEN_TIMEOUT_S: i32 = 120;
 
 /// The most, in metres, the median frame's predicted position of a client
 /// program may be from its interpolated one: about four times the

@@ -12,12 +12,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use hightick_example_tag::{HALF_FIELD, Tag};
-use hightick_ffi_testkit::{LiveMatch, lib_dir, run, scratch, tool_present, value};
-
-/// Silence after which the server would time the client out: far longer
-/// than the test waits, so a seat freed in time was freed by the client's
-/// disconnect.
-const TOKEN_TIMEOUT_S: i32 = 120;
+use hightick_ffi_testkit::{
+    LiveMatch, TOKEN_TIMEOUT_S, lib_dir, run, scratch, tool_present, value,
+};
 
 #[test]
 fn the_generated_csharp_binding_plays_tag_live_with_no_desync() {
