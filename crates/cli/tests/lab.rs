@@ -316,6 +316,20 @@ fn a_short_soak_samples_the_server_and_judges_the_samples() {
     .unwrap();
     let samples = v["run"]["samples"].as_array().expect("samples");
     assert!(samples.len() >= 3, "{}", text(&out));
+    // Each sample was also kept as it came, a JSON line each, and printed.
+    let kept: Vec<Value> = std::fs::read_to_string(dir.join("soak.samples.jsonl"))
+        .expect("the samples file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(&kept, samples, "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("CPU/tick us").count(),
+        samples.len(),
+        "{}",
+        text(&out)
+    );
     for s in samples {
         assert!(s["rss_bytes"].as_u64().unwrap() > 1_000_000, "{s}");
         assert!(s["open_files"].as_u64().unwrap() >= 3, "{s}");

@@ -94,8 +94,8 @@ pub use history::{RecordedRun, RunKind};
 pub use html::render_html;
 pub use load::{LoadSpec, Phase, Progress, run_load};
 pub use soak::{
-    SoakBound, SoakVerdict, judge, matches_started, render_soak_html, render_soak_table,
-    render_verdict,
+    SoakBound, SoakVerdict, judge, matches_started, render_soak_html, render_soak_line,
+    render_soak_table, render_verdict,
 };
 pub use summary::{
     BotRow, DropRow, HostFacts, LinkRow, NetworkRow, QualityRow, RunSummary, SoakSample,

@@ -231,6 +231,18 @@ fn sample_row(s: &SoakSample) -> [String; 10] {
     ]
 }
 
+/// One sample as a line, for progress while a soak runs: the table's
+/// columns with their names.
+pub fn render_soak_line(s: &SoakSample) -> String {
+    let cells = sample_row(s);
+    let mut line = format!("t {} min:", cells[0]);
+    for ((name, _), value) in SAMPLE_COLUMNS.iter().zip(&cells).skip(1) {
+        line.push_str(&format!(" {name} {value},"));
+    }
+    line.pop();
+    line
+}
+
 /// Matches started in place of ended ones over `samples`.
 pub fn matches_started(samples: &[SoakSample]) -> u64 {
     samples.iter().map(|s| s.matches_started).sum()

@@ -15,7 +15,6 @@ use hightick_telemetry::Budgets;
 use tokio::sync::oneshot;
 
 use crate::admin::{AdminState, WorkerHandle, router};
-use crate::batch_io;
 use crate::config::HostConfig;
 use crate::doorbell::{CommandSender, Doorbell};
 use crate::error::ServerError;
@@ -360,7 +359,7 @@ fn bind_workers(
     for i in 0..count {
         let address = config.worker_bind(i);
         let socket =
-            batch_io::bind(address).map_err(|source| ServerError::Bind { address, source })?;
+            hightick_udp::bind(address).map_err(|source| ServerError::Bind { address, source })?;
         let local = socket.local_addr()?;
         let public_address = advertised_game_address(config, i, local);
         let max_clients =

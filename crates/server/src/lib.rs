@@ -7,7 +7,7 @@
 //! What it is for:
 //! - **Workers** ([`worker`](crate::worker) module docs): one thread per core
 //!   by default (optionally pinned), each with its own UDP socket read and
-//!   written in batches (`recvmmsg` / `sendmmsg`, [`batch_io`]) and its own
+//!   written in batches (`recvmmsg` / `sendmmsg`, `hightick_udp`) and its own
 //!   secure layer (`hightick_net::Server`). Matches are placed on the least
 //!   loaded worker and ticked in phase groups staggered across the tick
 //!   period (a group's matches tick back to back on one wake-up: [`phase`]
@@ -66,7 +66,6 @@
 pub mod adapt;
 mod admin;
 pub mod agones;
-pub mod batch_io;
 pub mod config;
 mod delivery;
 mod doorbell;

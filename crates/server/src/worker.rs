@@ -33,7 +33,6 @@ use hightick_telemetry::{BudgetTarget, Budgets, FrameStats, ModeBudget, Subsyste
 use tokio::sync::oneshot;
 
 use crate::adapt::{AdaptConfig, LinkReading};
-use crate::batch_io::{BATCH, ReceiveBatch, SendBatch};
 use crate::doorbell::Doorbell;
 use crate::hosted::{HostedMatch, Seat};
 use crate::phase::PhasePlan;
@@ -43,6 +42,7 @@ use crate::retired::{Retired, RetiredMode};
 use crate::tick_totals::TickTotals;
 use hightick_host_api::MatchInfo;
 use hightick_process as process;
+use hightick_udp::{BATCH, ReceiveBatch, SendBatch};
 
 /// How often a worker publishes the share of a core it used.
 const BUSY_PERIOD: Duration = Duration::from_secs(1);
@@ -835,7 +835,7 @@ fn adapt_seat<G: HostedGame>(
     seat.link.take_send()
 }
 
-fn count_flush(traffic: &mut Traffic, flushed: crate::batch_io::Flushed) {
+fn count_flush(traffic: &mut Traffic, flushed: hightick_udp::Flushed) {
     traffic.packets_out += flushed.sent as u64;
     traffic.bytes_out += flushed.bytes as u64;
     traffic.send_dropped += flushed.dropped as u64;

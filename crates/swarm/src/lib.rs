@@ -20,7 +20,9 @@
 //! - [`MatchBot`]s: real clients ([`UdpClient`](hightick_client::UdpClient))
 //!   of any game, each playing the game's own bot (`hightick_engine::BotGame`),
 //!   which also checks that what arrives hangs together, and counting it; a
-//!   [`Fleet`] runs many of them. `play_match` steps play the game a
+//!   [`Fleet`] runs many of them, in groups that share a socket when their
+//!   servers are on loopback (one `recvmmsg` and one `sendmmsg` a tick for
+//!   the group, each bot at its own address). `play_match` steps play the game a
 //!   [`MatchPlayer`] names.
 //!
 //! What it is not: a server or a gateway (those are `hightick-server` and

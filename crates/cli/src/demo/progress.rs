@@ -44,6 +44,12 @@ impl RunBar {
         ));
     }
 
+    /// Prints `line` on standard error above the bar (also when the bar is
+    /// hidden, as it is when standard error is not a terminal).
+    pub(crate) fn print_above(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
     /// Clears the bar.
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();

@@ -1,9 +1,13 @@
 //! `hightick lab soak`: a long load run sampled every interval, judged for
 //! leaks and drift, with a chart. By default each match that ends is
 //! replaced by a new one (`--churn on`), with the game's short rules, so the
-//! run covers match set-up and teardown as well as steady play.
+//! run covers match set-up and teardown as well as steady play. Each sample
+//! is printed and appended to a JSON-lines file as it is taken, so a run
+//! cut short keeps what it measured.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -11,7 +15,8 @@ use clap::Args;
 use hightick_engine::BotGame;
 use hightick_engine::mode::HostedGame;
 use hightick_lab::{
-    LoadSpec, judge, matches_started, render_soak_html, render_soak_table, render_verdict, run_load,
+    LoadSpec, judge, matches_started, render_soak_html, render_soak_line, render_soak_table,
+    render_verdict, run_load,
 };
 
 use crate::demo::budget_book;
@@ -59,7 +64,9 @@ pub(super) struct SoakArgs {
     /// Frame-time budgets file (default: the shipped budgets).
     #[arg(long, value_name = "FILE")]
     budgets: Option<PathBuf>,
-    /// Where the JSON result (the run with its samples and the verdict) goes.
+    /// Where the JSON result (the run with its samples and the verdict) goes;
+    /// beside it, each sample as it is taken: PATH with the extension
+    /// `.samples.jsonl` (one JSON object a line).
     #[arg(long, value_name = "PATH", default_value = "lab-soak.json")]
     json: PathBuf,
     /// Where the HTML report (verdict and charts) goes.
@@ -108,10 +115,31 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
         },
         spec.settings,
     );
+    let samples_path = samples_path(&args.json);
+    let mut samples_file = File::create(&samples_path)
+        .with_context(|| format!("creating {}", samples_path.display()))?;
+    eprintln!("samples, as they come: {}", samples_path.display());
     let bar = RunBar::new("soak");
-    let run = run_load::<G>(&spec, &budgets, &mut |p| bar.update(p));
+    let mut write_error = None;
+    let run = run_load::<G>(&spec, &budgets, &mut |p| {
+        bar.update(p);
+        if let Some(sample) = &p.sample {
+            bar.print_above(&render_soak_line(sample));
+            let line = serde_json::to_string(sample).map_err(std::io::Error::from);
+            let written = line.and_then(|l| writeln!(samples_file, "{l}"));
+            if write_error.is_none() {
+                write_error = written.err();
+            }
+        }
+    });
     bar.finish();
     let run = run?;
+    if let Some(e) = write_error {
+        eprintln!(
+            "warning: writing {} failed ({e}); the JSON result has every sample",
+            samples_path.display()
+        );
+    }
     let verdict = judge(&run.samples);
     print!("{}", render_soak_table(&run.samples));
     print!("{}", render_verdict(&verdict));
@@ -141,6 +169,12 @@ pub(super) fn soak<G: BotGame>(args: &SoakArgs) -> Result<()> {
         bail!("the soak did not hold its bounds (see above)");
     }
     Ok(())
+}
+
+/// Where the samples go as they come: `json` with the extension
+/// `.samples.jsonl` (`lab-soak.json` -> `lab-soak.samples.jsonl`).
+fn samples_path(json: &Path) -> PathBuf {
+    json.with_extension("samples.jsonl")
 }
 
 /// The game's short rules for `mode`, as the JSON settings a match is

@@ -1,6 +1,6 @@
 //! The kernel's floor for one match's UDP traffic on loopback: what the
 //! server's thread spends in `recvmmsg` / `sendmmsg` per match tick when it
-//! does nothing else, on the server's real I/O path (`batch_io::bind`,
+//! does nothing else, on the server's real I/O path (`hightick_udp::bind`,
 //! `ReceiveBatch::receive`, `SendBatch::buffer` / `commit` / `flush`).
 //! `cargo bench -p hightick-lab --bench udp_floor` and `hightick lab
 //! breakdown` both measure it with [`measure`].
@@ -13,7 +13,7 @@
 //!   `datagram(i)` reads a server does to get each sender);
 //! - timed, *send*: one datagram of `server_bytes` to each client, written
 //!   into one `SendBatch` and flushed with one `sendmmsg` (one per
-//!   [`BATCH`](batch_io::BATCH) clients);
+//!   [`BATCH`](hightick_udp::BATCH) clients);
 //! - untimed: the clients read their datagrams, so no buffer ever fills.
 //!
 //! On loopback the sender's `sendmmsg` also runs the receiver's delivery
@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 use hightick_telemetry::bench::Stats;
 
 use hightick_process::pin_to_core;
-use hightick_server::batch_io::{self, ReceiveBatch, SendBatch};
+use hightick_udp::{ReceiveBatch, SendBatch};
 
 /// Longest datagram a floor client reads.
 const READ_BYTES: usize = 2048;
@@ -76,7 +76,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FloorPlan {
     /// Clients of the match (one datagram each way per tick), at most
-    /// [`MAX_CLIENTS`]; past [`BATCH`](batch_io::BATCH) a tick takes more than one
+    /// [`MAX_CLIENTS`]; past [`BATCH`](hightick_udp::BATCH) a tick takes more than one
     /// `recvmmsg` and `sendmmsg`, as the server's does.
     pub clients: usize,
     /// A client's input datagram, bytes.
@@ -125,8 +125,8 @@ impl FloorPlan {
         if !(5..=READ_BYTES).contains(&self.client_bytes) {
             return bad("client_bytes", format!("5 to {READ_BYTES}"));
         }
-        if !(5..=READ_BYTES.min(batch_io::SEND_BYTES)).contains(&self.server_bytes) {
-            return bad("server_bytes", format!("5 to {}", batch_io::SEND_BYTES));
+        if !(5..=READ_BYTES.min(hightick_udp::SEND_BYTES)).contains(&self.server_bytes) {
+            return bad("server_bytes", format!("5 to {}", hightick_udp::SEND_BYTES));
         }
         if self.ticks_per_sample == 0 || self.samples == 0 {
             return bad("samples", "at least one sample of one tick".into());
@@ -301,7 +301,7 @@ struct FloorMatch {
 
 impl FloorMatch {
     fn new(plan: FloorPlan) -> io::Result<Self> {
-        let server = batch_io::bind("127.0.0.1:0".parse().expect("a literal address"))?;
+        let server = hightick_udp::bind("127.0.0.1:0".parse().expect("a literal address"))?;
         let server_address = server.local_addr()?;
         let mut clients = Vec::with_capacity(plan.clients);
         let mut client_addresses = Vec::with_capacity(plan.clients);
@@ -758,7 +758,7 @@ pub fn measure(plan: FloorPlan) -> io::Result<Floor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hightick_server::batch_io::BATCH;
+    use hightick_udp::BATCH;
 
     #[test]
     fn a_tiny_plan_moves_every_datagram_and_gives_figures() {

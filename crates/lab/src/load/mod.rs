@@ -235,6 +235,9 @@ pub struct Progress {
     /// Reliable events each player received so far (kills, round ends...
     /// for the arena), summed over kinds.
     pub events: u64,
+    /// The soak sample taken this second, if one was (`sample_every`): a
+    /// caller that keeps each as it comes loses none if the run dies.
+    pub sample: Option<SoakSample>,
 }
 
 /// The commit and host facts of this build and machine: `git rev-parse HEAD` in the
@@ -507,6 +510,7 @@ fn measure<G: BotGame>(
         // Once a second, as the servers sample their timelines; reading one
         // asks their workers nothing.
         std::thread::sleep(Duration::from_secs(1));
+        let mut fresh = None;
         if let Some(churn) = churn.as_deref_mut() {
             churn.replace_ended::<G>(spec, admins, fleet)?;
         }
@@ -523,6 +527,7 @@ fn measure<G: BotGame>(
                 let (sample, counters) =
                     soak_sample(servers, admins, (since, every), started, &sampled)?;
                 samples.push(sample);
+                fresh = Some(sample);
                 sampled = counters;
             }
         }
@@ -541,6 +546,7 @@ fn measure<G: BotGame>(
             server_cpu_cores: cpu,
             tick_p99_us: p99,
             events: live.total_events() / u64::from(players.max(1)),
+            sample: fresh,
         });
     }
     Ok(window_start)

@@ -1,9 +1,12 @@
 //! [`Fleet`]: many match bots on tokio, ticking at the match rate in groups
 //! of [`GROUP`] (one task and one timer wake-up a tick for the whole group),
-//! with live counters while they run and a [`FleetReport`] at the end.
+//! with live counters while they run and a [`FleetReport`] at the end. A
+//! group whose bots' servers are all on loopback (and that goes through no
+//! relay) shares one socket ([`SharedSocket`]): one `recvmmsg` and one
+//! `sendmmsg` a tick for the group.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +18,7 @@ use hightick_net::ConnectToken;
 use tokio::task::JoinHandle;
 
 use crate::bots::match_bot::{MatchBot, MatchBotConfig};
+use crate::bots::shared_socket::SharedSocket;
 use crate::counters::{BotCounters, LiveCounters};
 use crate::error::SwarmError;
 use hightick_client::Quality;
@@ -182,6 +186,22 @@ struct Member {
     config: MatchBotConfig,
 }
 
+impl Member {
+    /// Whether it can take a seat on a [`SharedSocket`]: no relay, no
+    /// address of its own beyond loopback, every server it may reach on
+    /// IPv4 loopback.
+    fn can_share(&self) -> bool {
+        self.config.via.is_none()
+            && self.config.bind.ip().is_loopback()
+            && self
+                .token
+                .server_addresses
+                .as_slice()
+                .iter()
+                .all(|a| matches!(a.ip(), IpAddr::V4(ip) if ip.is_loopback()))
+    }
+}
+
 impl fmt::Debug for BotOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BotOutcome")
@@ -327,7 +347,9 @@ pub async fn run_fleet<G: BotGame>(
 /// Binds a group's bots and ticks them together every `period` (or at
 /// once when the group fell behind: ticks are skipped rather than bunched)
 /// until `end` or `stop`; a bot whose match ended leaves when the server
-/// closes it. One outcome per bot, in no particular order.
+/// closes it. The bots share one socket when they can
+/// ([`Member::can_share`]), else each binds its own. One outcome per bot,
+/// in no particular order.
 async fn run_group<G: BotGame>(
     members: Vec<Member>,
     end: Instant,
@@ -336,15 +358,31 @@ async fn run_group<G: BotGame>(
     stop: &AtomicBool,
 ) -> Vec<Result<BotOutcome, SwarmError>> {
     let mut outcomes = Vec::with_capacity(members.len());
+    // A socket that cannot be bound (no device `lo` to bind to, say) leaves
+    // each bot its own.
+    let mut shared = if members.iter().all(Member::can_share) {
+        SharedSocket::bind().ok()
+    } else {
+        None
+    };
+    // Seat k is bots[k], `None` once it left (or never started).
     let mut bots = Vec::with_capacity(members.len());
-    for m in members {
-        match MatchBot::<G>::bind(m.token, m.index, &m.config).await {
-            Ok(bot) => bots.push((bot, BotCounters::default())),
-            Err(e) => outcomes.push(Err(e)),
+    for (seat, m) in members.into_iter().enumerate() {
+        let bot = match shared {
+            Some(_) => MatchBot::<G>::seated(m.token, m.index, &m.config, seat),
+            None => MatchBot::<G>::bind(m.token, m.index, &m.config).await,
+        };
+        match bot {
+            Ok(bot) => bots.push(Some((bot, BotCounters::default()))),
+            Err(e) => {
+                bots.push(None);
+                outcomes.push(Err(e));
+            }
         }
     }
+    let mut playing = bots.iter().flatten().count();
     let mut next = Instant::now();
-    while !bots.is_empty() && !stop.load(Ordering::Relaxed) {
+    while playing > 0 && !stop.load(Ordering::Relaxed) {
         next += period;
         let now = Instant::now();
         if next < now {
@@ -352,34 +390,58 @@ async fn run_group<G: BotGame>(
         }
         let last = next >= end;
         tokio::time::sleep_until(next.min(end).into()).await;
-        let mut i = 0;
-        while i < bots.len() {
-            let (bot, reported) = &mut bots[i];
-            bot.tick_now();
+        if let Some(socket) = shared.as_mut() {
+            let now = Instant::now();
+            socket.receive(|seat, from, bytes| {
+                if let Some(Some((bot, _))) = bots.get_mut(seat) {
+                    bot.core_mut().handle_datagram(now, from, bytes);
+                }
+            });
+        }
+        for slot in bots.iter_mut() {
+            let Some((bot, reported)) = slot else {
+                continue;
+            };
+            match shared.as_mut() {
+                Some(socket) => bot.tick_seated(socket),
+                None => bot.tick_now(),
+            }
             let counters = bot.counters();
             live.advance(reported, &counters);
             *reported = counters;
             if bot.is_disconnected() {
-                let (bot, _) = bots.swap_remove(i);
-                outcomes.push(Ok(outcome(bot)));
-            } else {
-                i += 1;
+                if let Some((bot, _)) = slot.take() {
+                    outcomes.push(Ok(outcome(bot, shared.as_mut())));
+                }
+                playing -= 1;
             }
+        }
+        if let Some(socket) = shared.as_mut() {
+            socket.flush();
         }
         if last {
             break;
         }
     }
-    outcomes.extend(bots.into_iter().map(|(bot, _)| Ok(outcome(bot))));
+    for (bot, _) in bots.into_iter().flatten() {
+        outcomes.push(Ok(outcome(bot, shared.as_mut())));
+    }
+    if let Some(socket) = shared.as_mut() {
+        socket.flush();
+    }
     outcomes
 }
 
-/// What a bot saw, once it says goodbye.
-fn outcome<G: BotGame>(mut bot: MatchBot<G>) -> BotOutcome {
+/// What a bot saw, once it says goodbye (on its group's `shared` socket if
+/// it has a seat there).
+fn outcome<G: BotGame>(mut bot: MatchBot<G>, shared: Option<&mut SharedSocket>) -> BotOutcome {
     let counters = bot.counters();
     let interarrival = Some(bot.interarrival().clone());
     let quality = bot.quality().clone();
-    bot.disconnect();
+    match shared {
+        Some(socket) => bot.disconnect_seated(socket),
+        None => bot.disconnect(),
+    }
     BotOutcome {
         counters,
         interarrival,

@@ -1,17 +1,19 @@
-//! [`MatchBot`]: a real client with its own UDP socket, playing a game's bot
-//! (`G::Bot`, from [`BotGame`]) from what it receives, and counting what it
-//! saw; the game's bot is also its consistency check.
+//! [`MatchBot`]: a real client, playing a game's bot (`G::Bot`, from
+//! [`BotGame`]) from what it receives, and counting what it saw; the game's
+//! bot is also its consistency check. A bot has its own UDP socket, or a
+//! seat on its group's [`SharedSocket`], whose group then does its I/O.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use hightick_client::{GameClientConfig, UdpClient};
+use hightick_client::{GameClient, GameClientConfig, UdpClient};
 use hightick_engine::events::ReliableEvent;
 use hightick_engine::mode::{HostedGame, Mode};
-use hightick_engine::{Bot, BotGame};
+use hightick_engine::{Bot, BotGame, Game};
 use hightick_net::{ClientState, ConnectToken};
 
+use crate::bots::shared_socket::SharedSocket;
 use crate::counters::BotCounters;
 use crate::error::SwarmError;
 use hightick_client::{Quality, QualityProbe};
@@ -99,10 +101,44 @@ pub fn mode_and_settings<G: HostedGame>(
     Ok((found, settings))
 }
 
+/// A bot's client and how its datagrams travel.
+#[derive(Debug)]
+enum BotIo<G: Game> {
+    /// Its own socket, drained at each tick.
+    Own(UdpClient<G>),
+    /// Seat `seat` of its group's [`SharedSocket`]: the group hands it what
+    /// arrived and sends what it queued.
+    Seated { core: GameClient<G>, seat: usize },
+}
+
+impl<G: Game> BotIo<G> {
+    fn core(&self) -> &GameClient<G> {
+        match self {
+            Self::Own(client) => client.core(),
+            Self::Seated { core, .. } => core,
+        }
+    }
+
+    fn core_mut(&mut self) -> &mut GameClient<G> {
+        match self {
+            Self::Own(client) => client.core_mut(),
+            Self::Seated { core, .. } => core,
+        }
+    }
+
+    /// Sends what its own socket's client queued (a seated one's queue is
+    /// its group's to send).
+    fn flush_own(&mut self) {
+        if let Self::Own(client) = self {
+            client.flush();
+        }
+    }
+}
+
 /// One match bot: a UDP client, the game's bot and its counters.
 #[derive(Debug)]
 pub struct MatchBot<G: BotGame> {
-    client: UdpClient<G>,
+    io: BotIo<G>,
     bot: G::Bot,
     counters: BotCounters,
     probe: QualityProbe,
@@ -114,6 +150,20 @@ pub struct MatchBot<G: BotGame> {
     saw_match_end: bool,
 }
 
+/// Game `G`'s bot for the `index`th bot of a fleet, in `config`'s mode and
+/// settings.
+fn game_bot<G: BotGame>(index: u16, config: &MatchBotConfig) -> Result<G::Bot, SwarmError> {
+    let (mode, settings) = mode_and_settings::<G>(config.mode.as_deref(), &config.settings)?;
+    G::bot(
+        mode,
+        &settings,
+        config.client.tick_rate_hz,
+        index,
+        config.seed,
+    )
+    .map_err(SwarmError::Mode)
+}
+
 impl<G: BotGame> MatchBot<G> {
     /// Binds the bot's socket; it connects with `token` as it runs. `index`
     /// tells the bots of one fleet apart (seed mix).
@@ -122,22 +172,32 @@ impl<G: BotGame> MatchBot<G> {
         index: u16,
         config: &MatchBotConfig,
     ) -> Result<Self, SwarmError> {
-        let (mode, settings) = mode_and_settings::<G>(config.mode.as_deref(), &config.settings)?;
-        let bot = G::bot(
-            mode,
-            &settings,
-            config.client.tick_rate_hz,
-            index,
-            config.seed,
-        )
-        .map_err(SwarmError::Mode)?;
+        let bot = game_bot::<G>(index, config)?;
         let mut client = UdpClient::bind(token, config.client.clone(), config.bind).await?;
         if let Some(via) = config.via {
             client.relay_via(via);
         }
-        client.core_mut().track_positions(G::replica_position);
-        Ok(Self {
-            client,
+        Ok(Self::with_io(BotIo::Own(client), bot, config))
+    }
+
+    /// A bot on seat `seat` of its group's [`SharedSocket`] (its servers on
+    /// loopback, no relay): the group hands it what arrives
+    /// ([`Self::core_mut`]) and ticks it with [`Self::tick_seated`].
+    pub(crate) fn seated(
+        token: ConnectToken,
+        index: u16,
+        config: &MatchBotConfig,
+        seat: usize,
+    ) -> Result<Self, SwarmError> {
+        let bot = game_bot::<G>(index, config)?;
+        let core = GameClient::with_config(token, config.client.clone(), Instant::now())?;
+        Ok(Self::with_io(BotIo::Seated { core, seat }, bot, config))
+    }
+
+    fn with_io(mut io: BotIo<G>, bot: G::Bot, config: &MatchBotConfig) -> Self {
+        io.core_mut().track_positions(G::replica_position);
+        Self {
+            io,
             bot,
             counters: BotCounters::default(),
             probe: QualityProbe::new(
@@ -150,7 +210,7 @@ impl<G: BotGame> MatchBot<G> {
             tick_rate_hz: config.client.tick_rate_hz.max(1),
             last_tick: 0,
             saw_match_end: false,
-        })
+        }
     }
 
     /// What it counted so far.
@@ -160,7 +220,7 @@ impl<G: BotGame> MatchBot<G> {
 
     /// Snapshot inter-arrival times, microseconds.
     pub fn interarrival(&self) -> &Histogram<u64> {
-        self.client.core().snapshot_interarrival()
+        self.io.core().snapshot_interarrival()
     }
 
     /// What a player would have seen (see [`QualityProbe`]).
@@ -174,13 +234,19 @@ impl<G: BotGame> MatchBot<G> {
     }
 
     /// The client under the bot.
-    pub fn client(&self) -> &UdpClient<G> {
-        &self.client
+    pub fn core(&self) -> &GameClient<G> {
+        self.io.core()
+    }
+
+    /// The client under the bot, to hand it datagrams (a seated bot's group
+    /// does).
+    pub fn core_mut(&mut self) -> &mut GameClient<G> {
+        self.io.core_mut()
     }
 
     /// Whether the connection is over (closed, timed out, refused).
     pub fn is_disconnected(&self) -> bool {
-        matches!(self.client.core().state(), ClientState::Disconnected(_))
+        matches!(self.io.core().state(), ClientState::Disconnected(_))
     }
 
     /// Whether the bot learnt that its match is over: an event that ends
@@ -189,11 +255,16 @@ impl<G: BotGame> MatchBot<G> {
         self.saw_match_end || self.bot.match_over()
     }
 
-    /// One bot tick: network I/O until `deadline`, then read events and
-    /// check the world, then send the next input.
+    /// One bot tick: network I/O until `deadline` (on its own socket; a
+    /// seated bot's I/O is its group's), then read events and check the
+    /// world, then send the next input.
     pub async fn tick(&mut self, deadline: Instant) -> Result<(), SwarmError> {
-        self.client.run_until(deadline).await?;
+        if let BotIo::Own(client) = &mut self.io {
+            client.run_until(deadline).await?;
+        }
         self.play();
+        self.io.flush_own();
+        self.count();
         Ok(())
     }
 
@@ -201,18 +272,40 @@ impl<G: BotGame> MatchBot<G> {
     /// then as [`MatchBot::tick`]. For a caller that keeps the schedule of
     /// many bots at once.
     pub fn tick_now(&mut self) {
-        self.client.poll_now();
+        if let BotIo::Own(client) = &mut self.io {
+            client.poll_now();
+        }
         self.play();
+        self.io.flush_own();
+        self.count();
     }
 
-    /// Reads events and checks the world, then sends the next input.
+    /// One tick of a seated bot, after its group handed it what arrived:
+    /// its connection's due timers, then as [`MatchBot::tick`], queuing
+    /// what it sends on `socket`.
+    pub(crate) fn tick_seated(&mut self, socket: &mut SharedSocket) {
+        let now = Instant::now();
+        let core = self.io.core_mut();
+        if core.poll_timeout().is_some_and(|t| t <= now) {
+            core.handle_timeout(now);
+        }
+        self.play();
+        self.queue_seated(socket);
+        self.count();
+    }
+
+    /// Reads events and checks the world, then queues the next input.
     fn play(&mut self) {
         self.read();
         let now = Instant::now();
-        self.probe.frame(now, self.client.core());
+        self.probe.frame(now, self.io.core());
         self.act(now);
-        self.client.flush();
-        self.count();
+    }
+
+    fn queue_seated(&mut self, socket: &mut SharedSocket) {
+        if let BotIo::Seated { core, seat } = &mut self.io {
+            socket.queue(core, *seat, Instant::now());
+        }
     }
 
     /// Ticks at the next deadline, one `period` after `next` (or now, when
@@ -241,12 +334,19 @@ impl<G: BotGame> MatchBot<G> {
     /// counters keep what they had: a bot closing at the end of its run is
     /// not counted as disconnected.
     pub fn disconnect(&mut self) {
-        self.client.core_mut().disconnect();
-        self.client.flush();
+        self.io.core_mut().disconnect();
+        self.io.flush_own();
+    }
+
+    /// As [`Self::disconnect`], for a seated bot: the goodbye is queued on
+    /// its group's `socket`.
+    pub(crate) fn disconnect_seated(&mut self, socket: &mut SharedSocket) {
+        self.io.core_mut().disconnect();
+        self.queue_seated(socket);
     }
 
     fn read(&mut self) {
-        let core = self.client.core_mut();
+        let core = self.io.core_mut();
         while let Some(event) = core.poll_event() {
             self.counters.count_event(event.kind());
             self.saw_match_end |= event.ends_match();
@@ -261,7 +361,7 @@ impl<G: BotGame> MatchBot<G> {
     }
 
     fn act(&mut self, now: Instant) {
-        let core = self.client.core();
+        let core = self.io.core();
         if !core.is_connected() {
             return;
         }
@@ -279,13 +379,13 @@ impl<G: BotGame> MatchBot<G> {
         self.last_tick = tick;
         let command = self.bot.command(core.world(), tick);
         // Not connected any more: nothing to send it to.
-        let _ = self.client.core_mut().send_input(command);
+        let _ = self.io.core_mut().send_input(command);
     }
 
     fn count(&mut self) {
         let disconnected = self.is_disconnected();
         let over = self.match_over();
-        let core = self.client.core();
+        let core = self.io.core();
         let s = core.stats();
         let c = &mut self.counters;
         if core.is_connected() {

@@ -113,7 +113,7 @@ pub async fn play_match<G: BotGame>(ticket: MatchTicket) -> Result<MatchSample, 
         let now = Instant::now();
         if now >= next_rtt {
             next_rtt += Duration::from_secs(1);
-            let core = bot.client().core();
+            let core = bot.core();
             if core.is_connected() {
                 record_us(
                     &mut sample.rtt,
@@ -123,7 +123,7 @@ pub async fn play_match<G: BotGame>(ticket: MatchTicket) -> Result<MatchSample, 
         }
     }
     let counters = bot.counters();
-    let packets = bot.client().core().net().endpoint().stats();
+    let packets = bot.core().net().endpoint().stats();
     let _ = sample.interarrival.add(bot.interarrival());
     bot.disconnect();
     let finished = bot.match_over();
