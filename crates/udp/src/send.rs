@@ -16,7 +16,9 @@ pub struct SendBatch {
     buffers: Box<[[u8; SEND_BYTES]]>,
     lengths: Box<[usize]>,
     address_lengths: Box<[libc::socklen_t]>,
-    sources: Box<[Option<Ipv4Addr>]>,
+    /// Bytes of each datagram's control message (its source address), 0
+    /// for none.
+    control_lengths: Box<[usize]>,
     messages: Messages,
     count: usize,
 }
@@ -53,7 +55,7 @@ impl SendBatch {
             buffers: vec![[0u8; SEND_BYTES]; BATCH].into_boxed_slice(),
             lengths: vec![0; BATCH].into_boxed_slice(),
             address_lengths: vec![0; BATCH].into_boxed_slice(),
-            sources: vec![None; BATCH].into_boxed_slice(),
+            control_lengths: vec![0; BATCH].into_boxed_slice(),
             messages: Messages::new(),
             count: 0,
         }
@@ -100,7 +102,8 @@ impl SendBatch {
         let i = self.count;
         self.lengths[i] = len;
         self.address_lengths[i] = write_socket_address(to, &mut self.messages.addresses[i]);
-        self.sources[i] = source;
+        self.control_lengths[i] =
+            source.map_or(0, |source| self.messages.controls[i].write_source(source));
         self.count += 1;
     }
 
@@ -109,15 +112,11 @@ impl SendBatch {
     pub fn flush(&mut self, socket: &UdpSocket) -> Flushed {
         let mut flushed = Flushed::default();
         for i in 0..self.count {
-            let control_len = match self.sources[i] {
-                Some(source) => self.messages.controls[i].write_source(source),
-                None => 0,
-            };
             self.messages.point(
                 i,
                 &mut self.buffers[i][..self.lengths[i]],
                 self.address_lengths[i],
-                control_len,
+                self.control_lengths[i],
             );
         }
         let mut start = 0;

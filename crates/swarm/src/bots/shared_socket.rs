@@ -18,20 +18,19 @@ use hightick_udp::{BATCH, ReceiveBatch, SendBatch};
 const FIRST_SEAT: Ipv4Addr = Ipv4Addr::new(127, 1, 0, 1);
 
 /// A group's socket: datagrams routed to seats by the address they were
-/// sent to, and sent from each seat's own address.
+/// sent to, and sent from each seat's own address. A datagram the kernel
+/// refuses, or one for no seat, is lost as UDP loses it: each connection
+/// counts it in its own packet loss.
 pub(crate) struct SharedSocket {
     socket: UdpSocket,
     receive: ReceiveBatch,
     send: SendBatch,
-    /// Datagrams the kernel refused to send, or that arrived for no seat.
-    dropped: u64,
 }
 
 impl std::fmt::Debug for SharedSocket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedSocket")
             .field("socket", &self.socket)
-            .field("dropped", &self.dropped)
             .finish_non_exhaustive()
     }
 }
@@ -44,7 +43,6 @@ impl SharedSocket {
             socket: hightick_udp::bind_loopback(0)?,
             receive: ReceiveBatch::new(),
             send: SendBatch::new(),
-            dropped: 0,
         })
     }
 
@@ -69,9 +67,8 @@ impl SharedSocket {
             };
             for i in 0..n {
                 let seat = self.receive.destination(i).and_then(Self::seat_of);
-                match (seat, self.receive.datagram(i)) {
-                    (Some(seat), Some((from, bytes))) => deliver(seat, from, bytes),
-                    _ => self.dropped += 1,
+                if let (Some(seat), Some((from, bytes))) = (seat, self.receive.datagram(i)) {
+                    deliver(seat, from, bytes);
                 }
             }
             if n < BATCH {
@@ -101,7 +98,7 @@ impl SharedSocket {
     /// Sends what is queued.
     pub(crate) fn flush(&mut self) {
         if !self.send.is_empty() {
-            self.dropped += self.send.flush(&self.socket).dropped as u64;
+            self.send.flush(&self.socket);
         }
     }
 }
