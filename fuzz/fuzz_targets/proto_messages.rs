@@ -9,7 +9,7 @@ use hightick_arena::event::ArenaEvent;
 use hightick_arena::input::ArenaInput;
 use hightick_engine::events::ReliableEvent;
 use hightick_proto::message::read_entity_record_header;
-use hightick_proto::{BitReader, MessageKind, ResyncRequest, SnapshotHeader};
+use hightick_proto::{Avatar, BitReader, MessageKind, ResyncRequest, SchemaHash, SnapshotHeader};
 
 type InputBatch = hightick_proto::InputBatch<ArenaInput>;
 type InputCommand = hightick_proto::InputCommand<ArenaInput>;
@@ -37,6 +37,12 @@ fuzz_target!(|data: &[u8]| {
         Ok(MessageKind::ResyncRequest) => {
             let _ = ResyncRequest::decode(&mut r);
         }
+        Ok(MessageKind::SchemaHash) => {
+            let _ = SchemaHash::decode(&mut r);
+        }
+        Ok(MessageKind::Avatar) => {
+            let _ = Avatar::decode(&mut r);
+        }
         Err(_) => {}
     }
     // Each decoder also straight from the first bit.
@@ -44,5 +50,6 @@ fuzz_target!(|data: &[u8]| {
     let _ = InputBatch::decode(&mut BitReader::new(data));
     let _ = ArenaEvent::decode(&mut BitReader::new(data));
     let _ = ResyncRequest::decode(&mut BitReader::new(data));
+    let _ = Avatar::decode(&mut BitReader::new(data));
     let _ = SnapshotHeader::decode(&mut BitReader::new(data));
 });

@@ -288,6 +288,15 @@ const CLIENT_BODY: &str = r#"
             return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
         }
 
+        /// <summary>The id of the entity this player steers (its avatar); false while it has none.</summary>
+        public bool TryGetAvatar(out ushort id)
+        {
+            uint raw;
+            bool found = Found("avatar", Native.hightick_avatar(handle, out raw));
+            id = (ushort)raw;
+            return found;
+        }
+
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>
         public bool TryGetTickSync(out TickSync sync)
         {
@@ -452,6 +461,7 @@ namespace {ns}
         [DllImport(Library)] public static extern Status hightick_poll_snapshot(ulong client, out SnapshotInfo info, [Out] {entity}[] entities, UIntPtr capacity, out UIntPtr count);
         [DllImport(Library)] public static extern Status hightick_poll_events(ulong client, [Out] {event}[] events, UIntPtr capacity, out UIntPtr count);
         [DllImport(Library)] public static extern Status hightick_entity(ulong client, uint id, double renderTick, out {entity} entity);
+        [DllImport(Library)] public static extern Status hightick_avatar(ulong client, out uint id);
         [DllImport(Library)] public static extern Status hightick_stats(ulong client, out Stats stats);
         [DllImport(Library)] public static extern Status hightick_tick_sync(ulong client, out TickSync sync);
         [DllImport(Library)] public static extern Status hightick_connection(ulong client, out Connection connection);

@@ -27,7 +27,7 @@ fn racing_gets_records_with_its_floats_checked_against_their_range() {
     );
     assert!(
         b.rust
-            .contains("pub const HIGHTICK_RACING_EVENT_FINISHED: u8 = 2;"),
+            .contains("pub const HIGHTICK_RACING_EVENT_FINISHED: u8 = 1;"),
         "{}",
         b.rust
     );

@@ -137,7 +137,7 @@ namespace Hightick
         public const string Library = "hightick_arena_client";
 #endif
         /// <summary>HIGHTICK_ABI_VERSION of the library these declarations follow.</summary>
-        public const uint AbiVersion = 2;
+        public const uint AbiVersion = 3;
         /// <summary>HIGHTICK_LAST_ERROR_BYTES.</summary>
         public const int LastErrorBytes = 256;
 
@@ -151,6 +151,7 @@ namespace Hightick
         [DllImport(Library)] public static extern Status hightick_poll_snapshot(ulong client, out SnapshotInfo info, [Out] ArenaEntity[] entities, UIntPtr capacity, out UIntPtr count);
         [DllImport(Library)] public static extern Status hightick_poll_events(ulong client, [Out] ArenaEvent[] events, UIntPtr capacity, out UIntPtr count);
         [DllImport(Library)] public static extern Status hightick_entity(ulong client, uint id, double renderTick, out ArenaEntity entity);
+        [DllImport(Library)] public static extern Status hightick_avatar(ulong client, out uint id);
         [DllImport(Library)] public static extern Status hightick_stats(ulong client, out Stats stats);
         [DllImport(Library)] public static extern Status hightick_tick_sync(ulong client, out TickSync sync);
         [DllImport(Library)] public static extern Status hightick_connection(ulong client, out Connection connection);
@@ -303,6 +304,15 @@ namespace Hightick
         public bool TryGetEntity(ushort id, double renderTick, out ArenaEntity entity)
         {
             return Found("entity", Native.hightick_entity(handle, id, renderTick, out entity));
+        }
+
+        /// <summary>The id of the entity this player steers (its avatar); false while it has none.</summary>
+        public bool TryGetAvatar(out ushort id)
+        {
+            uint raw;
+            bool found = Found("avatar", Native.hightick_avatar(handle, out raw));
+            id = (ushort)raw;
+            return found;
         }
 
         /// <summary>The server's tick and clock offset; false before the first snapshot.</summary>

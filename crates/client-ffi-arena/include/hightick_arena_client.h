@@ -133,8 +133,8 @@
 // The version of the C ABI: a library and a header with different versions
 // do not fit together. Bumped whenever a call or a record changes.
 // Version 2 added the prediction calls (`hightick_prediction_*`), their
-// records and the status `NOT_PREDICTING`.
-#define HIGHTICK_ABI_VERSION 2
+// records and the status `NOT_PREDICTING`; version 3 `hightick_avatar`.
+#define HIGHTICK_ABI_VERSION 3
 
 // Longest error text kept, in bytes, NUL excluded (longer texts are cut at
 // a character boundary): a buffer of this plus one always holds it.
@@ -536,6 +536,14 @@ HightickStatus hightick_entity(HightickClient client,
                                uint32_t id,
                                double render_tick,
                                struct HightickArenaEntity *out);
+
+// Writes the id of the entity this client's player steers (its
+// avatar, as the server last said) to `*out`; EMPTY while it has
+// none.
+//
+// # Safety
+// `out` points to a `uint32_t`.
+HightickStatus hightick_avatar(HightickClient client, uint32_t *out);
 
 // Writes the connection's measurements and counters to `*out`.
 //

@@ -25,7 +25,7 @@ import sys
 import time
 
 # HIGHTICK_ABI_VERSION of the header these declarations follow.
-ABI_VERSION = 2
+ABI_VERSION = 3
 # HIGHTICK_LAST_ERROR_BYTES.
 LAST_ERROR_BYTES = 256
 
@@ -161,6 +161,7 @@ _SIGNATURES = {
                                               _P(ctypes.c_size_t)]),
     "hightick_entity": (ctypes.c_int32, [ctypes.c_uint64, ctypes.c_uint32, ctypes.c_double,
                                          _P(ArenaEntity)]),
+    "hightick_avatar": (ctypes.c_int32, [ctypes.c_uint64, _P(ctypes.c_uint32)]),
     "hightick_stats": (ctypes.c_int32, [ctypes.c_uint64, _P(Stats)]),
     "hightick_tick_sync": (ctypes.c_int32, [ctypes.c_uint64, _P(TickSync)]),
     "hightick_connection": (ctypes.c_int32, [ctypes.c_uint64, _P(Connection)]),

@@ -130,6 +130,6 @@ mod tests {
         assert_eq!(size_of::<HightickArenaEvent>(), 32);
         assert_eq!(size_of::<HightickPrediction>(), 32);
         assert_eq!(size_of::<HightickPredictionStats>(), 48);
-        assert_eq!(HIGHTICK_ABI_VERSION, 2);
+        assert_eq!(HIGHTICK_ABI_VERSION, 3);
     }
 }

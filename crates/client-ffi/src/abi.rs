@@ -473,6 +473,23 @@ fn stats_of<G: Game>(client: &FrameClient<G>) -> HightickStats {
     }
 }
 
+/// `hightick_avatar`.
+///
+/// # Safety
+/// `out` is null or valid for one write.
+pub unsafe fn avatar<F: FfiGame>(
+    sessions: &Sessions<F>,
+    client: HightickClient,
+    out: *mut u32,
+) -> HightickStatus {
+    // SAFETY: forwarded contract.
+    unsafe {
+        read_out(sessions, client, out, |s| {
+            Ok(s.client.core().world().avatar().map(|e| u32::from(e.0)))
+        })
+    }
+}
+
 /// `hightick_tick_sync`.
 ///
 /// # Safety

@@ -16,7 +16,8 @@
 //!   threads: between calls nothing runs;
 //! - `send_input` (the frame's input, sent at once), `poll_snapshot` and
 //!   `poll_events` into buffers the caller owns, `entity` (one entity's
-//!   interpolated state by id);
+//!   interpolated state by id), `avatar` (the id of the entity the player
+//!   steers, as the server says);
 //! - `stats` (RTT, loss, jitter, snapshot age), `tick_sync` (server tick
 //!   and clock offset), `connection` (state), `disconnect`, `close`.
 //!
@@ -129,8 +130,8 @@ pub use status::{HightickStatus, status_text};
 /// The version of the C ABI: a library and a header with different versions
 /// do not fit together. Bumped whenever a call or a record changes.
 /// Version 2 added the prediction calls (`hightick_prediction_*`), their
-/// records and the status `NOT_PREDICTING`.
-pub const HIGHTICK_ABI_VERSION: u32 = 2;
+/// records and the status `NOT_PREDICTING`; version 3 `hightick_avatar`.
+pub const HIGHTICK_ABI_VERSION: u32 = 3;
 
 /// Emits a game's C ABI: `export!(Marker => input: I, event: E, entity: N)`
 /// where `Marker: FfiGame<Input = I, Event = E, Entity = N>` (the record
@@ -416,6 +417,21 @@ macro_rules! export {
             unsafe {
                 $crate::abi::entity::<$game>(&HIGHTICK_SESSIONS, client, id, render_tick, out)
             }
+        }
+
+        /// Writes the id of the entity this client's player steers (its
+        /// avatar, as the server last said) to `*out`; EMPTY while it has
+        /// none.
+        ///
+        /// # Safety
+        /// `out` points to a `uint32_t`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn hightick_avatar(
+            client: $crate::HightickClient,
+            out: *mut u32,
+        ) -> $crate::HightickStatus {
+            // SAFETY: forwarded contract.
+            unsafe { $crate::abi::avatar::<$game>(&HIGHTICK_SESSIONS, client, out) }
         }
 
         /// Writes the connection's measurements and counters to `*out`.

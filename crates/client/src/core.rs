@@ -12,7 +12,9 @@ use hightick_engine::tick::Tick;
 use hightick_engine::{EntityId, Game};
 use hightick_net::{Channel, Client, ClientConfig, ClientState, ConnectToken, Transmit};
 use hightick_proto::message::{MAX_REDUNDANCY, ResyncReason, ResyncRequest, SnapshotKind};
-use hightick_proto::{BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash};
+use hightick_proto::{
+    Avatar, BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash,
+};
 
 use crate::error::{ClientError, Refusal};
 use crate::interpolation::Interpolation;
@@ -351,6 +353,13 @@ impl<G: Game> GameClient<G> {
             Ok(MessageKind::SchemaHash) => {
                 let hash = SchemaHash::decode(&mut r);
                 return self.check_schema(hash);
+            }
+            Ok(MessageKind::Avatar) => {
+                match Avatar::decode(&mut r) {
+                    Ok(Avatar(avatar)) => self.world.set_avatar(avatar),
+                    Err(_) => self.stats.decode_errors += 1,
+                }
+                return;
             }
             _ => {
                 self.stats.decode_errors += 1;

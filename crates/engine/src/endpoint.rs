@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use hightick_net::{DeliveryOutcome, PacketEndpoint, PacketError, Server, Transmit};
-use hightick_proto::SchemaHash;
+use hightick_proto::{Avatar, SchemaHash};
 
 use crate::error::EngineError;
 use crate::events::ReliableEvent;
@@ -74,7 +74,8 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     /// packet themselves: queues `player`'s events on the reliable channel
     /// and this tick's snapshot on the unreliable one (after a (re)connect,
     /// the first tick queues the game's schema hash alone:
-    /// [`Match::schema_hash`]). Returns whether a
+    /// [`Match::schema_hash`]; the player's avatar goes before its events
+    /// whenever the connection has not been told it). Returns whether a
     /// snapshot was queued; if so, report the sequence of the packet that
     /// carries it with [`Match::packet_sent`].
     pub fn queue_tick(
@@ -95,7 +96,18 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             }
             return Ok(false);
         }
-        while let Some(event) = self.peek_event(player) {
+        // Events wait behind an avatar the queue cannot take yet: one may
+        // name it.
+        let mut queue_open = true;
+        if let Some(avatar) = self.avatar_untold(player) {
+            let len = Avatar(avatar).write_message(&mut message)?;
+            match endpoint.send_reliable(&message[..len]) {
+                Ok(()) => self.avatar_sent(player, avatar),
+                Err(PacketError::SendQueueFull) => queue_open = false,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        while let Some(event) = self.peek_event(player).filter(|_| queue_open) {
             let len = event.write_message(&mut message)?;
             match endpoint.send_reliable(&message[..len]) {
                 Ok(()) => {}

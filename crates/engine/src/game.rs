@@ -51,11 +51,17 @@ pub trait Game: ReplicationSource + Sized + 'static {
     ) -> Result<(), JoinRefused>;
 
     /// The player in slot `player` left: despawn or hand over its entities.
-    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId);
+    /// Default: its avatar ([`ReplicationWorld::avatar`]) is despawned.
+    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
+        if let Some(avatar) = ctx.world.avatar(player) {
+            ctx.world.despawn(avatar);
+        }
+    }
 
     /// The client of `player` came back on a new connection (or asked for a
     /// full resync): its pending events are gone, so tell it again what a
-    /// newcomer learns (who it is, who else is here). Default: nothing.
+    /// newcomer learns (who else is here, the score). Its avatar is told
+    /// again by the engine. Default: nothing.
     fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, player: PlayerId) {
         let _ = (ctx, player);
     }

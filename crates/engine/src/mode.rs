@@ -30,6 +30,23 @@ pub struct Mode {
     pub summary: &'static str,
 }
 
+impl Mode {
+    /// A mode: its name, players per match, tick rate and listing line.
+    pub const fn new(
+        name: &'static str,
+        players: u16,
+        tick_rate_hz: u32,
+        summary: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            players,
+            tick_rate_hz,
+            summary,
+        }
+    }
+}
+
 /// One player's line of a [`MatchReport`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlayerReport {
@@ -72,6 +89,18 @@ pub struct MatchStatus {
     pub score: Vec<i64>,
 }
 
+impl MatchStatus {
+    /// A match without rounds in `phase`, with these scores (by team or
+    /// player slot).
+    pub fn scored<S: Copy + Into<i64>>(phase: &'static str, scores: &[S]) -> Self {
+        Self {
+            phase,
+            round: 0,
+            score: scores.iter().map(|&s| s.into()).collect(),
+        }
+    }
+}
+
 /// A game the host can serve: its modes, the settings a match of each takes
 /// and how a match is made of them, and the result hook.
 ///
@@ -79,8 +108,8 @@ pub struct MatchStatus {
 /// # use hightick_engine::mode::Mode;
 /// // A game registers its modes as a constant table:
 /// const MODES: &[Mode] = &[
-///     Mode { name: "duel", players: 2, tick_rate_hz: 64, summary: "1v1 on the small map" },
-///     Mode { name: "ffa", players: 12, tick_rate_hz: 64, summary: "free for all" },
+///     Mode::new("duel", 2, 64, "1v1 on the small map"),
+///     Mode::new("ffa", 12, 64, "free for all"),
 /// ];
 /// assert_eq!(MODES.iter().find(|m| m.name == "ffa").map(|m| m.players), Some(12));
 /// ```

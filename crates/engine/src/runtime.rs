@@ -1,7 +1,7 @@
 //! [`Match`]: the tick runtime of one match.
 
 use hightick_proto::message::ResyncRequest;
-use hightick_proto::{BitReader, InputBatch, InputCommand, MessageKind, ProtoError};
+use hightick_proto::{BitReader, EntityId, InputBatch, InputCommand, MessageKind, ProtoError};
 use hightick_telemetry::{Frame, Subsystem};
 
 use crate::config::MatchConfig;
@@ -120,6 +120,9 @@ pub struct Match<G: Game, D: ChangeDetection = ChangedTicks> {
     /// Each player's connection still has to be told the schema hash (its
     /// first reliable message).
     hash_pending: Box<[bool]>,
+    /// The avatar each player's connection was last told of (a new
+    /// connection knows of none).
+    avatar_told: Box<[Option<EntityId>]>,
 }
 
 impl<G: Game> Match<G> {
@@ -158,6 +161,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
             stats: MatchStats::default(),
             schema_hash: crate::schema::wire_hash::<G>(),
             hash_pending: vec![false; players].into_boxed_slice(),
+            avatar_told: vec![None; players].into_boxed_slice(),
             config,
             game,
         })
@@ -220,6 +224,21 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         }
     }
 
+    /// `player`'s avatar when its connection has not been told of it yet
+    /// ([`ReplicationWorld::avatar`]; `Some(None)`: it has none now).
+    pub(crate) fn avatar_untold(&self, player: PlayerId) -> Option<Option<EntityId>> {
+        let told = *self.avatar_told.get(usize::from(player.0))?;
+        let now = self.world.avatar(player);
+        (now != told).then_some(now)
+    }
+
+    /// `player`'s connection was told its avatar is `avatar`.
+    pub(crate) fn avatar_sent(&mut self, player: PlayerId, avatar: Option<EntityId>) {
+        if let Some(told) = self.avatar_told.get_mut(usize::from(player.0)) {
+            *told = avatar;
+        }
+    }
+
     /// The game's result, once the match is over.
     pub fn result(&self) -> Option<G::MatchResult> {
         self.game.result()
@@ -279,6 +298,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         // already send the newcomer events.
         self.connected[i] = true;
         self.events[i].clear();
+        self.avatar_told[i] = None;
         if let Err(refused) = self.between_ticks(|game, ctx| game.join(ctx, player)) {
             self.connected[i] = false;
             return Err(EngineError::JoinRefused(refused.0));
@@ -305,6 +325,7 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
     pub fn reconnect(&mut self, player: PlayerId) -> Result<(), EngineError> {
         let i = self.slot(player)?;
         self.hash_pending[i] = true;
+        self.avatar_told[i] = None;
         self.inputs[i].reset(self.tick + 1);
         // Events queued for the old connection are lost with it; the game
         // tells the new one what it needs to know again.
@@ -391,9 +412,10 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         match MessageKind::decode(&mut r)? {
             MessageKind::InputBatch => Ok(Decoded::Inputs(InputBatch::decode(&mut r)?)),
             MessageKind::ResyncRequest => Ok(Decoded::Resync(ResyncRequest::decode(&mut r)?)),
-            MessageKind::Snapshot | MessageKind::Event | MessageKind::SchemaHash => {
-                Err(ProtoError::invalid("message kind for a server"))
-            }
+            MessageKind::Snapshot
+            | MessageKind::Event
+            | MessageKind::SchemaHash
+            | MessageKind::Avatar => Err(ProtoError::invalid("message kind for a server")),
         }
     }
 

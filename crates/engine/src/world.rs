@@ -7,6 +7,11 @@
 //! field group's `changed_tick` with the current tick. The replication writer
 //! reads only these stamps; nothing ever scans values to find changes.
 //!
+//! A player's avatar, the entity it steers ([`ReplicationWorld::spawn_avatar`]),
+//! is kept here too: games and their relevance rules look it up by player,
+//! the match tells each client its own, and by default a player's avatar
+//! leaves with it.
+//!
 //! Freed entity ids are reused in first-freed, first-reused order, and only
 //! after a quarantine (`reuse_delay` ticks), so a client never confuses a
 //! late record about an old entity with the new one in the same slot.
@@ -15,6 +20,7 @@ use std::fmt::Debug;
 
 use crate::error::EngineError;
 use crate::interest::InterestSet;
+use crate::player::PlayerId;
 use crate::tick::Tick;
 use hightick_proto::EntityId;
 
@@ -141,6 +147,8 @@ pub struct ReplicationWorld<A> {
     free_head: usize,
     free_len: usize,
     reuse_delay: Tick,
+    /// Each player's avatar, by slot (grown as players get one).
+    avatars: Vec<Option<EntityId>>,
 }
 
 impl<A: Archetype> ReplicationWorld<A> {
@@ -164,6 +172,7 @@ impl<A: Archetype> ReplicationWorld<A> {
             free_head: 0,
             free_len: capacity,
             reuse_delay,
+            avatars: Vec::new(),
         }
     }
 
@@ -207,11 +216,44 @@ impl<A: Archetype> ReplicationWorld<A> {
         Ok(EntityId(oldest.slot))
     }
 
-    /// Removes an entity; its id is reused after the quarantine. Returns
-    /// whether it existed.
+    /// Creates an entity of `archetype` as `player`'s avatar (see
+    /// [`Self::set_avatar`]).
+    pub fn spawn_avatar(
+        &mut self,
+        player: PlayerId,
+        archetype: A,
+    ) -> Result<EntityId, EngineError> {
+        let entity = self.spawn(archetype)?;
+        self.set_avatar(player, Some(entity));
+        Ok(entity)
+    }
+
+    /// Makes `entity` the one `player` steers (`None`: none). Its client is
+    /// told with the next packet and on every new connection; despawning
+    /// the entity clears it.
+    pub fn set_avatar(&mut self, player: PlayerId, entity: Option<EntityId>) {
+        let i = usize::from(player.0);
+        if self.avatars.len() <= i {
+            self.avatars.resize(i + 1, None);
+        }
+        self.avatars[i] = entity.filter(|e| self.alive.contains(*e));
+    }
+
+    /// The entity `player` steers, if any.
+    pub fn avatar(&self, player: PlayerId) -> Option<EntityId> {
+        self.avatars.get(usize::from(player.0)).copied().flatten()
+    }
+
+    /// Removes an entity; its id is reused after the quarantine (a player
+    /// whose avatar it was has none). Returns whether it existed.
     pub fn despawn(&mut self, entity: EntityId) -> bool {
         if !self.alive.remove(entity) {
             return false;
+        }
+        for avatar in &mut self.avatars {
+            if *avatar == Some(entity) {
+                *avatar = None;
+            }
         }
         let i = usize::from(entity.0);
         self.archetypes[i] = None;
@@ -355,6 +397,23 @@ mod tests {
         assert_eq!(c, a);
         assert_ne!(w.generation(c), gen_a);
         assert!(w.is_alive(b) && w.alive().len() == 2);
+    }
+
+    #[test]
+    fn an_avatar_is_kept_by_player_until_its_entity_goes() {
+        let mut w = ReplicationWorld::<Thing>::new(4, 10);
+        w.begin_tick(1);
+        let (p0, p3) = (PlayerId(0), PlayerId(3));
+        let a = w.spawn_avatar(p3, Thing).unwrap();
+        assert_eq!((w.avatar(p3), w.avatar(p0)), (Some(a), None));
+        let b = w.spawn(Thing).unwrap();
+        w.set_avatar(p0, Some(b));
+        assert!(w.despawn(a));
+        assert_eq!((w.avatar(p3), w.avatar(p0)), (None, Some(b)));
+        w.set_avatar(p3, Some(a));
+        assert_eq!(w.avatar(p3), None, "a dead entity is no avatar");
+        w.set_avatar(p0, None);
+        assert_eq!(w.avatar(p0), None);
     }
 
     #[test]

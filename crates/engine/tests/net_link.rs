@@ -17,7 +17,7 @@ use hightick_net::sim_link::{SimLink, SimLinkConfig};
 use hightick_net::sim_server::SimServer;
 use hightick_net::wire::MAX_PACKET_BYTES;
 use hightick_proto::{
-    BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash, SnapshotKind,
+    Avatar, BitReader, BitWriter, InputBatch, InputCommand, MessageKind, SchemaHash, SnapshotKind,
 };
 use support::{Note, Stick, Toy, ToyReplica, assert_converged, stick};
 
@@ -34,6 +34,8 @@ struct Remote {
     first_kind: Option<SnapshotKind>,
     /// Schema hashes received (one per connection).
     hashes: u32,
+    /// Avatar messages received.
+    avatars: u32,
 }
 
 fn link(seed: u64) -> SimLink {
@@ -58,6 +60,7 @@ impl Remote {
             rounds: Vec::new(),
             first_kind: None,
             hashes: 0,
+            avatars: 0,
         }
     }
 }
@@ -199,6 +202,11 @@ impl Net {
                                 assert_eq!(hash.0, self.m.schema_hash());
                                 r.hashes += 1;
                             }
+                            MessageKind::Avatar => {
+                                let Avatar(avatar) = Avatar::decode(&mut reader).unwrap();
+                                r.world.set_avatar(avatar);
+                                r.avatars += 1;
+                            }
                             kind => {
                                 assert_eq!(kind, MessageKind::Event);
                                 let Note(round) = Note::decode(&mut reader).unwrap();
@@ -241,6 +249,10 @@ fn views_converge_and_events_arrive_in_order_over_a_lossy_link() {
             (1..=round).collect::<Vec<_>>(),
             "every event once, in order"
         );
+        // The client was told its avatar once, and holds it.
+        assert_eq!(r.avatars, 1);
+        assert_eq!(r.world.avatar(), net.m.world().avatar(player));
+        assert!(r.world.mine().is_some());
         let stats = net.m.replication_stats(player).unwrap();
         assert!(
             stats.packets_lost > 50 && stats.packets_acked > 500,
@@ -272,8 +284,11 @@ fn a_client_reconnecting_over_the_link_gets_a_full_state() {
         net.step();
     }
     assert_eq!(net.remotes[1].first_kind, Some(SnapshotKind::FullResync));
-    // The new connection was told the schema hash first, once.
+    // The new connection was told the schema hash first, once, then its
+    // avatar again.
     assert_eq!(net.remotes[1].hashes, 1);
+    assert_eq!(net.remotes[1].avatars, 1);
+    assert_eq!(net.remotes[1].world.avatar(), net.m.world().avatar(p1));
     net.m.game_mut().frozen = true;
     for _ in 0..100 {
         net.step();

@@ -173,6 +173,9 @@ pub struct BotRow {
     /// CPU cores the bots' own threads used over the measured window (0:
     /// not measured, a run from before it was).
     pub cpu_cores: f64,
+    /// Bots the server told which entity they steer, at the end (0 for a
+    /// game without avatars, or a run from before they were counted).
+    pub with_avatar: u32,
 }
 
 impl BotRow {
@@ -202,6 +205,8 @@ struct StoredBotRow {
     snapshot_interval_p99_ms: f64,
     #[serde(default)]
     cpu_cores: f64,
+    #[serde(default)]
+    with_avatar: u32,
 }
 
 impl From<StoredBotRow> for BotRow {
@@ -225,6 +230,7 @@ impl From<StoredBotRow> for BotRow {
             snapshot_interval_p50_ms: s.snapshot_interval_p50_ms,
             snapshot_interval_p99_ms: s.snapshot_interval_p99_ms,
             cpu_cores: s.cpu_cores,
+            with_avatar: s.with_avatar,
         }
     }
 }

@@ -99,6 +99,7 @@ fn synthetic() -> RunSummary {
             snapshot_interval_p50_ms: 7.8,
             snapshot_interval_p99_ms: 9.1,
             cpu_cores: 0.0,
+            with_avatar: 0,
         },
         timeline,
         // The checked-in fixture predates per-match figures, quality and

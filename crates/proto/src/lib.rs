@@ -74,8 +74,8 @@ mod writer;
 pub use bits::{BitMark, bits_required, unzigzag, varint_bits, zigzag};
 pub use error::ProtoError;
 pub use message::{
-    EntityId, EntityOp, EntityRecordHeader, InputBatch, InputCommand, InputPayload, MessageKind,
-    ResyncRequest, SchemaHash, SnapshotHeader, SnapshotKind,
+    Avatar, EntityId, EntityOp, EntityRecordHeader, InputBatch, InputCommand, InputPayload,
+    MessageKind, ResyncRequest, SchemaHash, SnapshotHeader, SnapshotKind,
 };
 pub use reader::BitReader;
 pub use wire::Wire;

@@ -45,6 +45,9 @@ pub struct BotCounters {
     pub events_dropped: u64,
     /// Bots that learnt their match is over. At the end only, not live.
     pub matches_over: u64,
+    /// Bots the server told which entity they steer (their avatar). At the
+    /// end only, not live.
+    pub with_avatar: u64,
 }
 
 impl BotCounters {
@@ -91,6 +94,7 @@ impl BotCounters {
         self.full_resyncs += other.full_resyncs;
         self.events_dropped += other.events_dropped;
         self.matches_over += other.matches_over;
+        self.with_avatar += other.with_avatar;
     }
 }
 

@@ -46,18 +46,8 @@ const VIEW_RADIUS: f32 = 120.0;
 
 /// The game's modes.
 pub const MODES: &[Mode] = &[
-    Mode {
-        name: "race12",
-        players: 12,
-        tick_rate_hz: 120,
-        summary: "12 cars, ring track, 10 laps",
-    },
-    Mode {
-        name: "race4",
-        players: 4,
-        tick_rate_hz: 60,
-        summary: "4 cars at 60 Hz, 3 laps",
-    },
+    Mode::new("race12", 12, 120, "12 cars, ring track, 10 laps"),
+    Mode::new("race4", 4, 60, "4 cars at 60 Hz, 3 laps"),
 ];
 
 /// The only archetype: a car, carrying a [`CarView`].
@@ -77,11 +67,10 @@ pub struct Controls {
     pub steer: i8,
 }
 
-/// What the race tells its drivers reliably.
+/// What the race tells its drivers reliably. (Which car is a driver's
+/// own, the engine tells it: [`ReplicationWorld::spawn_avatar`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
 pub enum RaceEvent {
-    /// To one driver when it (re)connects: "you drive this car".
-    You { car: EntityId },
     /// To everyone: `car` completed a lap, `laps` in all.
     Lap { car: EntityId, laps: u8 },
     /// To everyone: `car` finished, in `place` (1 = won).
@@ -195,7 +184,7 @@ impl Game for Race {
     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
         let e = ctx
             .world
-            .spawn(Car)
+            .spawn_avatar(p, Car)
             .map_err(|_| JoinRefused("the grid is full"))?;
         // A staggered grid behind the line at angle 0, facing along the ring.
         let row = f32::from(p.0 / 2);
@@ -216,12 +205,6 @@ impl Game for Race {
     fn leave(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
         if let Some(e) = self.car_of[usize::from(p.0)].take() {
             ctx.world.despawn(e);
-        }
-    }
-
-    fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
-        if let Some(car) = self.car_of[usize::from(p.0)] {
-            ctx.send_event(p, RaceEvent::You { car });
         }
     }
 
@@ -429,7 +412,6 @@ impl HostedGame for Race {
 /// when the turn is sharp. It checks that no car's laps go backwards.
 #[derive(Debug)]
 pub struct DriverBot {
-    me: Option<EntityId>,
     line: f32,
     laps_seen: Vec<u8>,
 }
@@ -438,7 +420,6 @@ impl DriverBot {
     /// The `index`th bot of a fleet, in a world of `entities` slots.
     pub fn new(index: u16, entities: usize) -> Self {
         Self {
-            me: None,
             line: MID_RADIUS + (f32::from(index % 5) - 2.0) * 2.5,
             laps_seen: vec![0; entities],
         }
@@ -446,13 +427,6 @@ impl DriverBot {
 }
 
 impl Bot<Race> for DriverBot {
-    fn observe(&mut self, event: &RaceEvent) -> bool {
-        if let RaceEvent::You { car } = *event {
-            self.me = Some(car);
-        }
-        true
-    }
-
     fn check_world(&mut self, world: &ClientWorld<CarView>) -> u64 {
         let mut found = 0;
         for car in world.iter() {
@@ -466,7 +440,7 @@ impl Bot<Race> for DriverBot {
 
     fn command(&mut self, world: &ClientWorld<CarView>, tick: Tick) -> InputCommand<Controls> {
         let mut cmd = InputCommand::new(tick, world.server_tick(), Controls::default());
-        let Some(me) = self.me.and_then(|e| world.get(e)) else {
+        let Some(me) = world.mine() else {
             return cmd;
         };
         let [x, z] = me.state.position;

@@ -61,6 +61,8 @@ fn bots_finish_a_short_race_in_order() {
         m.tick();
         for (i, &p) in players.iter().enumerate() {
             views[i].apply(m.snapshot(p)).unwrap();
+            // What the engine's avatar message tells a connected client.
+            views[i].set_avatar(m.world().avatar(p));
             m.packet_sent(p, tick as u16);
             m.on_delivery(p, tick as u16, PacketFate::Acked);
             while let Some(e) = m.pop_event(p) {

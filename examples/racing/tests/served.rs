@@ -24,12 +24,10 @@ fn a_race_of_twelve_is_served_and_driven_over_udp() {
     // 12 clients for 5 s at 120 Hz, less what a debug build on a busy host
     // drops: at least a quarter of it arrived.
     assert!(bots.snapshots > 12 * 5 * 120 / 4, "{bots:?}");
-    let you = bots
-        .events
-        .iter()
-        .find(|(k, _)| k == "you")
-        .map(|(_, n)| *n);
-    assert_eq!(you, Some(1), "every driver was told its car: {bots:?}");
+    assert_eq!(
+        bots.with_avatar, 12,
+        "every driver was told its car: {bots:?}"
+    );
     assert_eq!(
         (summary.mode.as_str(), summary.tick_rate_hz),
         ("race12", 120)

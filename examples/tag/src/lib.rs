@@ -38,18 +38,8 @@ const VIEW_RADIUS_CM: i32 = 1_500;
 
 /// The game's modes: a name, players, rate and a line for listings.
 pub const MODES: &[Mode] = &[
-    Mode {
-        name: "tag",
-        players: 6,
-        tick_rate_hz: 128,
-        summary: "six runners, one minute",
-    },
-    Mode {
-        name: "tag_crowd",
-        players: 24,
-        tick_rate_hz: 64,
-        summary: "24 runners at 64 Hz",
-    },
+    Mode::new("tag", 6, 128, "six runners, one minute"),
+    Mode::new("tag_crowd", 24, 64, "24 runners at 64 Hz"),
 ];
 
 /// The only kind of entity: a runner, carrying a [`RunnerState`].
@@ -80,12 +70,11 @@ pub struct Stick {
     pub z: i8,
 }
 
-/// What the game tells its clients reliably; its kinds are `you`, `tagged`
-/// and `over`.
+/// What the game tells its clients reliably; its kinds are `tagged` and
+/// `over`. (Which runner is a client's own, the engine tells it:
+/// [`ReplicationWorld::spawn_avatar`], [`ClientWorld::mine`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, ReliableEvent)]
 pub enum TagEvent {
-    /// To one client when it (re)connects: "you are this runner".
-    You { runner: EntityId },
     /// To everyone: "it" changed hands, from `by` to `now_it`.
     Tagged { by: EntityId, now_it: EntityId },
     /// To everyone: the match is over (the swarm's bots stop on it).
@@ -102,12 +91,11 @@ pub struct TagSettings {
 }
 
 /// The server's game state: the runners by entity slot (what the writer
-/// replicates), each player's runner and points.
+/// replicates) and each player's points.
 #[derive(Debug, Default, ReplicationSource)]
 pub struct Tag {
     #[replicas]
     runners: Vec<RunnerState>,
-    runner_of: Vec<Option<EntityId>>,
     score: Vec<u32>,
     it_since: Tick,
     previous_it: Option<EntityId>,
@@ -121,7 +109,6 @@ impl Tag {
     pub fn new(players: usize, entities: usize, end_tick: Tick) -> Self {
         Self {
             runners: vec![RunnerState::default(); entities],
-            runner_of: vec![None; players],
             score: vec![0; players],
             end_tick,
             ..Self::default()
@@ -132,9 +119,8 @@ impl Tag {
         &self.runners[usize::from(e.0)]
     }
 
-    fn the_it(&self) -> Option<EntityId> {
-        let mut runners = self.runner_of.iter().flatten().copied();
-        runners.find(|e| self.runner(*e).it)
+    fn the_it(&self, world: &ReplicationWorld<Runner>) -> Option<EntityId> {
+        world.alive().iter().find(|e| self.runner(*e).it)
     }
 }
 
@@ -145,28 +131,20 @@ impl Game for Tag {
     type MatchResult = Vec<u32>;
 
     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
-        let e = ctx.world.spawn(Runner).map_err(|_| JoinRefused("full"))?;
+        let first = self.the_it(ctx.world).is_none();
+        // The player's avatar: the engine tells its client which it is, and
+        // despawns it when the player leaves (the default `leave`).
+        let e = ctx
+            .world
+            .spawn_avatar(p, Runner)
+            .map_err(|_| JoinRefused("full"))?;
         // Spread the runners on a circle; the first one in is "it".
-        let angle = f32::from(p.0) * std::f32::consts::TAU / self.runner_of.len().max(1) as f32;
+        let angle = f32::from(p.0) * std::f32::consts::TAU / self.score.len().max(1) as f32;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
-        let first = self.the_it().is_none();
         let runner = &mut self.runners[usize::from(e.0)];
         runner.set_position(ctx.world, e, spot);
         runner.set_it(ctx.world, e, first);
-        self.runner_of[usize::from(p.0)] = Some(e);
         Ok(())
-    }
-
-    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
-        if let Some(e) = self.runner_of[usize::from(p.0)].take() {
-            ctx.world.despawn(e);
-        }
-    }
-
-    fn reconnect(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
-        if let Some(runner) = self.runner_of[usize::from(p.0)] {
-            ctx.send_event(p, TagEvent::You { runner });
-        }
     }
 
     fn input(
@@ -176,7 +154,7 @@ impl Game for Tag {
         cmd: &InputCommand<Stick>,
         _: InputSource,
     ) {
-        let Some(e) = self.runner_of[usize::from(p.0)].filter(|_| self.now < self.end_tick) else {
+        let Some(e) = ctx.world.avatar(p).filter(|_| self.now < self.end_tick) else {
             return;
         };
         let runner = &mut self.runners[usize::from(e.0)];
@@ -197,12 +175,12 @@ impl Game for Tag {
         if self.now == self.end_tick {
             ctx.broadcast_event(TagEvent::Over);
         }
-        let Some(it) = self.the_it().filter(|_| self.now < self.end_tick) else {
+        let Some(it) = self.the_it(ctx.world).filter(|_| self.now < self.end_tick) else {
             return;
         };
-        for (p, runner) in self.runner_of.iter().enumerate() {
-            if runner.is_some_and(|e| e != it) && ctx.is_connected(PlayerId(p as u16)) {
-                self.score[p] += 1;
+        for p in ctx.players() {
+            if ctx.world.avatar(p).is_some_and(|e| e != it) {
+                self.score[usize::from(p.0)] += 1;
             }
         }
         // A new "it" cannot tag for a second (and never straight back).
@@ -210,7 +188,7 @@ impl Game for Tag {
             return;
         }
         let [ix, iz] = self.runner(it).position;
-        let caught = self.runner_of.iter().flatten().copied().find(|e| {
+        let caught = ctx.world.alive().iter().find(|e| {
             let [x, z] = self.runner(*e).position;
             *e != it
                 && Some(*e) != self.previous_it
@@ -230,7 +208,7 @@ impl Game for Tag {
         world: &ReplicationWorld<Runner>,
         relevant: &mut InterestSet,
     ) {
-        let Some(me) = self.runner_of[usize::from(viewer.0)] else {
+        let Some(me) = world.avatar(viewer) else {
             return;
         };
         let [mx, mz] = self.runner(me).position;
@@ -281,17 +259,8 @@ impl HostedGame for Tag {
     /// The points so far, by player slot: the result line's scores, and
     /// the most points wins (the default report).
     fn status(&self) -> MatchStatus {
-        let phase = if self.now >= self.end_tick {
-            "over"
-        } else {
-            "running"
-        };
-        let score = self.score.iter().map(|&s| i64::from(s)).collect();
-        MatchStatus {
-            phase,
-            round: 0,
-            score,
-        }
+        let over = self.now >= self.end_tick;
+        MatchStatus::scored(if over { "over" } else { "running" }, &self.score)
     }
 }
 
@@ -300,17 +269,15 @@ impl HostedGame for Tag {
 /// field when it sees none; everyone else runs from "it".
 #[derive(Debug, Default)]
 pub struct TagBot {
-    me: Option<EntityId>,
-    tagged_by: Option<EntityId>,
+    /// The last tag seen: who tagged whom.
+    last_tag: Option<(EntityId, EntityId)>,
     tick_rate_hz: u32,
 }
 
 impl Bot<Tag> for TagBot {
     fn observe(&mut self, event: &TagEvent) -> bool {
-        match *event {
-            TagEvent::You { runner } => self.me = Some(runner),
-            TagEvent::Tagged { by, now_it } if Some(now_it) == self.me => self.tagged_by = Some(by),
-            _ => {}
+        if let TagEvent::Tagged { by, now_it } = *event {
+            self.last_tag = Some((by, now_it));
         }
         true
     }
@@ -322,9 +289,11 @@ impl Bot<Tag> for TagBot {
 
     fn command(&mut self, view: &ClientWorld<RunnerState>, tick: Tick) -> InputCommand<Stick> {
         let mut cmd = InputCommand::new(tick, view.server_tick(), Stick::default());
-        let Some(mine) = self.me.and_then(|me| view.get(me)) else {
+        let Some(mine) = view.mine() else {
             return cmd;
         };
+        // Who tagged this bot, if it is "it": it cannot be tagged straight back.
+        let tagged_by = self.last_tag.filter(|t| t.1 == mine.entity).map(|t| t.0);
         let RunnerState {
             position: [mx, mz],
             it,
@@ -332,7 +301,7 @@ impl Bot<Tag> for TagBot {
         let target = view
             .iter()
             .filter(|r| {
-                r.entity != mine.entity && Some(r.entity) != self.tagged_by && (it || r.state.it)
+                r.entity != mine.entity && Some(r.entity) != tagged_by && (it || r.state.it)
             })
             .min_by_key(|r| (r.state.position[0] - mx).pow(2) + (r.state.position[1] - mz).pow(2));
         let wander = (tick as f32 / self.tick_rate_hz.max(1) as f32 * 0.3).sin_cos();

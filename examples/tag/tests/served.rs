@@ -24,14 +24,8 @@ fn two_matches_of_tag_are_served_and_played_over_udp() {
     // 12 clients for 5 s at 128 Hz, less what a debug build on a busy host
     // drops: at least a quarter of it arrived.
     assert!(bots.snapshots > 12 * 5 * 128 / 4, "{bots:?}");
-    // Every client was told who it is (a `you` event each, counted once per
-    // match as a broadcast would be: 12 / 6 players).
-    let you = bots
-        .events
-        .iter()
-        .find(|(k, _)| k == "you")
-        .map(|(_, n)| *n);
-    assert_eq!(you, Some(2), "{bots:?}");
+    // The engine told every client which entity is its own.
+    assert_eq!(bots.with_avatar, 12, "{bots:?}");
     // The server ticked both matches and sent every client its packets.
     assert_eq!(summary.mode, "tag");
     assert_eq!(summary.matches, 2);

@@ -27,9 +27,8 @@ fn stick_by_hand(s: &Stick, w: &mut BitWriter) -> Result<(), ProtoError> {
 }
 
 fn event_by_hand(e: &TagEvent, w: &mut BitWriter) -> Result<(), ProtoError> {
-    w.write_bits(e.kind() as u32, 2)?;
+    w.write_bits(e.kind() as u32, 1)?;
     match *e {
-        TagEvent::You { runner } => write_entity_id(w, runner),
         TagEvent::Tagged { by, now_it } => {
             write_entity_id(w, by)?;
             write_entity_id(w, now_it)
@@ -39,16 +38,12 @@ fn event_by_hand(e: &TagEvent, w: &mut BitWriter) -> Result<(), ProtoError> {
 }
 
 fn event_read_by_hand(r: &mut BitReader) -> Result<TagEvent, ProtoError> {
-    Ok(match r.read_bits(2)? {
-        0 => TagEvent::You {
-            runner: read_entity_id(r)?,
-        },
-        1 => TagEvent::Tagged {
+    Ok(match r.read_bits(1)? {
+        0 => TagEvent::Tagged {
             by: read_entity_id(r)?,
             now_it: read_entity_id(r)?,
         },
-        2 => TagEvent::Over,
-        _ => return Err(ProtoError::invalid("tag event kind")),
+        _ => TagEvent::Over,
     })
 }
 
@@ -79,9 +74,6 @@ fn events_are_the_same_bytes_and_read_both_ways() {
     let ids = [0u16, 1, 63, 64, 1023, 1024, u16::MAX];
     let mut events = vec![TagEvent::Over];
     for a in ids {
-        events.push(TagEvent::You {
-            runner: EntityId(a),
-        });
         for b in ids {
             events.push(TagEvent::Tagged {
                 by: EntityId(a),
@@ -94,8 +86,9 @@ fn events_are_the_same_bytes_and_read_both_ways() {
         assert_eq!(derived, bytes(|w| event_by_hand(&e, w)), "{e:?}");
         assert_eq!(event_read_by_hand(&mut BitReader::new(&derived)), Ok(e));
     }
-    assert_eq!(TagEvent::KINDS, &["you", "tagged", "over"]);
-    assert!(TagEvent::decode(&mut BitReader::new(&[3])).is_err());
+    assert_eq!(TagEvent::KINDS, &["tagged", "over"]);
+    assert!(TagEvent::decode(&mut BitReader::new(&[])).is_err());
+    assert!(TagEvent::decode(&mut BitReader::new(&[0])).is_err(), "cut");
 }
 
 #[test]

@@ -205,6 +205,8 @@ pub struct ClientWorld<R: Replica> {
     newest_delta: Option<Tick>,
     newest_tick: Tick,
     stats: ApplyStats,
+    /// The entity the server says this client's player steers.
+    avatar: Option<EntityId>,
 }
 
 impl<R: Replica> ClientWorld<R> {
@@ -227,6 +229,7 @@ impl<R: Replica> ClientWorld<R> {
             newest_delta: None,
             newest_tick: 0,
             stats: ApplyStats::default(),
+            avatar: None,
         }
     }
 
@@ -277,6 +280,23 @@ impl<R: Replica> ClientWorld<R> {
             }),
             _ => None,
         }
+    }
+
+    /// The entity this client's player steers, as the server last said
+    /// (`hightick_proto::Avatar`), whether or not it is held.
+    pub fn avatar(&self) -> Option<EntityId> {
+        self.avatar
+    }
+
+    /// Records what the server said of this client's avatar (the client
+    /// does, on its `Avatar` message).
+    pub fn set_avatar(&mut self, avatar: Option<EntityId>) {
+        self.avatar = avatar;
+    }
+
+    /// This client's avatar, if it has one and it is held.
+    pub fn mine(&self) -> Option<ClientEntity<'_, R>> {
+        self.get(self.avatar?)
     }
 
     /// Every entity held, in id order.

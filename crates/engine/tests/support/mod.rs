@@ -246,7 +246,7 @@ impl Game for Toy {
         }
         let e = ctx
             .world
-            .spawn(Kind::Avatar)
+            .spawn_avatar(player, Kind::Avatar)
             .map_err(|_| JoinRefused("no room"))?;
         self.avatars[usize::from(player.0)] = Some(e);
         self.health[usize::from(e.0)] = 100;

@@ -337,6 +337,7 @@ fn bot_row(report: &FleetReport, players: u32, cpu_cores: f64) -> BotRow {
         snapshot_interval_p50_ms: report.interarrival_p50_us() as f64 / 1000.0,
         snapshot_interval_p99_ms: report.interarrival_p99_us() as f64 / 1000.0,
         cpu_cores,
+        with_avatar: u32::try_from(c.with_avatar).unwrap_or(u32::MAX),
     }
 }
 

@@ -80,12 +80,14 @@ macro_rules! wire_enum {
     };
 }
 
+mod avatar;
 mod entity;
 mod input;
 mod resync;
 mod schema_hash;
 mod snapshot;
 
+pub use avatar::Avatar;
 pub use entity::{EntityId, read_entity_id, write_entity_id};
 pub use input::{InputBatch, InputCommand, InputPayload, MAX_REDUNDANCY};
 pub use resync::{ResyncReason, ResyncRequest};
@@ -114,16 +116,19 @@ pub enum MessageKind {
     ResyncRequest = 4,
     /// A [`SchemaHash`]: the server's first reliable message.
     SchemaHash = 5,
+    /// An [`Avatar`]: the entity the client's player steers.
+    Avatar = 6,
 }
 
 impl MessageKind {
     /// Every kind, in tag order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::InputBatch,
         Self::Snapshot,
         Self::Event,
         Self::ResyncRequest,
         Self::SchemaHash,
+        Self::Avatar,
     ];
 
     /// The tag byte.
@@ -139,6 +144,7 @@ impl MessageKind {
             3 => Some(Self::Event),
             4 => Some(Self::ResyncRequest),
             5 => Some(Self::SchemaHash),
+            6 => Some(Self::Avatar),
             _ => None,
         }
     }
@@ -169,7 +175,7 @@ mod tests {
                 kind
             );
         }
-        for tag in [0u8, 6, 255] {
+        for tag in [0u8, 7, 255] {
             assert_eq!(
                 MessageKind::decode(&mut BitReader::new(&[tag])),
                 Err(ProtoError::invalid("message kind"))

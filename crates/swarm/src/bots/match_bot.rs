@@ -404,5 +404,6 @@ impl<G: BotGame> MatchBot<G> {
         c.full_resyncs = s.full_resyncs;
         c.events_dropped = s.events_dropped;
         c.matches_over = u64::from(over);
+        c.with_avatar = u64::from(core.world().avatar().is_some());
     }
 }

@@ -1,7 +1,8 @@
 // A console client of tag in C#, on the generated binding (HightickTag.cs):
-// connects with a connect token, learns which runner it is, runs with the
-// stick held right (+x) for a few seconds, checks every snapshot against
-// the game's rules, disconnects.
+// connects with a connect token, learns which runner it is (its avatar, as
+// the server says), chases the nearest runner it sees while it is "it"
+// for a few seconds, checks every snapshot against the game's rules,
+// counts the tags it made, disconnects.
 //
 // Build and run (from the workspace root, after `cargo build -p hightick-example-tag-ffi`):
 //   mcs -out:play.exe examples/tag/ffi/csharp/*.cs
@@ -40,14 +41,35 @@ public static class Play
         }
     }
 
+    // The stick toward the nearest other runner in sight while `mine` is
+    // "it"; at rest otherwise.
+    static void Chase(TagEntity mine, TagEntity[] seen, int count, out sbyte x, out sbyte z)
+    {
+        x = 0;
+        z = 0;
+        double best = double.MaxValue;
+        for (int i = 0; mine.It == 1 && i < count; i++)
+        {
+            double dx = seen[i].Position0 - mine.Position0, dz = seen[i].Position1 - mine.Position1;
+            double d = Math.Sqrt(dx * dx + dz * dz);
+            if (seen[i].Id != mine.Id && d < best && d > 0)
+            {
+                best = d;
+                x = (sbyte)(dx / d * 127);
+                z = (sbyte)(dz / d * 127);
+            }
+        }
+    }
+
     static int Run(byte[] token, double seconds)
     {
         var entities = new TagEntity[64];
         var events = new TagEvent[64];
-        ulong snapshots = 0, eventsSeen = 0, youEvents = 0, badSnapshots = 0, itSeen = 0;
+        ulong snapshots = 0, eventsSeen = 0, badSnapshots = 0, itSeen = 0, taggedByMe = 0;
         int me = -1;
         bool haveStart = false;
         int startX = 0, lastX = 0;
+        sbyte stickX = 0, stickZ = 0;
         uint lastTickSent = 0;
         Stats stats;
         Connection before, after;
@@ -63,10 +85,9 @@ public static class Play
                     for (int i = 0; i < n; i++)
                     {
                         eventsSeen++;
-                        if (events[i].Kind == TagEvent.You)
+                        if (events[i].Kind == TagEvent.Tagged && events[i].TaggedBy == me)
                         {
-                            me = events[i].YouRunner;
-                            youEvents++;
+                            taggedByMe++;
                         }
                     }
                     if (n < events.Length)
@@ -94,6 +115,11 @@ public static class Play
                     {
                         badSnapshots++;
                     }
+                    ushort avatar;
+                    if (client.TryGetAvatar(out avatar))
+                    {
+                        me = avatar;
+                    }
                     TagEntity mine;
                     if (me >= 0 && client.TryGetEntity((ushort)me, out mine))
                     {
@@ -104,6 +130,7 @@ public static class Play
                         }
                         lastX = mine.Position0;
                         itSeen += mine.It;
+                        Chase(mine, entities, count, out stickX, out stickZ);
                     }
                 }
                 TickSync sync;
@@ -112,7 +139,7 @@ public static class Play
                     uint tick = (uint)sync.ServerTick + InputLeadTicks;
                     if (tick > lastTickSent)
                     {
-                        client.SendInput(tick, tick - InputLeadTicks, new TagInput { X = 127, Z = 0 });
+                        client.SendInput(tick, tick - InputLeadTicks, new TagInput { X = stickX, Z = stickZ });
                         lastTickSent = tick;
                     }
                 }
@@ -126,8 +153,8 @@ public static class Play
         Console.WriteLine("snapshots " + snapshots);
         Console.WriteLine("bad_snapshots " + badSnapshots);
         Console.WriteLine("events " + eventsSeen);
-        Console.WriteLine("you_events " + youEvents);
         Console.WriteLine("runner " + me);
+        Console.WriteLine("tagged_by_me " + taggedByMe);
         Console.WriteLine("start_x " + startX);
         Console.WriteLine("end_x " + lastX);
         Console.WriteLine("it_snapshots " + itSeen);

@@ -12,16 +12,13 @@
 
 // The wire schema hash this library was generated from: a server of
 // another version of the game refuses it at connect.
-#define HIGHTICK_TAG_SCHEMA_HASH 16327622806740750869ull
-
-// `TagEvent::You` (`kind`).
-#define HIGHTICK_TAG_EVENT_YOU 0
+#define HIGHTICK_TAG_SCHEMA_HASH 10204232607498341227ull
 
 // `TagEvent::Tagged` (`kind`).
-#define HIGHTICK_TAG_EVENT_TAGGED 1
+#define HIGHTICK_TAG_EVENT_TAGGED 0
 
 // `TagEvent::Over` (`kind`).
-#define HIGHTICK_TAG_EVENT_OVER 2
+#define HIGHTICK_TAG_EVENT_OVER 1
 
 // `Runner` (`kind`), carrying a `RunnerState`.
 #define HIGHTICK_TAG_KIND_RUNNER 0
@@ -29,8 +26,8 @@
 // The version of the C ABI: a library and a header with different versions
 // do not fit together. Bumped whenever a call or a record changes.
 // Version 2 added the prediction calls (`hightick_prediction_*`), their
-// records and the status `NOT_PREDICTING`.
-#define HIGHTICK_ABI_VERSION 2
+// records and the status `NOT_PREDICTING`; version 3 `hightick_avatar`.
+#define HIGHTICK_ABI_VERSION 3
 
 // Longest error text kept, in bytes, NUL excluded (longer texts are cut at
 // a character boundary): a buffer of this plus one always holds it.
@@ -169,8 +166,6 @@ typedef struct HightickTagEntity {
 
 // One event (`TagEvent`): a flat record for every kind, `kind` says which.
 typedef struct HightickTagEvent {
-  // `You.runner` (`EntityId`): set for `HIGHTICK_TAG_EVENT_YOU`.
-  uint16_t you_runner;
   // `Tagged.by` (`EntityId`): set for `HIGHTICK_TAG_EVENT_TAGGED`.
   uint16_t tagged_by;
   // `Tagged.now_it` (`EntityId`): set for `HIGHTICK_TAG_EVENT_TAGGED`.
@@ -343,6 +338,14 @@ HightickStatus hightick_entity(HightickClient client,
                                uint32_t id,
                                double render_tick,
                                struct HightickTagEntity *out);
+
+// Writes the id of the entity this client's player steers (its
+// avatar, as the server last said) to `*out`; EMPTY while it has
+// none.
+//
+// # Safety
+// `out` points to a `uint32_t`.
+HightickStatus hightick_avatar(HightickClient client, uint32_t *out);
 
 // Writes the connection's measurements and counters to `*out`.
 //

@@ -1,9 +1,10 @@
 //! Tag's generated C# binding, compiled with Mono's `mcs` beside a small
 //! console client (`csharp/Play.cs`) and run with `mono` against the
 //! generated cdylib, plays a live tag match on loopback: it learns its
-//! runner from the `you` event, runs right with its inputs, reads every
-//! runner from the snapshots and checks them against the game's rules,
-//! and disconnects cleanly. Without Mono it says it skips; under
+//! runner (its avatar, from the engine), chases the other runner with its
+//! inputs, reads every runner from the snapshots and checks them against
+//! the game's rules, tags it (an event naming its own runner), and
+//! disconnects cleanly. Without Mono it says it skips; under
 //! `CI=true` that is a failure (.ci/run installs `mono-mcs` and
 //! `mono-runtime`).
 
@@ -33,15 +34,16 @@ fn the_generated_csharp_binding_plays_tag_live_with_no_desync() {
     let (built, stdout, stderr) = run(mcs, Duration::from_secs(120));
     assert!(built, "mcs failed:\n{stdout}\n{stderr}");
 
-    // One runner in a match of a minute: it starts at (1000, 0) and is
-    // "it" (the first one in always is).
-    let live = LiveMatch::start::<Tag>(&serde_json::json!({ "mode": "tag", "roster": [7] }));
+    // Two runners in a match of a minute: the C# client's starts at
+    // (1000, 0) and is "it" (the first one in always is); the other seat's
+    // runner stands still 10 m away, in sight.
+    let live = LiveMatch::start::<Tag>(&serde_json::json!({ "mode": "tag", "roster": [7, 8] }));
     let token = scratch.join("token");
     std::fs::write(&token, live.token(7, TOKEN_TIMEOUT_S)).unwrap();
     let mut play = Command::new("mono");
     play.arg(&exe)
         .arg(&token)
-        .arg("3")
+        .arg("4")
         .env("LD_LIBRARY_PATH", lib_dir("hightick_tag_client"));
     let player = std::thread::spawn(move || run(play, Duration::from_secs(60)));
     let connected = live.wait_for("connected", Duration::from_secs(30), |c| c == 1);
@@ -55,14 +57,14 @@ fn the_generated_csharp_binding_plays_tag_live_with_no_desync() {
     assert!(value(&stdout, "snapshots") > 50.0, "{stdout}");
     assert_eq!(value(&stdout, "bad_snapshots"), 0.0, "{stdout}");
     assert_eq!(value(&stdout, "decode_errors"), 0.0, "{stdout}");
-    assert!(value(&stdout, "you_events") >= 1.0, "{stdout}");
     assert!(value(&stdout, "runner") >= 0.0, "{stdout}");
     assert!(value(&stdout, "it_snapshots") > 0.0, "{stdout}");
-    // Its input (the stick right) moved its runner right, to the field's
-    // edge at most.
+    // Its input moved its runner to the other one, and it tagged it: the
+    // event names its avatar.
     let (start, end) = (value(&stdout, "start_x"), value(&stdout, "end_x"));
-    assert!(end > start + 100.0, "{stdout}");
-    assert!(end <= f64::from(HALF_FIELD), "{stdout}");
+    assert!(end < start - 100.0, "{stdout}");
+    assert!(end.abs() <= f64::from(HALF_FIELD), "{stdout}");
+    assert_eq!(value(&stdout, "tagged_by_me"), 1.0, "{stdout}");
     assert!(value(&stdout, "inputs_sent") > 100.0, "{stdout}");
     let accepted = live.count("inputs_accepted");
     assert!(
