@@ -134,6 +134,7 @@ pub mod lag_comp;
 pub mod mode;
 mod player;
 pub mod prediction;
+pub mod prelude;
 pub mod replication;
 pub mod runtime;
 pub mod schema;

@@ -15,17 +15,7 @@
 
 use std::f32::consts::{PI, TAU};
 
-use hightick_engine::bot::{Bot, BotGame};
-use hightick_engine::input::InputSource;
-use hightick_engine::mode::{HostedGame, MatchReport, MatchStatus, Mode, Outcome, PlayerReport};
-use hightick_engine::replication::ClientWorld;
-use hightick_engine::tick::Tick;
-use hightick_engine::world::ReplicationWorld;
-use hightick_engine::{
-    Archetype, EntityId, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
-    ReliableEvent, Replicated, ReplicationSource, TickContext, Wire,
-};
-use hightick_proto::InputCommand;
+use hightick_engine::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// The track is the ring between these radii around the origin, metres.

@@ -17,17 +17,7 @@
 //! In return `src/main.rs` is four lines and serves, plays, load-tests and
 //! sweeps it: `cargo run --release -p hightick-example-tag -- demo`.
 
-use hightick_engine::bot::{Bot, BotGame};
-use hightick_engine::input::InputSource;
-use hightick_engine::mode::{HostedGame, MatchStatus, Mode};
-use hightick_engine::replication::ClientWorld;
-use hightick_engine::tick::Tick;
-use hightick_engine::world::ReplicationWorld;
-use hightick_engine::{
-    Archetype, EntityId, Game, InputPayload, InterestSet, JoinRefused, MatchConfig, PlayerId,
-    ReliableEvent, Replicated, ReplicationSource, TickContext, Wire,
-};
-use hightick_proto::InputCommand;
+use hightick_engine::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// The field is `-HALF_FIELD..=HALF_FIELD` centimetres on both axes.
