@@ -202,6 +202,37 @@ impl MatchReport {
             players,
         }
     }
+
+    /// A race's (or a last-one-standing game's) report: `order` is the
+    /// finishing order, first place first (`None`: the match was closed
+    /// before it finished, a draw for all). The first wins and is named
+    /// the winner (`player N`), the rest lose; each scores `first_points`
+    /// less one per place behind (at least 0) and has its place as the stat
+    /// `place` (1 = won; 0 = not placed).
+    pub fn by_place(order: Option<&[PlayerId]>, players: &[PlayerId], first_points: i64) -> Self {
+        let place = |p: PlayerId| order.and_then(|o| o.iter().position(|&q| q == p));
+        let players = players
+            .iter()
+            .map(|&p| PlayerReport {
+                player: p,
+                team: 0,
+                outcome: match (order, place(p)) {
+                    (None, _) => Outcome::Draw,
+                    (Some(_), Some(0)) => Outcome::Win,
+                    (Some(_), _) => Outcome::Loss,
+                },
+                score: place(p).map_or(0, |i| (first_points - i as i64).max(0)),
+                stats: vec![("place", place(p).map_or(0, |i| i as i64 + 1))],
+            })
+            .collect();
+        Self {
+            winner: order
+                .and_then(|o| o.first())
+                .map(|p| format!("player {}", p.0)),
+            summary: Vec::new(),
+            players,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -223,5 +254,29 @@ mod tests {
         let cut_short = MatchReport::most_points_wins(&scores, false, &players);
         assert!(cut_short.players.iter().all(|p| p.outcome == Outcome::Draw));
         assert_eq!(cut_short.players[1].score, 7);
+    }
+
+    #[test]
+    fn by_place_wins_the_first_and_scores_down_the_order() {
+        let players = [PlayerId(0), PlayerId(1), PlayerId(2)];
+        let order = [PlayerId(2), PlayerId(0)];
+        let report = MatchReport::by_place(Some(&order), &players, 25);
+        assert_eq!(report.winner.as_deref(), Some("player 2"));
+        let lines: Vec<_> = report
+            .players
+            .iter()
+            .map(|p| (p.outcome, p.score, p.stats.clone()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (Outcome::Loss, 24, vec![("place", 2)]),
+                (Outcome::Loss, 0, vec![("place", 0)]),
+                (Outcome::Win, 25, vec![("place", 1)]),
+            ]
+        );
+        let cut_short = MatchReport::by_place(None, &players, 25);
+        assert!(cut_short.winner.is_none());
+        assert!(cut_short.players.iter().all(|p| p.outcome == Outcome::Draw));
     }
 }

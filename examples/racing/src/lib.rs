@@ -96,9 +96,11 @@ pub struct CarView {
     pub finished: bool,
 }
 
-/// One car's physics on the server, beside what it replicates.
+/// One driver's car physics on the server, beside what it replicates.
 #[derive(Debug, Clone, Copy, Default)]
 struct CarState {
+    /// Whether a driver took this slot (its standing counts).
+    driving: bool,
     position: [f32; 2],
     heading: f32,
     speed: f32,
@@ -118,14 +120,14 @@ pub struct RaceSettings {
     pub laps: Option<u8>,
 }
 
-/// The race, server side: each car's physics and, by entity slot, what
-/// the writer replicates of it.
+/// The race, server side: each driver's car physics by player slot and,
+/// by entity slot, what the writer replicates of it. A driver's car is its
+/// avatar ([`ReplicationWorld::avatar`]).
 #[derive(Debug, ReplicationSource)]
 pub struct Race {
     cars: Vec<CarState>,
     #[replicas]
     views: Vec<CarView>,
-    car_of: Vec<Option<EntityId>>,
     laps: u8,
     finishers: u8,
     over: bool,
@@ -135,27 +137,27 @@ impl Race {
     /// A race of `laps` laps for `players` cars in `entities` slots.
     pub fn new(players: usize, entities: usize, laps: u8) -> Self {
         Self {
-            cars: vec![CarState::default(); entities],
+            cars: vec![CarState::default(); players],
             views: vec![CarView::default(); entities],
-            car_of: vec![None; players],
             laps,
             finishers: 0,
             over: false,
         }
     }
 
-    fn leader(&self) -> Option<EntityId> {
-        self.car_of.iter().flatten().copied().max_by(|a, b| {
-            let (a, b) = (&self.cars[usize::from(a.0)], &self.cars[usize::from(b.0)]);
-            a.travelled.total_cmp(&b.travelled)
-        })
+    /// The player slot of the car farthest round.
+    fn leader(&self) -> Option<usize> {
+        let driving = self.cars.iter().enumerate().filter(|(_, c)| c.driving);
+        driving
+            .max_by(|(_, a), (_, b)| a.travelled.total_cmp(&b.travelled))
+            .map(|(p, _)| p)
     }
 
-    fn publish(&mut self, ctx: &mut TickContext<'_, Self>, e: EntityId) {
-        let (c, view) = (
-            self.cars[usize::from(e.0)],
-            &mut self.views[usize::from(e.0)],
-        );
+    /// Copies player `p`'s car into what its avatar replicates.
+    fn publish(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
+        let Some(e) = ctx.world.avatar(p) else { return };
+        let c = self.cars[usize::from(p.0)];
+        let view = &mut self.views[usize::from(e.0)];
         view.set_position(ctx.world, e, c.position);
         view.set_heading(ctx.world, e, c.heading);
         view.set_speed(ctx.world, e, c.speed);
@@ -172,8 +174,7 @@ impl Game for Race {
     type MatchResult = Vec<PlayerId>;
 
     fn join(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) -> Result<(), JoinRefused> {
-        let e = ctx
-            .world
+        ctx.world
             .spawn_avatar(p, Car)
             .map_err(|_| JoinRefused("the grid is full"))?;
         // A staggered grid behind the line at angle 0, facing along the ring.
@@ -181,21 +182,15 @@ impl Game for Race {
         let lane = if p.0.is_multiple_of(2) { -4.0 } else { 4.0 };
         let angle = -(row * 8.0 + 4.0) / MID_RADIUS;
         let radius = MID_RADIUS + lane;
-        self.cars[usize::from(e.0)] = CarState {
+        self.cars[usize::from(p.0)] = CarState {
+            driving: true,
             position: [radius * angle.cos(), radius * angle.sin()],
             heading: angle + PI / 2.0,
             angle,
             ..CarState::default()
         };
-        self.car_of[usize::from(p.0)] = Some(e);
-        self.publish(ctx, e);
+        self.publish(ctx, p);
         Ok(())
-    }
-
-    fn leave(&mut self, ctx: &mut TickContext<'_, Self>, p: PlayerId) {
-        if let Some(e) = self.car_of[usize::from(p.0)].take() {
-            ctx.world.despawn(e);
-        }
     }
 
     fn input(
@@ -205,21 +200,14 @@ impl Game for Race {
         cmd: &InputCommand<Controls>,
         _: InputSource,
     ) {
-        let Some(e) = self.car_of[usize::from(p.0)] else {
-            return;
-        };
         let dt = ctx.dt();
-        let c = &mut self.cars[usize::from(e.0)];
+        let c = &mut self.cars[usize::from(p.0)];
         if c.finished_at.is_some() || self.over {
             c.speed = (c.speed - BRAKING * dt).max(0.0);
         } else {
             let [throttle, steer] =
                 [cmd.payload.throttle, cmd.payload.steer].map(|v| f32::from(v) / 127.0);
-            let push = if throttle >= 0.0 {
-                throttle * ACCELERATION
-            } else {
-                throttle * BRAKING
-            };
+            let push = throttle.max(0.0) * ACCELERATION + throttle.min(0.0) * BRAKING;
             c.speed = (c.speed + (push - DRAG * c.speed * c.speed) * dt).clamp(0.0, TOP_SPEED);
             let grip = 1.0 - 0.5 * c.speed / TOP_SPEED;
             c.heading = (c.heading + steer.clamp(-1.0, 1.0) * TURN_RATE * grip * dt) % TAU;
@@ -237,45 +225,36 @@ impl Game for Race {
         }
         c.position = [x, z];
         let angle = z.atan2(x);
-        let mut step = angle - c.angle;
-        if step > PI {
-            step -= TAU;
-        } else if step < -PI {
-            step += TAU;
-        }
+        c.travelled += wrapped(angle - c.angle);
         c.angle = angle;
-        c.travelled += step;
-        self.publish(ctx, e);
+        self.publish(ctx, p);
     }
 
     fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
         if self.over {
             return;
         }
-        for p in 0..self.car_of.len() {
-            let Some(e) = self.car_of[p] else { continue };
-            let c = &mut self.cars[usize::from(e.0)];
+        for p in (0..self.cars.len()).map(|p| PlayerId(p as u16)) {
+            let Some(e) = ctx.world.avatar(p) else {
+                continue;
+            };
+            let c = &mut self.cars[usize::from(p.0)];
             let done = (c.travelled / TAU).max(0.0) as u8;
             if done > c.laps && c.finished_at.is_none() {
                 c.laps = done;
                 ctx.broadcast_event(RaceEvent::Lap { car: e, laps: done });
                 if done >= self.laps {
                     self.finishers += 1;
-                    c.finished_at = Some(self.finishers);
-                    ctx.broadcast_event(RaceEvent::Finished {
-                        car: e,
-                        place: self.finishers,
-                    });
+                    let place = self.finishers;
+                    c.finished_at = Some(place);
+                    ctx.broadcast_event(RaceEvent::Finished { car: e, place });
                 }
-                self.publish(ctx, e);
+                self.publish(ctx, p);
             }
         }
-        let racing = self
-            .car_of
-            .iter()
-            .enumerate()
-            .filter(|(p, e)| e.is_some() && ctx.is_connected(PlayerId(*p as u16)))
-            .any(|(_, e)| e.is_some_and(|e| self.cars[usize::from(e.0)].finished_at.is_none()));
+        let racing = ctx
+            .players()
+            .any(|p| self.cars[usize::from(p.0)].finished_at.is_none());
         if self.finishers > 0 && !racing {
             self.over = true;
             ctx.broadcast_event(RaceEvent::Over);
@@ -288,13 +267,10 @@ impl Game for Race {
         world: &ReplicationWorld<Car>,
         relevant: &mut InterestSet,
     ) {
-        let Some(me) = self.car_of[usize::from(viewer.0)] else {
-            return;
-        };
-        let [mx, mz] = self.cars[usize::from(me.0)].position;
-        let leader = self.leader();
+        let [mx, mz] = self.cars[usize::from(viewer.0)].position;
+        let leader = self.leader().and_then(|p| world.avatar(PlayerId(p as u16)));
         for e in world.alive().iter() {
-            let [x, z] = self.cars[usize::from(e.0)].position;
+            let [x, z] = self.views[usize::from(e.0)].position;
             if (x - mx).hypot(z - mz) <= VIEW_RADIUS || Some(e) == leader {
                 relevant.insert(e);
             }
@@ -305,17 +281,14 @@ impl Game for Race {
         if !self.over {
             return None;
         }
-        let mut order: Vec<(u8, f32, PlayerId)> = self
-            .car_of
-            .iter()
-            .enumerate()
-            .filter_map(|(p, e)| {
-                let c = &self.cars[usize::from((*e)?.0)];
-                Some((
+        let mut order: Vec<(u8, f32, PlayerId)> = (self.cars.iter().enumerate())
+            .filter(|(_, c)| c.driving)
+            .map(|(p, c)| {
+                (
                     c.finished_at.unwrap_or(u8::MAX),
                     -c.travelled,
                     PlayerId(p as u16),
-                ))
+                )
             })
             .collect();
         order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
@@ -337,64 +310,43 @@ impl HostedGame for Race {
 
     fn create(
         mode: &Mode,
-        settings: &RaceSettings,
-        tick_rate_hz: u32,
-        _seed: u64,
+        s: &RaceSettings,
+        hz: u32,
+        _: u64,
     ) -> Result<(MatchConfig, Self), String> {
-        let default_laps = if mode.name == "race4" { 3 } else { 10 };
-        let laps = settings.laps.unwrap_or(default_laps);
+        let laps = s.laps.unwrap_or(if mode.name == "race4" { 3 } else { 10 });
         if !(1..=200).contains(&laps) {
             return Err("laps: must be between 1 and 200".to_owned());
         }
-        let config = MatchConfig::sized(tick_rate_hz, mode.players, mode.players);
+        let config = MatchConfig::sized(hz, mode.players, mode.players);
         let players = usize::from(mode.players);
         Ok((config, Race::new(players, players, laps)))
     }
 
     fn status(&self) -> MatchStatus {
-        let leader_laps = self
-            .leader()
-            .map_or(0, |e| self.cars[usize::from(e.0)].laps);
+        let laps: Vec<u8> = self.cars.iter().map(|c| c.laps).collect();
         MatchStatus {
-            phase: if self.over { "over" } else { "racing" },
-            round: u32::from(leader_laps),
-            score: self
-                .car_of
-                .iter()
-                .map(|e| e.map_or(0, |e| i64::from(self.cars[usize::from(e.0)].laps)))
-                .collect(),
+            round: u32::from(self.leader().map_or(0, |p| laps[p])),
+            ..MatchStatus::scored(if self.over { "over" } else { "racing" }, &laps)
         }
     }
 
+    /// The finishing order: a win for the first, points by place (25 for
+    /// the winner, 1 less per place), and each driver's laps.
     fn report(&self, result: Option<&Vec<PlayerId>>, players: &[PlayerId]) -> MatchReport {
-        let place = |p: PlayerId| result.and_then(|order| order.iter().position(|&q| q == p));
-        MatchReport {
-            winner: result
-                .and_then(|order| order.first())
-                .map(|p| format!("player {}", p.0)),
-            summary: vec![("laps", i64::from(self.laps))],
-            players: players
-                .iter()
-                .map(|&p| {
-                    let laps = self.car_of[usize::from(p.0)]
-                        .map_or(0, |e| i64::from(self.cars[usize::from(e.0)].laps));
-                    let place = place(p);
-                    PlayerReport {
-                        player: p,
-                        team: 0,
-                        outcome: match place {
-                            Some(0) => Outcome::Win,
-                            Some(_) => Outcome::Loss,
-                            None => Outcome::Draw,
-                        },
-                        // Points by place: 25 for the winner, 1 less per place.
-                        score: place.map_or(0, |i| 25 - i as i64),
-                        stats: vec![("laps", laps), ("place", place.map_or(0, |i| i as i64 + 1))],
-                    }
-                })
-                .collect(),
+        let mut report = MatchReport::by_place(result.map(Vec::as_slice), players, 25);
+        report.summary.push(("laps", i64::from(self.laps)));
+        for line in &mut report.players {
+            let laps = self.cars[usize::from(line.player.0)].laps;
+            line.stats.insert(0, ("laps", i64::from(laps)));
         }
+        report
     }
+}
+
+/// `angle` as the same turn within `-PI..PI`.
+fn wrapped(angle: f32) -> f32 {
+    (angle + PI).rem_euclid(TAU) - PI
 }
 
 /// A driver bot: it aims at a point a little ahead on the ring, at its own
@@ -404,16 +356,6 @@ impl HostedGame for Race {
 pub struct DriverBot {
     line: f32,
     laps_seen: Vec<u8>,
-}
-
-impl DriverBot {
-    /// The `index`th bot of a fleet, in a world of `entities` slots.
-    pub fn new(index: u16, entities: usize) -> Self {
-        Self {
-            line: MID_RADIUS + (f32::from(index % 5) - 2.0) * 2.5,
-            laps_seen: vec![0; entities],
-        }
-    }
 }
 
 impl Bot<Race> for DriverBot {
@@ -437,13 +379,7 @@ impl Bot<Race> for DriverBot {
         let ahead = z.atan2(x) + 12.0 / self.line;
         let goal = [self.line * ahead.cos(), self.line * ahead.sin()];
         let want = (goal[1] - z).atan2(goal[0] - x);
-        let mut turn = want - me.state.heading;
-        while turn > PI {
-            turn -= TAU;
-        }
-        while turn < -PI {
-            turn += TAU;
-        }
+        let turn = wrapped(want - me.state.heading);
         cmd.payload = Controls {
             throttle: if turn.abs() > 0.5 { 38 } else { 127 },
             steer: ((turn * 2.0).clamp(-1.0, 1.0) * 127.0).round() as i8,
@@ -455,13 +391,10 @@ impl Bot<Race> for DriverBot {
 impl BotGame for Race {
     type Bot = DriverBot;
 
-    fn bot(
-        mode: &Mode,
-        _settings: &RaceSettings,
-        _tick_rate_hz: u32,
-        index: u16,
-        _seed: u64,
-    ) -> Result<DriverBot, String> {
-        Ok(DriverBot::new(index, usize::from(mode.players)))
+    /// The `index`th bot of a fleet keeps to its own line across the track.
+    fn bot(mode: &Mode, _: &RaceSettings, _: u32, index: u16, _: u64) -> Result<DriverBot, String> {
+        let line = MID_RADIUS + (f32::from(index % 5) - 2.0) * 2.5;
+        let laps_seen = vec![0; usize::from(mode.players)];
+        Ok(DriverBot { line, laps_seen })
     }
 }

@@ -124,10 +124,8 @@ impl Game for Tag {
         let first = self.the_it(ctx.world).is_none();
         // The player's avatar: the engine tells its client which it is, and
         // despawns it when the player leaves (the default `leave`).
-        let e = ctx
-            .world
-            .spawn_avatar(p, Runner)
-            .map_err(|_| JoinRefused("full"))?;
+        let e = ctx.world.spawn_avatar(p, Runner);
+        let e = e.map_err(|_| JoinRefused("full"))?;
         // Spread the runners on a circle; the first one in is "it".
         let angle = f32::from(p.0) * std::f32::consts::TAU / self.score.len().max(1) as f32;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
@@ -153,11 +151,8 @@ impl Game for Tag {
         let moved = |at: i32, axis: i8| {
             (at + (f32::from(axis) * step) as i32).clamp(-HALF_FIELD, HALF_FIELD)
         };
-        runner.set_position(
-            ctx.world,
-            e,
-            [moved(x, cmd.payload.x), moved(z, cmd.payload.z)],
-        );
+        let to = [moved(x, cmd.payload.x), moved(z, cmd.payload.z)];
+        runner.set_position(ctx.world, e, to);
     }
 
     fn tick(&mut self, ctx: &mut TickContext<'_, Self>) {
@@ -203,10 +198,7 @@ impl Game for Tag {
         };
         let [mx, mz] = self.runner(me).position;
         for e in world.alive().iter() {
-            let RunnerState {
-                position: [x, z],
-                it,
-            } = *self.runner(e);
+            let ([x, z], it) = (self.runner(e).position, self.runner(e).it);
             if it || (x - mx).pow(2) + (z - mz).pow(2) <= VIEW_RADIUS_CM.pow(2) {
                 relevant.insert(e);
             }
@@ -261,7 +253,6 @@ impl HostedGame for Tag {
 pub struct TagBot {
     /// The last tag seen: who tagged whom.
     last_tag: Option<(EntityId, EntityId)>,
-    tick_rate_hz: u32,
 }
 
 impl Bot<Tag> for TagBot {
@@ -284,17 +275,15 @@ impl Bot<Tag> for TagBot {
         };
         // Who tagged this bot, if it is "it": it cannot be tagged straight back.
         let tagged_by = self.last_tag.filter(|t| t.1 == mine.entity).map(|t| t.0);
-        let RunnerState {
-            position: [mx, mz],
-            it,
-        } = *mine.state;
+        let ([mx, mz], it) = (mine.state.position, mine.state.it);
         let target = view
             .iter()
             .filter(|r| {
                 r.entity != mine.entity && Some(r.entity) != tagged_by && (it || r.state.it)
             })
             .min_by_key(|r| (r.state.position[0] - mx).pow(2) + (r.state.position[1] - mz).pow(2));
-        let wander = (tick as f32 / self.tick_rate_hz.max(1) as f32 * 0.3).sin_cos();
+        // A slow circle round the field (a lap in about 16 s at 128 Hz).
+        let wander = (tick as f32 * 0.003).sin_cos();
         let (goal, sign) = match target {
             Some(t) => (t.state.position, if it { 1.0 } else { -1.0 }),
             None if it => (
@@ -316,12 +305,8 @@ impl Bot<Tag> for TagBot {
 impl BotGame for Tag {
     type Bot = TagBot;
 
-    fn bot(_: &Mode, _: &TagSettings, hz: u32, _: u16, _: u64) -> Result<TagBot, String> {
-        let tick_rate_hz = hz;
-        Ok(TagBot {
-            tick_rate_hz,
-            ..TagBot::default()
-        })
+    fn bot(_: &Mode, _: &TagSettings, _: u32, _: u16, _: u64) -> Result<TagBot, String> {
+        Ok(TagBot::default())
     }
 }
 
