@@ -94,17 +94,6 @@ pub struct Tag {
 }
 
 impl Tag {
-    /// A field for `players` runners (`entities` slots), ending after
-    /// `end_tick` ticks.
-    pub fn new(players: usize, entities: usize, end_tick: Tick) -> Self {
-        Self {
-            runners: vec![RunnerState::default(); entities],
-            score: vec![0; players],
-            end_tick,
-            ..Self::default()
-        }
-    }
-
     fn runner(&self, e: EntityId) -> &RunnerState {
         &self.runners[usize::from(e.0)]
     }
@@ -229,9 +218,14 @@ impl HostedGame for Tag {
             return Err("seconds: must be between 1 and 3600".to_owned());
         }
         // Two spare slots: a runner who left keeps its id a while.
-        let config = MatchConfig::sized(hz, mode.players, mode.players + 2);
-        let players = usize::from(mode.players);
-        Ok((config, Tag::new(players, players + 2, seconds * hz)))
+        let (players, entities) = (mode.players, mode.players + 2);
+        let tag = Tag {
+            runners: vec![RunnerState::default(); usize::from(entities)],
+            score: vec![0; usize::from(players)],
+            end_tick: seconds * hz,
+            ..Tag::default()
+        };
+        Ok((MatchConfig::sized(hz, players, entities), tag))
     }
 
     fn short_settings(_mode: &Mode) -> TagSettings {
