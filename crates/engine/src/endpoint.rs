@@ -39,6 +39,16 @@ impl From<DeliveryOutcome> for PacketFate {
     }
 }
 
+/// Queues one reliable message on `endpoint`: `false` when its queue is
+/// full (the message waits for a later tick), an error for anything else.
+fn queue_reliable(endpoint: &mut PacketEndpoint, message: &[u8]) -> Result<bool, EngineError> {
+    match endpoint.send_reliable(message) {
+        Ok(()) => Ok(true),
+        Err(PacketError::SendQueueFull) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl<G: Game, D: ChangeDetection> Match<G, D> {
     /// Puts `player`'s tick on its connection in server `slot`: its events
     /// and this tick's snapshot are queued ([`Self::queue_tick`]), the server
@@ -89,10 +99,8 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         // an event; they follow from the next tick.
         if self.hash_pending(player) {
             let len = SchemaHash(self.schema_hash()).write_message(&mut message)?;
-            match endpoint.send_reliable(&message[..len]) {
-                Ok(()) => self.hash_sent(player),
-                Err(PacketError::SendQueueFull) => {}
-                Err(e) => return Err(e.into()),
+            if queue_reliable(endpoint, &message[..len])? {
+                self.hash_sent(player);
             }
             return Ok(false);
         }
@@ -101,18 +109,15 @@ impl<G: Game, D: ChangeDetection> Match<G, D> {
         let mut queue_open = true;
         if let Some(avatar) = self.avatar_untold(player) {
             let len = Avatar(avatar).write_message(&mut message)?;
-            match endpoint.send_reliable(&message[..len]) {
-                Ok(()) => self.avatar_sent(player, avatar),
-                Err(PacketError::SendQueueFull) => queue_open = false,
-                Err(e) => return Err(e.into()),
+            queue_open = queue_reliable(endpoint, &message[..len])?;
+            if queue_open {
+                self.avatar_sent(player, avatar);
             }
         }
-        while let Some(event) = self.peek_event(player).filter(|_| queue_open) {
+        while queue_open && let Some(event) = self.peek_event(player) {
             let len = event.write_message(&mut message)?;
-            match endpoint.send_reliable(&message[..len]) {
-                Ok(()) => {}
-                Err(PacketError::SendQueueFull) => break,
-                Err(e) => return Err(e.into()),
+            if !queue_reliable(endpoint, &message[..len])? {
+                break;
             }
             self.pop_event(player);
         }
