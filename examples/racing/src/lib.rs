@@ -145,12 +145,19 @@ impl Race {
         }
     }
 
-    /// The player slot of the car farthest round.
-    fn leader(&self) -> Option<usize> {
-        let driving = self.cars.iter().enumerate().filter(|(_, c)| c.driving);
-        driving
-            .max_by(|(_, a), (_, b)| a.travelled.total_cmp(&b.travelled))
-            .map(|(p, _)| p)
+    /// The slots a driver took, with their cars.
+    fn drivers(&self) -> impl Iterator<Item = (PlayerId, &CarState)> + '_ {
+        let cars = self.cars.iter().enumerate();
+        cars.filter(|(_, c)| c.driving)
+            .map(|(p, c)| (PlayerId(p as u16), c))
+    }
+
+    /// The driver farthest round.
+    fn leader(&self) -> Option<PlayerId> {
+        let leader = self
+            .drivers()
+            .max_by(|(_, a), (_, b)| a.travelled.total_cmp(&b.travelled));
+        leader.map(|(p, _)| p)
     }
 
     /// Copies player `p`'s car into what its avatar replicates.
@@ -268,7 +275,7 @@ impl Game for Race {
         relevant: &mut InterestSet,
     ) {
         let [mx, mz] = self.cars[usize::from(viewer.0)].position;
-        let leader = self.leader().and_then(|p| world.avatar(PlayerId(p as u16)));
+        let leader = self.leader().and_then(|p| world.avatar(p));
         for e in world.alive().iter() {
             let [x, z] = self.views[usize::from(e.0)].position;
             if (x - mx).hypot(z - mz) <= VIEW_RADIUS || Some(e) == leader {
@@ -281,18 +288,15 @@ impl Game for Race {
         if !self.over {
             return None;
         }
-        let mut order: Vec<(u8, f32, PlayerId)> = (self.cars.iter().enumerate())
-            .filter(|(_, c)| c.driving)
-            .map(|(p, c)| {
-                (
-                    c.finished_at.unwrap_or(u8::MAX),
-                    -c.travelled,
-                    PlayerId(p as u16),
-                )
-            })
-            .collect();
-        order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        Some(order.into_iter().map(|(_, _, p)| p).collect())
+        // Finishers by place, then the rest by how far round they got.
+        let mut order: Vec<_> = self.drivers().collect();
+        order.sort_by(|(_, a), (_, b)| {
+            let place = |c: &CarState| c.finished_at.unwrap_or(u8::MAX);
+            place(a)
+                .cmp(&place(b))
+                .then(b.travelled.total_cmp(&a.travelled))
+        });
+        Some(order.into_iter().map(|(p, _)| p).collect())
     }
 }
 
@@ -326,7 +330,7 @@ impl HostedGame for Race {
     fn status(&self) -> MatchStatus {
         let laps: Vec<u8> = self.cars.iter().map(|c| c.laps).collect();
         MatchStatus {
-            round: u32::from(self.leader().map_or(0, |p| laps[p])),
+            round: u32::from(self.leader().map_or(0, |p| laps[usize::from(p.0)])),
             ..MatchStatus::scored(if self.over { "over" } else { "racing" }, &laps)
         }
     }

@@ -113,8 +113,10 @@ impl Game for Tag {
         let first = self.the_it(ctx.world).is_none();
         // The player's avatar: the engine tells its client which it is, and
         // despawns it when the player leaves (the default `leave`).
-        let e = ctx.world.spawn_avatar(p, Runner);
-        let e = e.map_err(|_| JoinRefused("full"))?;
+        let e = ctx
+            .world
+            .spawn_avatar(p, Runner)
+            .map_err(|_| JoinRefused("full"))?;
         // Spread the runners on a circle; the first one in is "it".
         let angle = f32::from(p.0) * std::f32::consts::TAU / self.score.len().max(1) as f32;
         let spot = [(angle.cos() * 1000.0) as i32, (angle.sin() * 1000.0) as i32];
@@ -267,7 +269,8 @@ impl Bot<Tag> for TagBot {
         let Some(mine) = view.mine() else {
             return cmd;
         };
-        // Who tagged this bot, if it is "it": it cannot be tagged straight back.
+        // Who tagged this bot, if it is "it": that runner cannot be tagged
+        // straight back.
         let tagged_by = self.last_tag.filter(|t| t.1 == mine.entity).map(|t| t.0);
         let ([mx, mz], it) = (mine.state.position, mine.state.it);
         let target = view
