@@ -64,8 +64,10 @@ pub struct HostReport {
     #[schema(value_type = String)]
     pub admin: SocketAddr,
     /// Matches it may be given at once.
+    #[schema(value_type = u64)]
     pub capacity: usize,
     /// Matches it runs (and finished ones whose result is not yet written).
+    #[schema(value_type = u64)]
     pub active: usize,
     /// Whether it is draining.
     pub draining: bool,

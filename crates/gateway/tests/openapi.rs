@@ -65,6 +65,61 @@ fn refs<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
+/// Every integer schema under `v`, with where it is.
+fn integers<'v>(v: &'v Value, at: String, out: &mut Vec<(String, &'v Value)>) {
+    match v {
+        Value::Object(map) => {
+            let kind = map.get("type").unwrap_or(&Value::Null);
+            let integer = kind == "integer"
+                || kind
+                    .as_array()
+                    .is_some_and(|t| t.contains(&"integer".into()));
+            if integer {
+                out.push((at.clone(), v));
+            }
+            for (k, child) in map {
+                integers(child, format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                integers(child, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// JSON Schema validators take `format` as a note, so a bound the Rust
+/// type sets must be written out, or a request the document calls valid
+/// (`"ticks": 8250862671159335156` for a u32) is refused.
+#[test]
+fn every_integer_states_the_bounds_of_its_type() {
+    let doc = openapi_document(&GatewayConfig::default());
+    let mut all = Vec::new();
+    integers(&doc, String::new(), &mut all);
+    assert!(all.len() > 10, "{} integers", all.len());
+    let known = [
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    ];
+    for (at, schema) in all {
+        let format = schema["format"].as_str().unwrap_or_default();
+        assert!(
+            known.contains(&format),
+            "{at}: format {format:?} in {schema}"
+        );
+        assert!(
+            schema["minimum"].is_number() && schema["maximum"].is_number(),
+            "{at}: {schema}"
+        );
+    }
+    let ticks = &doc["components"]["schemas"]["MatchResult"]["properties"]["ticks"];
+    assert_eq!(
+        (&ticks["minimum"], &ticks["maximum"]),
+        (&0.into(), &u32::MAX.into())
+    );
+}
+
 #[test]
 fn the_document_is_structurally_sound() {
     let doc = openapi_document(&GatewayConfig::default());

@@ -21,9 +21,11 @@ pub struct Heartbeat {
     )]
     pub admin: SocketAddr,
     /// Matches it may be given at once.
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub capacity: usize,
     /// Matches it runs: at most its capacity.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub active: usize,
     /// It takes no new matches (it is shutting down).
     #[serde(default)]

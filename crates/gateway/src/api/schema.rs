@@ -7,7 +7,10 @@
 //!   runs under (bad bodies, a missing session, the rate limit, a store
 //!   that is down);
 //! - the running config's limits: the longest long-poll (`max_wait_ms`)
-//!   and the mode names.
+//!   and the mode names;
+//! - each integer's bounds, from the Rust type behind its `format`, so a
+//!   validator that reads only `minimum`/`maximum` (JSON Schema treats
+//!   `format` as a note) refuses what the handler's type cannot hold.
 
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
@@ -100,12 +103,51 @@ pub fn document(config: &GatewayConfig) -> Value {
         &mut doc["components"]["schemas"]["Join"]["properties"]["mode"],
         &json!({ "enum": modes }),
     );
+    integer_bounds(&mut doc);
     shared_refusals(&mut doc);
     doc["components"]["securitySchemes"] = json!({
         "session": { "type": "http", "scheme": "bearer", "description": "A session token from a login" },
         "server": { "type": "http", "scheme": "bearer", "description": "The servers' shared secret" },
     });
     doc
+}
+
+/// The range of each integer `format` (utoipa's names for Rust's integer
+/// types, with `non_strict_integers`).
+fn format_range(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" => (0.into(), u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// Gives every integer schema in `doc` the bounds of its format where it
+/// states none narrower, and spells the unsigned formats as OpenAPI's
+/// format registry does (`uint32`; utoipa writes `u-int32`).
+fn integer_bounds(doc: &mut Value) {
+    match doc {
+        Value::Object(fields) => {
+            if let Some(Value::String(format)) = fields.get_mut("format") {
+                if let Some(bits) = format.strip_prefix("u-int") {
+                    *format = format!("uint{bits}");
+                }
+                if let Some((low, high)) = format_range(format) {
+                    fields.entry("minimum").or_insert(low);
+                    fields.entry("maximum").or_insert(high);
+                }
+            }
+            fields.values_mut().for_each(integer_bounds);
+        }
+        Value::Array(items) => items.iter_mut().for_each(integer_bounds),
+        _ => {}
+    }
 }
 
 /// Sets each key of `extra` on `target` (an object; made one if not).
