@@ -181,9 +181,7 @@ impl HostedGame for Arena {
         }
     }
 
-    fn modes() -> &'static [Mode] {
-        MODES
-    }
+    const MODES: &'static [Mode] = MODES;
 
     fn create(
         mode: &Mode,

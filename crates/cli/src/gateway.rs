@@ -101,7 +101,7 @@ pub(crate) fn run<G: HostedGame>(args: &GatewayArgs) -> Result<()> {
     if args.print_config {
         return crate::serve::print_stdout(&GatewayConfig::reference());
     }
-    let config = args.config(G::modes())?;
+    let config = args.config(G::MODES)?;
     let secrets = Secrets::load(
         config.token_key_file.as_deref(),
         config.session_key_file.as_deref(),

@@ -1,5 +1,7 @@
 //! Virtual players of a game ([`Bot`]), as the swarm drives them over the
-//! real protocol, and [`BotGame`], the game's factory of them.
+//! real protocol; [`BotGame`], which names a game's bot; and [`NewBot`], how
+//! one is made (by `Default`, unless the bot needs its match or its place in
+//! the fleet).
 //!
 //! A bot lives on the client side: it sees what its client holds (the
 //! replicated world and the reliable events) and decides each tick's input.
@@ -46,21 +48,45 @@ pub trait Bot<G: Game>: Send + Debug + 'static {
     }
 }
 
+/// How a bot of game `G` is made. A bot that is `Default` is made so, and
+/// its game writes nothing; a bot that needs its match (mode, settings,
+/// rate), its place in the fleet or a seed implements this itself.
+pub trait NewBot<G: HostedGame>: Sized {
+    /// A bot for a match of `mode` with `settings` at `tick_rate_hz`: the
+    /// `index`th of its fleet (to tell bots apart), deciding from `seed`.
+    fn new_bot(
+        mode: &Mode,
+        settings: &G::Settings,
+        tick_rate_hz: u32,
+        index: u16,
+        seed: u64,
+    ) -> Result<Self, String>;
+}
+
+impl<G: HostedGame, B: Default> NewBot<G> for B {
+    fn new_bot(_: &Mode, _: &G::Settings, _: u32, _: u16, _: u64) -> Result<Self, String> {
+        Ok(B::default())
+    }
+}
+
 /// A game whose matches bots can play: the swarm, the demo and the lab
 /// drive it through this.
 pub trait BotGame: HostedGame {
-    /// The game's bot.
-    type Bot: Bot<Self>;
+    /// The game's bot: made by `Default` when it is, or by its own
+    /// [`NewBot`].
+    type Bot: Bot<Self> + NewBot<Self>;
 
     /// A bot for a match of `mode` with `settings` at `tick_rate_hz`: the
-    /// `index`th of its fleet (to tell bots apart), deciding from `seed`.
+    /// `index`th of its fleet, deciding from `seed` ([`NewBot::new_bot`]).
     fn bot(
         mode: &Mode,
         settings: &Self::Settings,
         tick_rate_hz: u32,
         index: u16,
         seed: u64,
-    ) -> Result<Self::Bot, String>;
+    ) -> Result<Self::Bot, String> {
+        Self::Bot::new_bot(mode, settings, tick_rate_hz, index, seed)
+    }
 
     /// Where a replica stands (metres), for the match bots' measure of
     /// interpolation error; `None` (the default) when the game does not

@@ -144,7 +144,7 @@ pub mod world;
 #[cfg(test)]
 mod test_support;
 
-pub use bot::{Bot, BotGame};
+pub use bot::{Bot, BotGame, NewBot};
 pub use config::MatchConfig;
 pub use error::EngineError;
 pub use game::{Game, JoinRefused, TickContext};

@@ -104,9 +104,9 @@ impl MatchStatus {
 /// A game the host can serve: its modes, the settings a match of each takes
 /// and how a match is made of them, and the result hook.
 ///
+/// A game registers its modes as a constant table, [`HostedGame::MODES`]:
 /// ```
 /// # use hightick_engine::mode::Mode;
-/// // A game registers its modes as a constant table:
 /// const MODES: &[Mode] = &[
 ///     Mode::new("duel", 2, 64, "1v1 on the small map"),
 ///     Mode::new("ffa", 12, 64, "free for all"),
@@ -126,11 +126,11 @@ pub trait HostedGame: Game + Send + Debug {
 
     /// Every mode, in the order listings show them; the first is the
     /// default.
-    fn modes() -> &'static [Mode];
+    const MODES: &'static [Mode];
 
     /// The mode called `name`.
     fn mode(name: &str) -> Option<&'static Mode> {
-        Self::modes().iter().find(|m| m.name == name)
+        Self::MODES.iter().find(|m| m.name == name)
     }
 
     /// A match of `mode` with `settings` applied, simulated at

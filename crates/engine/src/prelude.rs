@@ -4,7 +4,7 @@
 //! take and return, and the derives that declare its wire vocabulary
 //! (each beside its trait, as serde pairs `Serialize` with its derive).
 
-pub use crate::bot::{Bot, BotGame};
+pub use crate::bot::{Bot, BotGame, NewBot};
 pub use crate::config::MatchConfig;
 pub use crate::game::{Game, JoinRefused, TickContext};
 pub use crate::input::InputSource;

@@ -106,7 +106,7 @@ impl Host {
         let admin_address = listener.local_addr()?;
         let state = Arc::new(AdminState {
             game: G::NAME,
-            modes: G::modes(),
+            modes: G::MODES,
             workers: handles,
             match_ids: MatchIds::new(&identity),
             settling: Arc::clone(&settling),

@@ -34,12 +34,6 @@ const _: () = assert!(OUTER_RADIUS <= 90.0 && TOP_SPEED <= 45.0);
 const TURN_RATE: f32 = 1.6;
 const VIEW_RADIUS: f32 = 120.0;
 
-/// The game's modes.
-pub const MODES: &[Mode] = &[
-    Mode::new("race12", 12, 120, "12 cars, ring track, 10 laps"),
-    Mode::new("race4", 4, 60, "4 cars at 60 Hz, 3 laps"),
-];
-
 /// The only archetype: a car, carrying a [`CarView`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
 #[archetype(groups = CarView)]
@@ -302,14 +296,14 @@ impl Game for Race {
 
 impl HostedGame for Race {
     const NAME: &'static str = "racing";
+    const MODES: &'static [Mode] = &[
+        Mode::new("race12", 12, 120, "12 cars, ring track, 10 laps"),
+        Mode::new("race4", 4, 60, "4 cars at 60 Hz, 3 laps"),
+    ];
     type Settings = RaceSettings;
 
     fn short_settings(_mode: &Mode) -> RaceSettings {
         RaceSettings { laps: Some(1) }
-    }
-
-    fn modes() -> &'static [Mode] {
-        MODES
     }
 
     fn create(
@@ -354,11 +348,11 @@ fn wrapped(angle: f32) -> f32 {
 }
 
 /// A driver bot: it aims at a point a little ahead on the ring, at its own
-/// line (bots spread across the track by index), full throttle, lifting
+/// line (cars spread across the track by entity id), full throttle, lifting
 /// when the turn is sharp. It checks that no car's laps go backwards.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct DriverBot {
-    line: f32,
+    /// The most laps seen of each car, by entity id.
     laps_seen: Vec<u8>,
 }
 
@@ -366,10 +360,12 @@ impl Bot<Race> for DriverBot {
     fn check_world(&mut self, world: &ClientWorld<CarView>) -> u64 {
         let mut found = 0;
         for car in world.iter() {
-            if let Some(seen) = self.laps_seen.get_mut(usize::from(car.entity.0)) {
-                found += u64::from(car.state.laps < *seen);
-                *seen = car.state.laps;
+            let i = usize::from(car.entity.0);
+            if i >= self.laps_seen.len() {
+                self.laps_seen.resize(i + 1, 0);
             }
+            found += u64::from(car.state.laps < self.laps_seen[i]);
+            self.laps_seen[i] = car.state.laps;
         }
         found
     }
@@ -379,9 +375,10 @@ impl Bot<Race> for DriverBot {
         let Some(me) = world.mine() else {
             return cmd;
         };
+        let line = MID_RADIUS + (f32::from(me.entity.0 % 5) - 2.0) * 2.5;
         let [x, z] = me.state.position;
-        let ahead = z.atan2(x) + 12.0 / self.line;
-        let goal = [self.line * ahead.cos(), self.line * ahead.sin()];
+        let ahead = z.atan2(x) + 12.0 / line;
+        let goal = [line * ahead.cos(), line * ahead.sin()];
         let want = (goal[1] - z).atan2(goal[0] - x);
         let turn = wrapped(want - me.state.heading);
         cmd.payload = Controls {
@@ -394,11 +391,4 @@ impl Bot<Race> for DriverBot {
 
 impl BotGame for Race {
     type Bot = DriverBot;
-
-    /// The `index`th bot of a fleet keeps to its own line across the track.
-    fn bot(mode: &Mode, _: &RaceSettings, _: u32, index: u16, _: u64) -> Result<DriverBot, String> {
-        let line = MID_RADIUS + (f32::from(index % 5) - 2.0) * 2.5;
-        let laps_seen = vec![0; usize::from(mode.players)];
-        Ok(DriverBot { line, laps_seen })
-    }
 }

@@ -26,12 +26,6 @@ const SPEED_CM_S: f32 = 500.0;
 const TAG_REACH_CM: i32 = 100;
 const VIEW_RADIUS_CM: i32 = 1_500;
 
-/// The game's modes: a name, players, rate and a line for listings.
-pub const MODES: &[Mode] = &[
-    Mode::new("tag", 6, 128, "six runners, one minute"),
-    Mode::new("tag_crowd", 24, 64, "24 runners at 64 Hz"),
-];
-
 /// The only kind of entity: a runner, carrying a [`RunnerState`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Archetype)]
 #[archetype(groups = RunnerState)]
@@ -203,11 +197,12 @@ impl Game for Tag {
 
 impl HostedGame for Tag {
     const NAME: &'static str = "tag";
+    /// A name, players, rate and a line for listings.
+    const MODES: &'static [Mode] = &[
+        Mode::new("tag", 6, 128, "six runners, one minute"),
+        Mode::new("tag_crowd", 24, 64, "24 runners at 64 Hz"),
+    ];
     type Settings = TagSettings;
-
-    fn modes() -> &'static [Mode] {
-        MODES
-    }
 
     fn create(
         mode: &Mode,
@@ -301,10 +296,6 @@ impl Bot<Tag> for TagBot {
 
 impl BotGame for Tag {
     type Bot = TagBot;
-
-    fn bot(_: &Mode, _: &TagSettings, _: u32, _: u16, _: u64) -> Result<TagBot, String> {
-        Ok(TagBot::default())
-    }
 }
 
 /// `docs/GUIDE.md`, compiled: its Rust blocks are this crate's doc-tests, so

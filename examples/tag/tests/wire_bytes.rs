@@ -7,9 +7,7 @@ use hightick_engine::events::ReliableEvent;
 use hightick_engine::mode::HostedGame;
 use hightick_engine::replication::ReplicationSource;
 use hightick_engine::{EntityId, FieldGroups, InputPayload};
-use hightick_example_tag::{
-    HALF_FIELD, MODES, Runner, RunnerState, Stick, Tag, TagEvent, TagSettings,
-};
+use hightick_example_tag::{HALF_FIELD, Runner, RunnerState, Stick, Tag, TagEvent, TagSettings};
 use hightick_proto::message::{read_entity_id, write_entity_id};
 use hightick_proto::{BitReader, BitWriter, ProtoError};
 
@@ -148,7 +146,7 @@ fn the_flag_is_the_same_bit_and_positions_are_fewer_bits() {
     assert_eq!(bits(&|w| far.write_group(0, w)), 24);
     // The game writes its runners through the same declaration, and the
     // field's edge bounds what a client accepts.
-    let (_, tag) = Tag::create(&MODES[0], &TagSettings::default(), 128, 0).unwrap();
+    let (_, tag) = Tag::create(&Tag::MODES[0], &TagSettings::default(), 128, 0).unwrap();
     assert_eq!(
         bytes(|w| tag.write_group(EntityId(0), Runner, 0, w)),
         bytes(|w| RunnerState::default().write_group(0, w))

@@ -14,7 +14,7 @@ pub use knowledge::{BotSight, Knowledge};
 use hightick_engine::mode::{HostedGame, Mode};
 use hightick_engine::replication::ClientWorld;
 use hightick_engine::tick::Tick;
-use hightick_engine::{BotGame, PlayerId};
+use hightick_engine::{BotGame, NewBot, PlayerId};
 use hightick_proto::InputCommand;
 
 use crate::Map;
@@ -78,10 +78,8 @@ impl hightick_engine::Bot<Arena> for ArenaBot {
     }
 }
 
-impl BotGame for Arena {
-    type Bot = ArenaBot;
-
-    fn bot(
+impl NewBot<Arena> for ArenaBot {
+    fn new_bot(
         mode: &Mode,
         settings: &ArenaSettings,
         tick_rate_hz: u32,
@@ -97,6 +95,10 @@ impl BotGame for Arena {
             usize::from(scenario.match_config.max_entities),
         ))
     }
+}
+
+impl BotGame for Arena {
+    type Bot = ArenaBot;
 
     fn replica_position(replica: &ArenaReplica) -> Option<[f32; 3]> {
         replica.transform.map(|t| t.position)

@@ -73,7 +73,7 @@ pub(crate) fn budget_book(path: Option<&std::path::Path>) -> Result<BudgetBook> 
 /// The game's mode called `name`, or its first.
 pub(crate) fn mode_name<G: BotGame>(name: Option<&str>) -> String {
     name.map(str::to_owned)
-        .or_else(|| G::modes().first().map(|m| m.name.to_owned()))
+        .or_else(|| G::MODES.first().map(|m| m.name.to_owned()))
         .unwrap_or_default()
 }
 

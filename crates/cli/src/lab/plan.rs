@@ -141,7 +141,7 @@ pub(super) fn run<G: BotGame>(args: &PlanArgs) -> Result<()> {
             .or(args.mode.as_deref()),
     );
     let Some(mode) = G::mode(&mode_name) else {
-        let names: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
+        let names: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
         bail!(
             "--mode {mode_name}: {} has no such mode ({})",
             G::NAME,

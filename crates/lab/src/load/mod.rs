@@ -138,7 +138,7 @@ impl LoadSpec {
     /// the known modes or naming the rates there are.
     pub fn mode<G: HostedGame>(&self) -> Result<ModeRun, LabError> {
         let mode = G::mode(&self.mode).ok_or_else(|| {
-            let known: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
+            let known: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
             LabError::config(
                 "mode",
                 format!(

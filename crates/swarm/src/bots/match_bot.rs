@@ -75,14 +75,14 @@ pub fn mode_and_settings<G: HostedGame>(
 ) -> Result<(&'static Mode, G::Settings), SwarmError> {
     let found = match mode {
         Some(name) => G::mode(name).ok_or_else(|| {
-            let known: Vec<&str> = G::modes().iter().map(|m| m.name).collect();
+            let known: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
             SwarmError::Mode(format!(
                 "unknown mode `{name}` of {} (known: {})",
                 G::NAME,
                 known.join(", ")
             ))
         })?,
-        None => G::modes()
+        None => G::MODES
             .first()
             .ok_or_else(|| SwarmError::Mode(format!("{} registers no mode", G::NAME)))?,
     };
