@@ -302,11 +302,30 @@ impl Hosts {
         eligible.iter().map(|h| h.admin).collect()
     }
 
-    /// Counts a match allocated on `admin`.
-    pub fn allocated(&self, admin: SocketAddr) {
+    /// Takes room for one match on `admin` before it is asked for one;
+    /// `false` if it has none left (matches allocated at the same time took
+    /// it). A pass starts its oldest groups first, so they hold the room
+    /// and a younger group finds none rather than racing them for it.
+    /// [`Self::release`] gives it back if the host does not take the match.
+    pub fn reserve(&self, admin: SocketAddr) -> bool {
+        let mut hosts = self.lock();
+        let Some(h) = hosts.iter_mut().find(|h| h.report.admin == admin) else {
+            return false;
+        };
+        if h.report.active >= h.report.capacity {
+            return false;
+        }
+        h.report.active += 1;
+        h.allocated_here += 1;
+        true
+    }
+
+    /// Gives back room [`Self::reserve`] took on `admin`: it did not take
+    /// the match.
+    pub fn release(&self, admin: SocketAddr) {
         if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
-            h.report.active += 1;
-            h.allocated_here += 1;
+            h.report.active = h.report.active.saturating_sub(1);
+            h.allocated_here = (h.allocated_here - 1).max(0);
         }
     }
 
@@ -547,9 +566,13 @@ mod tests {
         hosts.heartbeat(report(2, 8, 1), T0).await.unwrap();
         hosts.heartbeat(report(3, 4, 4), T0).await.unwrap();
         assert_eq!(hosts.candidates(T0), vec![addr(2), addr(1)]);
-        hosts.allocated(addr(1));
-        hosts.allocated(addr(1));
+        assert!(hosts.reserve(addr(1)) && hosts.reserve(addr(1)));
+        assert!(!hosts.reserve(addr(1)), "addr(1) has room for 2");
         assert_eq!(hosts.candidates(T0), vec![addr(2)]);
+        // Room given back (the host did not take the match) is room again.
+        hosts.release(addr(1));
+        assert_eq!(hosts.candidates(T0), vec![addr(2), addr(1)]);
+        assert!(hosts.reserve(addr(1)));
         // A silent registered host is skipped, a configured one never expires.
         let later = T0 + 11_000;
         hosts.refresh(later).await.unwrap();
@@ -620,8 +643,7 @@ mod tests {
         assert_eq!(b.candidates(T0), vec![addr(5), addr(6)]);
         // B fills host 5 and hears host 6 refuse a match as full; A counts
         // both once B has tallied.
-        b.allocated(addr(5));
-        b.allocated(addr(5));
+        assert!(b.reserve(addr(5)) && b.reserve(addr(5)));
         b.full_at(addr(6), T0);
         b.tally().await.unwrap();
         a.refresh(T0).await.unwrap();

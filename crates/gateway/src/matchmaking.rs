@@ -708,13 +708,19 @@ impl Inner {
             Allocation::Hosts(hosts) => hosts,
         };
         for host in hosts.candidates_in(now_ms(), region, region_only) {
+            // The room is taken before the host is asked, so the groups in
+            // flight together never ask for more than the hosts have, and
+            // the oldest (started first) hold it.
+            if !hosts.reserve(host) {
+                continue;
+            }
             match self.client.allocate(host, request).await {
-                Ok(allocated) => {
-                    hosts.allocated(host);
-                    return Some(allocated);
+                Ok(allocated) => return Some(allocated),
+                Err(AllocateError::Full(_)) => {
+                    hosts.release(host);
+                    hosts.full(host);
                 }
-                Err(AllocateError::Full(_)) => hosts.full(host),
-                Err(_) => {}
+                Err(_) => hosts.release(host),
             }
         }
         None

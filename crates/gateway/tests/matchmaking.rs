@@ -262,3 +262,86 @@ async fn a_player_rejoins_its_seat_with_a_fresh_token_until_the_match_is_over() 
         .unwrap();
     gateway.shutdown().await.unwrap();
 }
+
+/// Thirty players queue for a 5v5 while no host has room, then a host with
+/// room for two matches registers (the host itself would take four). One
+/// pass forms three matches and allocates them at once; two are seated, and
+/// they are the twenty players who queued first. Room is taken before a
+/// host is asked, so matches allocated together neither overfill a host nor
+/// let a younger match take an older one's place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn room_for_two_matches_seats_the_twenty_who_queued_first() {
+    for (backend, store) in common::stores("matchmaking_oldest", 4).await {
+        eprintln!("{backend}");
+        seat_the_oldest(store).await;
+    }
+}
+
+async fn seat_the_oldest(store: hightick_store::Store) {
+    let (gateway, secrets) = common::start(&common::test_config(), store).await;
+    let host = start_host(&secrets.token_key);
+    let http = Http::new(gateway.address(), 16);
+
+    let mut queued = Vec::new();
+    for i in 0..30 {
+        let (_, token) = http.guest(&format!("mm-oldest-{i}")).await;
+        let a = http
+            .post(
+                "/v1/matchmaking/tickets",
+                &json!({ "mode": "5v5" }),
+                Some(&token),
+            )
+            .await;
+        assert_eq!(a.body["status"], "queued", "no host yet: {}", a.text);
+        queued.push((a.body["ticket"].as_str().unwrap().to_owned(), token));
+        // Distinct join times: the queue's order is by them.
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let register = json!({ "admin": host.admin_address().to_string(), "capacity": 2 });
+    let a = http
+        .post("/v1/hosts", &register, Some(&secrets.server_secret))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+
+    // Poll the first twenty until matched, then give the gateway a few more
+    // passes to (wrongly) seat anyone else.
+    let mut matches = BTreeSet::new();
+    for (ticket, token) in &queued[..20] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let a = http
+                .get(
+                    &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
+                    Some(token),
+                )
+                .await;
+            if a.status == 200 {
+                matches.insert(a.body["match"]["match_id"].as_str().unwrap().to_owned());
+                break;
+            }
+            assert!(Instant::now() < deadline, "the {ticket} waits: {}", a.text);
+        }
+    }
+    assert_eq!(matches.len(), 2, "the twenty oldest in two matches");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    for (ticket, token) in &queued[20..] {
+        let a = http
+            .get(&format!("/v1/matchmaking/tickets/{ticket}"), Some(token))
+            .await;
+        let seated = &a.body["match"]["roster"];
+        assert_eq!(
+            a.body["status"], "queued",
+            "no room left, but seated {seated}"
+        );
+    }
+    let on_host = Http::new(host.admin_address(), 1)
+        .get("/v1/matches", None)
+        .await;
+    assert_eq!(
+        on_host.body.as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        on_host.text
+    );
+    drop(gateway);
+}
