@@ -486,8 +486,8 @@ fn a_tiny_launch_rehearsal_on_two_agents_logs_everyone_in_plays_rejoins_and_bala
 /// the hosts the peak filled agree with the run's within 25% (a wait: or
 /// one matchmaking pass). Where a number cannot agree the plan says why:
 /// the hosts the players need (more than the run had), the answered
-/// tickets' waits (who gets a freed seat is a race between the gateway's
-/// allocations) and the tail. About 40 s, most of it the players' 30 s.
+/// tickets' waits (a freed seat does not go to the oldest tickets alone: a
+/// match is filled by rating) and the tail. About 40 s, most of it the players' 30 s.
 #[test]
 fn a_plan_from_a_rehearsals_figures_predicts_its_matchmaking_wait_and_hosts() {
     let scenario_dir =
@@ -572,12 +572,12 @@ fn a_plan_from_a_rehearsals_figures_predicts_its_matchmaking_wait_and_hosts() {
         .unwrap_or_else(|| panic!("{printed}"));
     assert!(why.contains("had 2 host(s)"), "{why}");
     assert!(printed.contains(why), "the reason is printed: {printed}");
-    // The answered tickets' waits raced for their seats: the plan says so.
+    // Who was seated decided the answered tickets' waits: the plan says so.
     for key in ["matchmaking_wait_answered_s", "matchmaking_wait_p50_s"] {
         let why = row(key)["why_not"]
             .as_str()
             .unwrap_or_else(|| panic!("{printed}"));
-        assert!(why.contains("is a race"), "{key}: {why}");
+        assert!(why.contains("oldest tickets alone"), "{key}: {why}");
     }
     // Every row agrees or says why not, and the reason is printed.
     for r in rows {

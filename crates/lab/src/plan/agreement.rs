@@ -2,11 +2,12 @@
 //! also measured beside the run's figure, and whether the two agree within
 //! [`TOLERANCE`]. The mean wait of every ticket, the players waiting, and
 //! the hosts the peak filled are single numbers, checked. The answered
-//! tickets' waits are a range (the gateway's seat race's mean .. the
-//! oldest tickets first), the run agreeing when it falls within it,
-//! widened by the tolerance; when the hosts were short, who gets a freed seat is a race
-//! ([`crate::plan::queue`]) and those rows say so and are shown, not
-//! checked. Every row that cannot agree says why.
+//! tickets' waits are a range (the oldest matches' tickets seated alike ..
+//! the oldest tickets first), the run agreeing when it falls within it,
+//! widened by the tolerance; when the hosts were short, who gets a freed
+//! seat is not the oldest ticket alone ([`crate::plan::queue`]) and those
+//! rows say so and are shown, not checked. Every row that cannot agree
+//! says why.
 
 use serde::Serialize;
 
@@ -79,7 +80,7 @@ fn row(
 
 /// Why the answered tickets' waits cannot be held to the plan when the
 /// hosts were short.
-const SEAT_RACE: &str = "shown, not checked: the hosts were short, and who gets a freed seat is a race (a gateway pass allocates the oldest matches it forms many at once), so the answered tickets' waits depend on its winners; the mean wait of every ticket does not";
+const SEAT_RACE: &str = "shown, not checked: the hosts were short, and a freed seat does not go to the oldest tickets alone: each match a pass forms is anchored on the oldest ticket but filled with the tickets nearest its rating, new ones among them, and the model has no ratings; so the answered tickets' waits depend on who was seated; the mean wait of every ticket does not";
 
 /// The plan's `numbers` (of rehearsal `r`, deployed as `d`) against the
 /// run; `hosts_short`: players waited for a match to end.

@@ -148,8 +148,8 @@ const QUEUE_FIELDS: &[&str] = &[
 ];
 
 /// The matchmaking and the hosts of a plan built from rehearsal `r`: its
-/// queue worked out with its own hosts (freed seats raced for by the matches
-/// a pass allocates at once, and to the oldest tickets), and again with room
+/// queue worked out with its own hosts (freed seats to the tickets of the
+/// matches a pass allocates at once alike, and to the oldest tickets), and again with room
 /// for every match. Whether its
 /// hosts were short (players waited for a match to end).
 fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> bool {
@@ -190,7 +190,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
         ),
         (
             "matchmaking_wait_answered_race_s",
-            "the same, freed seats raced for by the oldest matches a pass allocates at once (the gateways' parallel allocations), their tickets alike",
+            "the same, freed seats to the tickets of the oldest matches a pass forms (as many as it allocates at once) alike: a match is filled by rating, not age",
             race.wait_mean_s,
         ),
         (
@@ -200,7 +200,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
         ),
         (
             "matchmaking_wait_p50_race_s",
-            "the same, freed seats raced for",
+            "the same, the oldest matches' tickets alike",
             race.wait_p50_s,
         ),
         (
@@ -210,7 +210,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
         ),
         (
             "matchmaking_wait_p99_race_s",
-            "the same, freed seats raced for",
+            "the same, the oldest matches' tickets alike",
             race.wait_p99_s,
         ),
     ] {
@@ -254,7 +254,7 @@ fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> b
             r.hosts, r.matches_at_once, oldest.wait_all_mean_s, open.wait_all_mean_s
         ));
         notes.push(
-            "who gets a freed seat is a race (a gateway pass allocates the oldest matches it forms many at once): the answered tickets' waits depend on its winners, and are shown from that race's mean to seats to the oldest tickets first; the mean wait of every ticket and the queue are the same whoever wins".into(),
+            "a freed seat does not go to the oldest tickets alone (a pass anchors each match on the oldest ticket and fills it with the tickets nearest its rating): the answered tickets' waits depend on who is seated, and are shown from the oldest matches' tickets seated alike to the oldest tickets first; the mean wait of every ticket and the queue are the same whoever is seated".into(),
         );
     }
     oldest.capacity_bound
@@ -741,7 +741,7 @@ mod tests {
             p.notes
         );
         assert!(
-            p.notes.iter().any(|n| n.contains("is a race")),
+            p.notes.iter().any(|n| n.contains("oldest tickets alone")),
             "{:?}",
             p.notes
         );

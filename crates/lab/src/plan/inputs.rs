@@ -112,7 +112,8 @@ pub struct Deployment {
     pub host_heartbeat_s: f64,
     /// Matches a gateway's matchmaking pass allocates at once (its
     /// `matchmaking.parallel_allocations`, crates/gateway/src/queue/rules.rs):
-    /// when the hosts are full, the oldest that many race for a freed seat.
+    /// the model's low end seats the tickets of the oldest that many alike
+    /// (a match is filled by rating, not age).
     pub parallel_allocations: u32,
 }
 

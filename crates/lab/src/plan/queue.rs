@@ -5,14 +5,16 @@
 //! players beyond them wait in the queue for a match to end, and a seat is
 //! free to the matchmaker only once the host's heartbeat says so.
 //!
-//! Who gets a freed seat is a race: a matchmaker pass forms every match
-//! the queue holds (the oldest tickets anchor them) and allocates the
-//! oldest of them many at once (the gateways' `parallel_allocations`, 64),
-//! so the seats a pass finds go to whichever of those allocations reach a
-//! host first. The model works out both that race ([`SeatOrder::Race`]: a
-//! pass with room for `r` of the `n` matches racing seats the share `r / n`
-//! of each of their tickets; when fewer than `n` matches wait, any ticket
-//! alike) and the oldest tickets first ([`SeatOrder::Oldest`]). How many
+//! Who gets a freed seat is not the oldest ticket alone: a matchmaker pass
+//! forms every match the queue holds, each anchored on the oldest ticket
+//! left but filled with the tickets nearest its rating (new ones among
+//! them), allocates the oldest matches first (the gateway's
+//! `parallel_allocations`, 64, at once), and several gateways' passes claim
+//! disjoint tickets. The model has no ratings; it works out two ends: the
+//! tickets of the oldest matches alike ([`SeatOrder::Race`]: a pass with
+//! room for `r` of the `n` matches allocated at once seats the share
+//! `r / n` of each of their tickets; when fewer than `n` matches wait, any
+//! ticket alike) and the oldest tickets first ([`SeatOrder::Oldest`]). How many
 //! wait, and so the mean wait of every ticket (those still waiting at the
 //! end counting their wait so far), is the same either way (Little's law);
 //! the waits of the tickets answered before the end are not.
@@ -34,7 +36,8 @@ use serde::Serialize;
 pub enum SeatOrder {
     /// The oldest tickets first.
     Oldest,
-    /// The tickets of the oldest `matches` matches formed alike (they race).
+    /// The tickets of the oldest `matches` matches formed alike (a match is
+    /// filled by rating, not age).
     Race {
         /// Matches allocated at once.
         matches: u64,
