@@ -307,20 +307,8 @@ async fn seat_the_oldest(store: hightick_store::Store) {
     // passes to (wrongly) seat anyone else.
     let mut matches = BTreeSet::new();
     for (ticket, token) in &queued[..20] {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let a = http
-                .get(
-                    &format!("/v1/matchmaking/tickets/{ticket}?wait_ms=2000"),
-                    Some(token),
-                )
-                .await;
-            if a.status == 200 {
-                matches.insert(a.body["match"]["match_id"].as_str().unwrap().to_owned());
-                break;
-            }
-            assert!(Instant::now() < deadline, "the {ticket} waits: {}", a.text);
-        }
+        let found = common::matched(&http, token, ticket).await;
+        matches.insert(found["match_id"].as_str().unwrap().to_owned());
     }
     assert_eq!(matches.len(), 2, "the twenty oldest in two matches");
     tokio::time::sleep(Duration::from_millis(1_500)).await;
