@@ -221,7 +221,11 @@ int main(int argc, char **argv) {
     HightickStats stats;
     HightickPredictionStats prediction;
     HightickConnection before, after;
-    if (failed("stats", hightick_stats(client, &stats)) ||
+    /* The entity the engine says this player steers: the Welcome's body. */
+    uint32_t avatar = 0;
+    HightickStatus held = hightick_avatar(client, &avatar);
+    if (failed("avatar", held) ||
+        failed("stats", hightick_stats(client, &stats)) ||
         failed("prediction_stats", hightick_prediction_stats(client, &prediction)) ||
         failed("connection", hightick_connection(client, &before)) ||
         failed("disconnect", hightick_disconnect(client)) ||
@@ -240,6 +244,7 @@ int main(int argc, char **argv) {
     printf("events %llu\n", (unsigned long long)events_seen);
     printf("inputs_sent %llu\n", (unsigned long long)stats.inputs_sent);
     printf("welcome %ld\n", me);
+    printf("avatar %ld\n", held == HIGHTICK_STATUS_OK ? (long)avatar : -1L);
     printf("moved %.3f\n", sqrt(dx * dx + dz * dz));
     printf("rtt_ms %.3f\n", stats.rtt_ms);
     printf("jitter_ms %.3f\n", stats.jitter_ms);

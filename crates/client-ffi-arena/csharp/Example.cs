@@ -53,6 +53,7 @@ namespace Hightick
             var events = new ArenaEvent[64];
             ulong snapshots = 0, eventsSeen = 0;
             int me = -1;
+            int avatar = -1;
             bool haveStart = false;
             float startX = 0, startZ = 0, lastX = 0, lastZ = 0;
             uint lastTickSent = 0;
@@ -149,6 +150,9 @@ namespace Hightick
                     Thread.Sleep(4);
                 }
                 stats = client.Stats;
+                // The entity the engine says this player steers: the Welcome's body.
+                ushort held;
+                avatar = client.TryGetAvatar(out held) ? held : -1;
                 prediction = client.PredictionStats;
                 before = client.Connection;
                 client.Disconnect();
@@ -161,6 +165,7 @@ namespace Hightick
             Console.WriteLine("events " + eventsSeen);
             Console.WriteLine("inputs_sent " + stats.InputsSent);
             Console.WriteLine("welcome " + me);
+            Console.WriteLine("avatar " + avatar);
             Console.WriteLine("moved " + Math.Sqrt(dx * dx + dz * dz).ToString("F3", inv));
             Console.WriteLine("rtt_ms " + stats.RttMs.ToString("F3", inv));
             Console.WriteLine("jitter_ms " + stats.JitterMs.ToString("F3", inv));

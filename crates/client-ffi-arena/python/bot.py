@@ -77,6 +77,7 @@ def play(lib, token, seconds):
                     last_tick_sent = tick
             time.sleep(0.004)
         stats = client.stats()
+        avatar = client.avatar()
         prediction = client.prediction_stats()
         before = client.connection()
         client.disconnect()
@@ -93,6 +94,7 @@ def play(lib, token, seconds):
     print(f"events {events_seen}")
     print(f"inputs_sent {stats.inputs_sent}")
     print(f"welcome {me}")
+    print(f"avatar {-1 if avatar is None else avatar}")
     print(f"moved {distance(start or origin, last or origin):.3f}")
     print(f"rtt_ms {stats.rtt_ms:.3f}")
     print(f"jitter_ms {stats.jitter_ms:.3f}")

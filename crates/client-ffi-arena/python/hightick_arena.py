@@ -294,6 +294,11 @@ class ArenaClient:
         return self._read("entity", self.lib.hightick_entity, ArenaEntity(), entity_id,
                           render_tick)
 
+    def avatar(self):
+        """The id of the entity this player steers (its avatar), or None while it has none."""
+        raw = self._read("avatar", self.lib.hightick_avatar, ctypes.c_uint32())
+        return None if raw is None else raw.value
+
     def tick_sync(self):
         """The server's tick and clock offset, or None before the first snapshot."""
         return self._read("tick_sync", self.lib.hightick_tick_sync, TickSync())

@@ -640,9 +640,12 @@ impl Game for Arena {
         {
             slot += 1;
         }
+        // The body is the player's avatar: the engine tells its client which
+        // entity it steers (`hightick_avatar` in the engine clients), again on
+        // each reconnect, and forgets it when the body is despawned.
         let body = ctx
             .world
-            .spawn(ArenaKind::Player)
+            .spawn_avatar(player, ArenaKind::Player)
             .map_err(|_| JoinRefused("no entity slot"))?;
         let Ok(wallet) = ctx.world.spawn(ArenaKind::Wallet) else {
             ctx.world.despawn(body);
