@@ -224,7 +224,11 @@ pub(crate) fn plays_a_live_match(name: &str, command: impl FnOnce(&Path) -> Comm
     assert!(value(&stdout, "welcome") >= 0.0, "{stdout}");
     // The engine told it its avatar, through the engine-level call: the
     // body its Welcome named.
-    assert_eq!(value(&stdout, "avatar"), value(&stdout, "welcome"), "{stdout}");
+    assert_eq!(
+        value(&stdout, "avatar"),
+        value(&stdout, "welcome"),
+        "{stdout}"
+    );
     assert!(value(&stdout, "moved") > 1.0, "{stdout}");
     assert_eq!(
         value(&stdout, "connected_before_disconnect"),
