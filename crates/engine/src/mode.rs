@@ -101,6 +101,13 @@ impl MatchStatus {
     }
 }
 
+/// The names of `modes`, comma-separated: what an error naming an unknown
+/// mode lists.
+pub fn names(modes: &[Mode]) -> String {
+    let names: Vec<&str> = modes.iter().map(|m| m.name).collect();
+    names.join(", ")
+}
+
 /// A game the host can serve: its modes, the settings a match of each takes
 /// and how a match is made of them, and the result hook.
 ///

@@ -32,7 +32,7 @@ use axum::extract::{Json, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hightick_engine::mode::{Mode, TICK_RATES_HZ};
+use hightick_engine::mode::{self, Mode, TICK_RATES_HZ};
 use hightick_telemetry::TelemetryError;
 use hightick_telemetry::prometheus;
 use hightick_telemetry::prometheus::text::{CONTENT_TYPE, Exposition, Kind};
@@ -261,12 +261,11 @@ impl AdminState {
             ));
         }
         let Some(mode) = self.modes.iter().find(|m| m.name == request.mode) else {
-            let known: Vec<&str> = self.modes.iter().map(|m| m.name).collect();
             let message = format!(
                 "mode: unknown `{}` for {} (known: {})",
                 request.mode,
                 self.game,
-                known.join(", ")
+                mode::names(self.modes)
             );
             return Err(Refused::new(StatusCode::BAD_REQUEST, message));
         };

@@ -141,11 +141,10 @@ pub(super) fn run<G: BotGame>(args: &PlanArgs) -> Result<()> {
             .or(args.mode.as_deref()),
     );
     let Some(mode) = G::mode(&mode_name) else {
-        let names: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
         bail!(
             "--mode {mode_name}: {} has no such mode ({})",
             G::NAME,
-            names.join(", ")
+            hightick_engine::mode::names(G::MODES)
         );
     };
     let tick_rate_hz = args.tick_rate.unwrap_or(mode.tick_rate_hz);

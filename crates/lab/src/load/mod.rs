@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hightick_client::GameClientConfig;
-use hightick_engine::mode::{HostedGame, Mode};
+use hightick_engine::mode::{self, HostedGame, Mode};
 use hightick_engine::{BotGame, MatchConfig};
 use hightick_host_api::TICK_RATES_HZ;
 use hightick_net::Key;
@@ -138,14 +138,13 @@ impl LoadSpec {
     /// the known modes or naming the rates there are.
     pub fn mode<G: HostedGame>(&self) -> Result<ModeRun, LabError> {
         let mode = G::mode(&self.mode).ok_or_else(|| {
-            let known: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
             LabError::config(
                 "mode",
                 format!(
                     "unknown `{}` of {} (known: {})",
                     self.mode,
                     G::NAME,
-                    known.join(", ")
+                    mode::names(G::MODES)
                 ),
             )
         })?;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use hightick_client::{GameClient, GameClientConfig, UdpClient};
 use hightick_engine::events::ReliableEvent;
-use hightick_engine::mode::{HostedGame, Mode};
+use hightick_engine::mode::{self, HostedGame, Mode};
 use hightick_engine::{Bot, BotGame, Game};
 use hightick_net::{ClientState, ConnectToken};
 
@@ -75,11 +75,10 @@ pub fn mode_and_settings<G: HostedGame>(
 ) -> Result<(&'static Mode, G::Settings), SwarmError> {
     let found = match mode {
         Some(name) => G::mode(name).ok_or_else(|| {
-            let known: Vec<&str> = G::MODES.iter().map(|m| m.name).collect();
             SwarmError::Mode(format!(
                 "unknown mode `{name}` of {} (known: {})",
                 G::NAME,
-                known.join(", ")
+                mode::names(G::MODES)
             ))
         })?,
         None => G::MODES
