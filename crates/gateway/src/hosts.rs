@@ -193,6 +193,14 @@ impl Hosts {
         self.hosts.lock()
     }
 
+    /// `f` on the host at `admin`, under the lock; `None` if none is.
+    fn with_host<R>(&self, admin: SocketAddr, f: impl FnOnce(&mut Host) -> R) -> Option<R> {
+        self.lock()
+            .iter_mut()
+            .find(|h| h.report.admin == admin)
+            .map(f)
+    }
+
     /// Oldest heartbeat a registered host may have and be listed, at `now_ms`.
     fn listed_since(&self, now_ms: i64) -> i64 {
         now_ms.saturating_sub(self.timeout_ms.saturating_mul(FORGET_AFTER_TIMEOUTS))
@@ -308,25 +316,24 @@ impl Hosts {
     /// and a younger group finds none rather than racing them for it.
     /// [`Self::release`] gives it back if the host does not take the match.
     pub fn reserve(&self, admin: SocketAddr) -> bool {
-        let mut hosts = self.lock();
-        let Some(h) = hosts.iter_mut().find(|h| h.report.admin == admin) else {
-            return false;
-        };
-        if h.report.active >= h.report.capacity {
-            return false;
-        }
-        h.report.active += 1;
-        h.allocated_here += 1;
-        true
+        self.with_host(admin, |h| {
+            let room = h.report.active < h.report.capacity;
+            if room {
+                h.report.active += 1;
+                h.allocated_here += 1;
+            }
+            room
+        })
+        .unwrap_or(false)
     }
 
     /// Gives back room [`Self::reserve`] took on `admin`: it did not take
     /// the match.
     pub fn release(&self, admin: SocketAddr) {
-        if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
+        self.with_host(admin, |h| {
             h.report.active = h.report.active.saturating_sub(1);
             h.allocated_here = (h.allocated_here - 1).max(0);
-        }
+        });
     }
 
     /// Passes `admin` over (it refused a match as full) for
@@ -338,10 +345,10 @@ impl Hosts {
     /// [`Self::full`] at `now_ms` (unix ms).
     pub fn full_at(&self, admin: SocketAddr, now_ms: i64) {
         let backoff = i64::try_from(FULL_BACKOFF.as_millis()).unwrap_or(i64::MAX);
-        if let Some(h) = self.lock().iter_mut().find(|h| h.report.admin == admin) {
+        self.with_host(admin, |h| {
             h.full_until_ms = Some(now_ms.saturating_add(backoff));
             h.refused_here = true;
-        }
+        });
     }
 
     /// Every host at `now_ms`, for the API: the configured ones and those
