@@ -487,7 +487,8 @@ fn a_tiny_launch_rehearsal_on_two_agents_logs_everyone_in_plays_rejoins_and_bala
 /// one matchmaking pass). Where a number cannot agree the plan says why:
 /// the hosts the players need (more than the run had), the answered
 /// tickets' waits (a freed seat does not go to the oldest tickets alone: a
-/// match is filled by rating) and the tail. About 40 s, most of it the players' 30 s.
+/// match is filled by rating) and the tail. About 40 s, most of it the
+/// players' 30 s.
 #[test]
 fn a_plan_from_a_rehearsals_figures_predicts_its_matchmaking_wait_and_hosts() {
     let scenario_dir =

@@ -40,9 +40,9 @@ const PER_FRAME: usize = 16;
 /// Drawn positions waiting for the server's truth.
 const PENDING: usize = 512;
 /// Significant digits of the probe's histograms: values within 1%. Every
-/// match bot holds two; at 3 digits their counts were 368 KiB a bot, most
-/// of a bot's memory (0.74 MB a bot in a lab sweep against 0.42 MB at 2:
-/// docs/PERFORMANCE.md).
+/// match bot holds two; at 3 digits their counts were 368 KiB a bot,
+/// almost half of a bot's memory (0.73 MiB a bot in a lab sweep against
+/// 0.39 MiB at 2: docs/PERFORMANCE.md, "Memory per match bot").
 const SIGNIFICANT_DIGITS: u8 = 2;
 
 #[derive(Debug, Clone, Copy)]

@@ -149,9 +149,9 @@ const QUEUE_FIELDS: &[&str] = &[
 
 /// The matchmaking and the hosts of a plan built from rehearsal `r`: its
 /// queue worked out with its own hosts (freed seats to the tickets of the
-/// matches a pass allocates at once alike, and to the oldest tickets), and again with room
-/// for every match. Whether its
-/// hosts were short (players waited for a match to end).
+/// matches a pass allocates at once alike, and to the oldest tickets), and
+/// again with room for every match. Whether its hosts were short (players
+/// waited for a match to end).
 fn rehearsal_numbers(s: &mut Sheet, r: &Rehearsal, notes: &mut Vec<String>) -> bool {
     let d = &s.inputs.deployment;
     let capped = r.queue_model(d, Some(r.matches_at_once));

@@ -14,10 +14,11 @@
 //! tickets of the oldest matches alike ([`SeatOrder::Race`]: a pass with
 //! room for `r` of the `n` matches allocated at once seats the share
 //! `r / n` of each of their tickets; when fewer than `n` matches wait, any
-//! ticket alike) and the oldest tickets first ([`SeatOrder::Oldest`]). How many
-//! wait, and so the mean wait of every ticket (those still waiting at the
-//! end counting their wait so far), is the same either way (Little's law);
-//! the waits of the tickets answered before the end are not.
+//! ticket alike) and the oldest tickets first ([`SeatOrder::Oldest`]).
+//! How many wait, and so the mean wait of every ticket (those still
+//! waiting at the end counting their wait so far), is the same either way
+//! (Little's law); the waits of the tickets answered before the end are
+//! not.
 //!
 //! Deterministic and sans-IO: a fluid of players (shares, not dice), each
 //! taking the mean of each time, and a pass every interval. Its tail is the
